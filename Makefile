@@ -1,0 +1,35 @@
+# The two commands of the README: `make demo` and `make test`. Both set up .venv first.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.setup-stamp
+DEMO_NOW ?= 2026-03-02T23:25:00+11:00
+
+.PHONY: setup demo test lint bench
+
+setup: $(STAMP)
+
+# torch goes first and pinned: this version is a CPU build on the machine's disk, while an
+# unpinned torch (pulled by sentence-transformers) would download a CUDA build of several GB.
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: setup
+	$(VENV)/bin/assemble --once --workspace workspace-example --now $(DEMO_NOW)
+	$(VENV)/bin/assemble show --workspace workspace-example
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+
+test: lint
+	$(VENV)/bin/pytest -q
+
+bench: setup
+	$(PY) bench/bench_tail_read.py
+	$(PY) bench/bench_mood_speed.py
+	$(PY) bench/bench_mood_eval.py

@@ -1,0 +1,600 @@
+"""Configuration: found, parsed and validated in one place, every problem reported at once.
+
+The schema is a tree of dataclasses. Validation walks it with the type hints, so a key the
+schema does not know is an error, and each problem is reported as
+"At 'section.key': expected ..., got ..." together with all the others.
+
+pydantic would do the walking for us, but importing it and building the models costs about
+90 ms, and the light commands (hooks, `check`, `show`) must start in well under that.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import tomllib
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, tzinfo
+from pathlib import Path
+from typing import Any
+
+from assembler.errors import ConfigError, WorkspaceError
+
+APP_NAME = "scratchpad-assembler"
+STATE_DIR = ".scratchpad"
+WORKSPACE_CONFIG_NAMES = (f"{STATE_DIR}/config.toml", "assembler.toml")
+TRANSCRIPT_FORMATS = ("auto", "openclaw", "openclaw-sqlite", "claude-code", "generic")
+AUTO_SECTIONS = (
+    "emotional_context",
+    "response_strategy",
+    "active_context",
+    "daily_context",
+    "time_context",
+    "routing_hint",
+)
+
+# Model tiers by task complexity; "high-sensitivity" applies whenever a secret is seen.
+TIER_KEYS: tuple[str, ...] = ("high-sensitivity", "high", "medium", "low")
+DEFAULT_TIERS: dict[str, str] = {
+    "high-sensitivity": "local-only",
+    "high": "advanced",
+    "medium": "standard",
+    "low": "fast",
+}
+
+Check = Callable[[Any], str | None]
+
+
+def _check(check: Check) -> dict[str, Check]:
+    return {"check": check}
+
+
+def positive(value: Any) -> str | None:
+    return None if value > 0 else f"expected a positive number, got {value!r}"
+
+
+def non_negative(value: Any) -> str | None:
+    return None if value >= 0 else f"expected zero or more, got {value!r}"
+
+
+def unit_interval(value: Any) -> str | None:
+    return None if 0 <= value <= 1 else f"expected a number from 0 to 1, got {value!r}"
+
+
+def hour_of_day(value: Any) -> str | None:
+    return None if 0 <= value <= 23 else f"expected an hour from 0 to 23, got {value!r}"
+
+
+def one_of(*choices: str) -> Check:
+    def check(value: Any) -> str | None:
+        if value in choices:
+            return None
+        return f"expected one of {', '.join(repr(c) for c in choices)}, got {value!r}"
+
+    return check
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(d|h|m|s)")
+
+
+def parse_duration(text: str) -> timedelta:
+    """Given a duration like '90s', '30m', '2h', '1h30m' or '7d', return it as a timedelta.
+
+    Raise ValueError if the text is not such a duration.
+    """
+    compact = text.strip().lower().replace(" ", "")
+    if not compact or _DURATION.sub("", compact):
+        raise ValueError(f"expected a duration like '30m', '2h' or '1h30m', got {text!r}")
+    units = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0}
+    seconds = sum(float(n) * units[u] for n, u in _DURATION.findall(compact))
+    return timedelta(seconds=seconds)
+
+
+def duration(value: Any) -> str | None:
+    try:
+        parse_duration(value)
+    except ValueError as error:
+        return str(error)
+    return None
+
+
+def optional_duration(value: Any) -> str | None:
+    return None if value in ("", "none") else duration(value)
+
+
+def timezone_name(value: Any) -> str | None:
+    if value == "":
+        return None
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        return f"expected an IANA time zone such as 'Europe/Berlin', got {value!r}"
+    return None
+
+
+def counter_spec(value: Any) -> str | None:
+    if value in ("estimate", "chars") or re.fullmatch(r"[\w.]+:\w+", value):
+        return None
+    return f"expected 'estimate', 'chars' or 'module:function', got {value!r}"
+
+
+@dataclass
+class OutputConfig:
+    path: str = "SCRATCHPAD.md"
+    ttl_minutes: int = field(default=30, metadata=_check(positive))
+    template_dir: str = ""
+
+
+@dataclass
+class TranscriptsConfig:
+    sources: list[str] = field(default_factory=lambda: ["~/.openclaw/agents/main/sessions/*.jsonl"])
+    format: str = field(default="auto", metadata=_check(one_of(*TRANSCRIPT_FORMATS)))
+    max_messages: int = field(default=40, metadata=_check(positive))
+    max_files: int = field(default=5, metadata=_check(positive))
+    lookback: str = field(default="6h", metadata=_check(optional_duration))
+
+    @property
+    def lookback_delta(self) -> timedelta | None:
+        return None if self.lookback in ("", "none") else parse_duration(self.lookback)
+
+
+@dataclass
+class MoodConfig:
+    half_life: str = field(default="20m", metadata=_check(duration))
+
+    @property
+    def half_life_delta(self) -> timedelta:
+        return parse_duration(self.half_life)
+
+
+@dataclass
+class StrategyRule:
+    style: str
+    tone: str
+    verbosity: str
+    preamble: bool
+    note: str = ""
+
+
+def _default_rules() -> dict[str, StrategyRule]:
+    rule = StrategyRule
+    return {
+        "frustrated": rule(
+            "concise — lead with the answer, skip preamble",
+            "direct — no hedging, no 'I think maybe'",
+            "minimal — they will ask for more if needed",
+            False,
+        ),
+        "urgent": rule(
+            "action-first — the fix or command before any explanation",
+            "calm and decisive",
+            "minimal — only what unblocks them now",
+            False,
+            "Defer background and nice-to-haves until the pressure is off.",
+        ),
+        "confused": rule(
+            "step by step — one idea at a time, concrete examples",
+            "patient — no jargon without a definition",
+            "moderate — enough to rebuild the mental model",
+            True,
+            "Check what they already tried before repeating it.",
+        ),
+        "anxious": rule(
+            "structured — what is known, what is next",
+            "reassuring and steady, honest about risk",
+            "moderate",
+            True,
+        ),
+        "sad": rule(
+            "gentle — acknowledge before solving",
+            "warm",
+            "moderate",
+            True,
+        ),
+        "tired": rule(
+            "brief — the essentials only",
+            "gentle",
+            "minimal",
+            False,
+            "Offer to pick this up later; avoid starting big new work.",
+        ),
+        "happy": rule(
+            "conversational",
+            "warm, match their energy",
+            "normal",
+            True,
+        ),
+        "grateful": rule(
+            "conversational — acknowledge briefly, then move on",
+            "warm",
+            "normal",
+            False,
+        ),
+        "curious": rule(
+            "exploratory — explain the why, offer pointers",
+            "engaged",
+            "detailed",
+            True,
+        ),
+        "neutral": rule(
+            "balanced",
+            "neutral, professional",
+            "normal",
+            False,
+        ),
+    }
+
+
+@dataclass
+class StrategyConfig:
+    min_confidence: float = field(default=0.25, metadata=_check(unit_interval))
+    fallback: str = "neutral"
+    rules: dict[str, StrategyRule] = field(default_factory=_default_rules)
+
+
+@dataclass
+class DailyConfig:
+    folder: str = "memory"
+    tail_bytes: int = field(default=600, metadata=_check(positive))
+
+
+@dataclass
+class TimeConfig:
+    timezone: str = field(default="", metadata=_check(timezone_name))
+    late_night_start: int = field(default=23, metadata=_check(hour_of_day))
+    late_night_end: int = field(default=7, metadata=_check(hour_of_day))
+    morning_end: int = field(default=10, metadata=_check(hour_of_day))
+
+
+@dataclass
+class RoutingConfig:
+    extra_secret_patterns: list[str] = field(default_factory=list)
+    tiers: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_TIERS))
+
+
+@dataclass
+class SectionsConfig:
+    emotional_context: bool = True
+    response_strategy: bool = True
+    active_context: bool = True
+    daily_context: bool = True
+    time_context: bool = True
+    routing_hint: bool = True
+
+    def enabled(self) -> list[str]:
+        return [name for name in AUTO_SECTIONS if getattr(self, name)]
+
+
+@dataclass
+class CapsConfig:
+    total: int = field(default=2500, metadata=_check(positive))
+    auto: int = field(default=500, metadata=_check(positive))
+    agent: int = field(default=2000, metadata=_check(positive))
+    sections: dict[str, int] = field(default_factory=lambda: {"daily_context": 150})
+
+
+@dataclass
+class TokensConfig:
+    counter: str = field(default="estimate", metadata=_check(counter_spec))
+
+
+@dataclass
+class Config:
+    output: OutputConfig = field(default_factory=OutputConfig)
+    transcripts: TranscriptsConfig = field(default_factory=TranscriptsConfig)
+    mood: MoodConfig = field(default_factory=MoodConfig)
+    strategy: StrategyConfig = field(default_factory=StrategyConfig)
+    daily: DailyConfig = field(default_factory=DailyConfig)
+    time: TimeConfig = field(default_factory=TimeConfig)
+    routing: RoutingConfig = field(default_factory=RoutingConfig)
+    sections: SectionsConfig = field(default_factory=SectionsConfig)
+    caps: CapsConfig = field(default_factory=CapsConfig)
+    tokens: TokensConfig = field(default_factory=TokensConfig)
+    # Where this config came from and which workspace it serves; not keys of the file.
+    workspace: Path = field(default_factory=Path.cwd, metadata={"internal": True})
+    source: Path | None = field(default=None, metadata={"internal": True})
+
+    @property
+    def state_dir(self) -> Path:
+        return self.workspace / STATE_DIR
+
+    @property
+    def output_path(self) -> Path:
+        return self.workspace / Path(self.output.path).expanduser()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the file-level settings (no internal fields) as plain data."""
+        data = dataclasses.asdict(self)
+        data.pop("workspace")
+        data.pop("source")
+        return data
+
+
+def local_timezone(config: Config) -> tzinfo:
+    """Return the configured time zone, else this machine's."""
+    if config.time.timezone:
+        from zoneinfo import ZoneInfo
+
+        return ZoneInfo(config.time.timezone)
+    zone = datetime.now().astimezone().tzinfo
+    assert zone is not None
+    return zone
+
+
+def _cross_checks(config: Config) -> list[str]:
+    """Return the problems that involve more than one key."""
+    problems = []
+    rules = config.strategy.rules
+    if config.strategy.fallback not in rules:
+        problems.append(
+            f"At 'strategy.fallback': no rule named {config.strategy.fallback!r}; "
+            f"add [strategy.rules.{config.strategy.fallback}] or name one of: {', '.join(rules)}"
+        )
+    if config.caps.auto > config.caps.total:
+        problems.append(
+            f"At 'caps.auto': {config.caps.auto} is larger than 'caps.total' "
+            f"({config.caps.total}); raise caps.total or lower caps.auto"
+        )
+    for name, cap in config.caps.sections.items():
+        if name not in AUTO_SECTIONS:
+            problems.append(
+                f"At 'caps.sections.{name}': unknown section; "
+                f"use one of: {', '.join(AUTO_SECTIONS)}"
+            )
+        elif cap <= 0:
+            problems.append(f"At 'caps.sections.{name}': expected a positive number, got {cap}")
+    for pattern in config.routing.extra_secret_patterns:
+        try:
+            matches_nothing = re.search(pattern, "") is None
+        except re.error as error:
+            problems.append(
+                f"At 'routing.extra_secret_patterns': {pattern!r} is not a valid regular "
+                f"expression ({error}); fix or remove it"
+            )
+            continue
+        if not matches_nothing:
+            problems.append(
+                f"At 'routing.extra_secret_patterns': {pattern!r} matches the empty string, so "
+                "it would flag every message; make it require at least one character"
+            )
+    for key in config.routing.tiers:
+        if key not in TIER_KEYS:
+            problems.append(f"At 'routing.tiers.{key}': unknown level; use {', '.join(TIER_KEYS)}")
+    return problems
+
+
+_TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
+
+
+def _convert(value: Any, hint: Any, key: str, problems: list[str]) -> Any:
+    """Given a TOML value and the type hint it must satisfy, return the converted value.
+
+    Problems are appended as messages naming `key`; the return value is then unusable.
+    """
+    origin = typing.get_origin(hint)
+    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+        if not isinstance(value, dict):
+            problems.append(f"At '{key}': expected a table, got {value!r}")
+            return None
+        return _build(hint, value, key, problems)
+    if origin is list:
+        (item_hint,) = typing.get_args(hint)
+        if not isinstance(value, list):
+            problems.append(f"At '{key}': expected a list, got {value!r}")
+            return None
+        return [_convert(v, item_hint, f"{key}[{i}]", problems) for i, v in enumerate(value)]
+    if origin is dict:
+        _, value_hint = typing.get_args(hint)
+        if not isinstance(value, dict):
+            problems.append(f"At '{key}': expected a table, got {value!r}")
+            return None
+        return {k: _convert(v, value_hint, f"{key}.{k}", problems) for k, v in value.items()}
+    if origin in (typing.Union, types.UnionType):
+        return value
+    # bool is an int in Python; TOML keeps them apart, and so do we.
+    is_bool = isinstance(value, bool)
+    if hint is float and isinstance(value, int) and not is_bool:
+        return float(value)
+    if not isinstance(value, hint) or (hint is not bool and is_bool):
+        problems.append(f"At '{key}': expected {_TYPE_NAMES.get(hint, hint)}, got {value!r}")
+        return None
+    return value
+
+
+def _build(cls: type[Any], data: Mapping[str, Any], prefix: str, problems: list[str]) -> Any:
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls) if not f.metadata.get("internal")}
+    before_all = len(problems)
+    kwargs: dict[str, Any] = {}
+    for key, value in data.items():
+        path = f"{prefix}.{key}" if prefix else key
+        if key not in fields:
+            known = ", ".join(fields) or "none"
+            problems.append(f"At '{path}': unknown key; known keys here: {known}")
+            continue
+        before = len(problems)
+        converted = _convert(value, hints[key], path, problems)
+        check = fields[key].metadata.get("check")
+        if len(problems) == before and check is not None and (message := check(converted)):
+            problems.append(f"At '{path}': {message}")
+        default_factory = fields[key].default_factory
+        if isinstance(converted, dict) and default_factory is not dataclasses.MISSING:
+            # Named tables (strategy rules, tiers, section caps) extend the defaults:
+            # a user names only the entries they change.
+            converted = {**default_factory(), **converted}
+        kwargs[key] = converted
+    missing = [
+        name
+        for name, f in fields.items()
+        if name not in kwargs
+        and f.default is dataclasses.MISSING
+        and f.default_factory is dataclasses.MISSING
+    ]
+    for name in missing:
+        path = f"{prefix}.{name}" if prefix else name
+        problems.append(f"At '{path}': required key is missing; add it")
+    if len(problems) > before_all:
+        return None
+    return cls(**kwargs)
+
+
+def validate(data: Mapping[str, Any], *, source: Path | None, workspace: Path) -> Config:
+    """Given parsed TOML data, return the Config it describes.
+
+    Raise ConfigError listing every problem (each with its key and fix) if the data is invalid.
+    """
+    problems: list[str] = []
+    config = _build(Config, data, "", problems)
+    if config is not None:
+        problems.extend(_cross_checks(config))
+    if problems:
+        where = str(source) if source else "the configuration"
+        count = f"{len(problems)} problem{'s' if len(problems) > 1 else ''}"
+        raise ConfigError(f"{where} has {count}:\n  " + "\n  ".join(problems))
+    assert isinstance(config, Config)
+    config.workspace = workspace
+    config.source = source
+    return config
+
+
+def user_config_dir() -> Path:
+    """Return the user's config folder: $ASSEMBLER_CONFIG_HOME, else the XDG location."""
+    if override := os.environ.get("ASSEMBLER_CONFIG_HOME"):
+        return Path(override)
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / APP_NAME
+
+
+def user_state_dir() -> Path:
+    """Return the folder for logs outside any workspace: $ASSEMBLER_STATE_HOME, else XDG."""
+    if override := os.environ.get("ASSEMBLER_STATE_HOME"):
+        return Path(override)
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / APP_NAME
+
+
+def resolve_workspace(path: str | os.PathLike[str] | None) -> Path:
+    """Given --workspace (or None), return the workspace folder.
+
+    The order is the argument, then $ASSEMBLER_WORKSPACE, then the current folder.
+    Raise WorkspaceError if it is not an existing folder.
+    """
+    chosen = path if path is not None else os.environ.get("ASSEMBLER_WORKSPACE") or "."
+    workspace = Path(chosen).expanduser()
+    if not workspace.exists():
+        raise WorkspaceError(
+            f"Workspace '{workspace}' does not exist; create it or pass --workspace PATH "
+            "(or set $ASSEMBLER_WORKSPACE) to an existing folder"
+        )
+    if not workspace.is_dir():
+        raise WorkspaceError(
+            f"Workspace '{workspace}' is a file, not a folder; pass --workspace with a folder"
+        )
+    return workspace.resolve()
+
+
+def find_config_file(workspace: Path, explicit: str | os.PathLike[str] | None) -> Path | None:
+    """Given the workspace and --config (or None), return the config file to use, if any.
+
+    The order is --config, $ASSEMBLER_CONFIG, the workspace's `.scratchpad/config.toml` or
+    `assembler.toml`, then the user's config. Raise ConfigError if a file named by --config or
+    $ASSEMBLER_CONFIG does not exist.
+    """
+    named = explicit if explicit is not None else os.environ.get("ASSEMBLER_CONFIG")
+    if named:
+        path = Path(named).expanduser()
+        if not path.is_file():
+            how = "--config" if explicit is not None else "$ASSEMBLER_CONFIG"
+            raise ConfigError(
+                f"Config file '{path}' (from {how}) does not exist; fix the path or create it "
+                "with 'assemble config init'"
+            )
+        return path
+    candidates = [workspace / name for name in WORKSPACE_CONFIG_NAMES]
+    candidates.append(user_config_dir() / "config.toml")
+    return next((c for c in candidates if c.is_file()), None)
+
+
+def load_config(
+    workspace: str | os.PathLike[str] | None = None,
+    config_path: str | os.PathLike[str] | None = None,
+) -> Config:
+    """Given --workspace and --config (either may be None), return the validated Config.
+
+    Raise WorkspaceError for a missing workspace, ConfigError for a missing, malformed or
+    invalid config file.
+    """
+    folder = resolve_workspace(workspace)
+    source = find_config_file(folder, config_path)
+    data: dict[str, Any] = {}
+    if source is not None:
+        try:
+            data = tomllib.loads(source.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as error:
+            raise ConfigError(f"{source} is not valid TOML ({error}); fix the syntax") from error
+        except (OSError, UnicodeDecodeError) as error:
+            raise ConfigError(
+                f"{source} cannot be read ({error}); check its permissions"
+            ) from error
+    return validate(data, source=source, workspace=folder)
+
+
+def sample_config_path() -> Path:
+    """Return the commented sample config shipped with the templates."""
+    from assembler.render import bundled_template_dir
+
+    return bundled_template_dir() / "config.toml"
+
+
+def init_config(target: Path, *, force: bool = False) -> Path:
+    """Given a path, write the commented sample config there and return the path.
+
+    Raise ConfigError if the file exists and `force` is false.
+    """
+    if target.exists() and not force:
+        raise ConfigError(f"{target} already exists; pass --force to overwrite it")
+    from assembler.fsutil import atomic_write
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(target, sample_config_path().read_text(encoding="utf-8"))
+    return target
+
+
+def to_toml(data: Mapping[str, Any]) -> str:
+    """Given plain config data, return it as TOML text (tables after plain keys, as TOML needs)."""
+    lines: list[str] = []
+    _emit_table(data, [], lines)
+    return "\n".join(lines).strip() + "\n"
+
+
+def _emit_table(data: Mapping[str, Any], path: list[str], lines: list[str]) -> None:
+    plain = {k: v for k, v in data.items() if not isinstance(v, dict)}
+    tables = {k: v for k, v in data.items() if isinstance(v, dict)}
+    if path and (plain or not tables):
+        lines.append(f"\n[{'.'.join(_toml_key(p) for p in path)}]")
+    for key, value in plain.items():
+        lines.append(f"{_toml_key(key)} = {_toml_value(value)}")
+    for key, value in tables.items():
+        _emit_table(value, [*path, key], lines)
+
+
+def _toml_key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else _toml_value(key)
+
+
+def _toml_value(value: Any) -> str:
+    import json
+
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=False)

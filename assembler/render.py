@@ -1,0 +1,248 @@
+"""SCRATCHPAD.md: sections held under their token caps, rendered with Jinja2, stamped with
+frontmatter; and the reading side (parse, freshness) that `show` and `check` use.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from assembler.errors import ScratchpadError
+from assembler.tokens import TokenCounter
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def bundled_template_dir() -> Path:
+    """Return the templates shipped with the program (in the wheel, or the source checkout)."""
+    installed = PACKAGE_DIR / "templates"
+    return installed if installed.is_dir() else PACKAGE_DIR.parent / "templates"
+
+
+@dataclass(frozen=True)
+class Item:
+    """One line of a section. Items with a higher `priority` number are dropped first."""
+
+    text: str
+    label: str | None = None
+    priority: int = 1
+
+
+@dataclass(frozen=True)
+class Section:
+    name: str
+    title: str
+    items: tuple[Item, ...]
+    style: str = "fields"  # fields: "- **Label:** text"; quote: "> text"
+
+    def without(self, item: Item) -> Section:
+        return replace(self, items=tuple(i for i in self.items if i is not item))
+
+
+@dataclass
+class Fitted:
+    """The sections that fit, their rendered text, and what was dropped to fit."""
+
+    sections: list[Section]
+    texts: list[str]
+    tokens: int
+    dropped: list[str] = field(default_factory=list)
+
+
+class Renderer:
+    """Renders sections and the whole file from the templates (a user folder overrides any)."""
+
+    def __init__(self, user_template_dir: Path | None = None) -> None:
+        folders = [str(user_template_dir)] if user_template_dir else []
+        folders.append(str(bundled_template_dir()))
+        self.env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(folders),
+            autoescape=False,  # Markdown, not HTML
+            keep_trailing_newline=True,
+            trim_blocks=True,
+            lstrip_blocks=True,
+            undefined=jinja2.StrictUndefined,
+        )
+
+    def section(self, section: Section) -> str:
+        """Given a section, return its Markdown from `sections/<name>.md.j2`, else the default."""
+        template = self.env.select_template(
+            [f"sections/{section.name}.md.j2", "sections/default.md.j2"]
+        )
+        return template.render(section=section).strip() + "\n"
+
+    def page(self, **context: Any) -> str:
+        """Given the page context, return the Markdown body of SCRATCHPAD.md."""
+        return self.env.get_template("scratchpad.md.j2").render(**context)
+
+
+def fit_sections(
+    sections: Sequence[Section],
+    renderer: Renderer,
+    count: TokenCounter,
+    *,
+    cap: int,
+    section_caps: Mapping[str, int],
+) -> Fitted:
+    """Given sections in display order, return those that fit the caps once rendered.
+
+    Each section is first held under its own cap, then the whole under `cap`, by dropping the
+    item with the highest priority number (ties: the later section, then the later item).
+    A section left with no items is dropped whole. Every drop is recorded as "section: label".
+    """
+    dropped: list[str] = []
+    current = list(sections)
+
+    def drop_one(candidates: list[int]) -> bool:
+        best: tuple[int, int, int] | None = None
+        for index in candidates:
+            for position, item in enumerate(current[index].items):
+                key = (item.priority, index, position)
+                if best is None or key > best:
+                    best = key
+        if best is None:
+            return False
+        _, index, position = best
+        item = current[index].items[position]
+        dropped.append(f"{current[index].name}: {item.label or _clip(item.text, 40)}")
+        current[index] = current[index].without(item)
+        return True
+
+    for index, section in enumerate(current):
+        limit = section_caps.get(section.name)
+        while limit is not None and current[index].items:
+            if count(renderer.section(current[index])) <= limit:
+                break
+            drop_one([index])
+    while True:
+        current = [s for s in current if s.items]
+        texts = [renderer.section(s) for s in current]
+        tokens = sum(count(t) for t in texts)
+        if tokens <= cap or not drop_one(list(range(len(current)))):
+            return Fitted(current, texts, tokens, dropped)
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def compose(meta: Mapping[str, Any], body: str) -> str:
+    """Given the frontmatter fields and the Markdown body, return the whole file's text.
+
+    The body's hash goes into the frontmatter, so a later run can tell that someone edited
+    the file since it was written.
+    """
+    import frontmatter
+
+    fields = {**meta, "body_sha256": body_hash(body)}
+    post = frontmatter.Post(body, **fields)
+    return str(frontmatter.dumps(post, sort_keys=False)) + "\n"
+
+
+def body_hash(body: str) -> str:
+    return hashlib.sha256(body.strip().encode("utf-8")).hexdigest()
+
+
+@dataclass
+class ScratchpadFile:
+    """A parsed SCRATCHPAD.md."""
+
+    path: Path
+    meta: dict[str, Any]
+    body: str
+    updated: datetime
+    expires: datetime
+
+    def is_fresh(self, now: datetime) -> bool:
+        return now < self.expires
+
+
+def read_scratchpad(path: Path) -> ScratchpadFile:
+    """Given the path of SCRATCHPAD.md, return it parsed.
+
+    Raise ScratchpadError if it is missing, unreadable, or has no valid `updated`/`expires`.
+    """
+    import frontmatter
+    import yaml
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as error:
+        raise ScratchpadError(
+            f"{path} does not exist; run 'assemble --once' to create it"
+        ) from error
+    except (OSError, UnicodeDecodeError) as error:
+        raise ScratchpadError(f"{path} cannot be read ({error}); check its permissions") from error
+    try:
+        post = frontmatter.loads(text)
+    except yaml.YAMLError as error:
+        raise ScratchpadError(
+            f"{path} has broken frontmatter ({error}); run 'assemble --once' to rewrite it"
+        ) from error
+    meta = dict(post.metadata)
+    stamps = {key: _parse_time(meta.get(key)) for key in ("updated", "expires")}
+    for key, value in stamps.items():
+        if value is None:
+            raise ScratchpadError(
+                f"{path} has no valid '{key}' in its frontmatter; run 'assemble --once' to "
+                "rewrite it"
+            )
+    updated, expires = stamps["updated"], stamps["expires"]
+    assert updated is not None and expires is not None
+    return ScratchpadFile(path, meta, post.content, updated, expires)
+
+
+def _parse_time(value: object) -> datetime | None:
+    if isinstance(value, datetime):
+        return value if value.tzinfo else None
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else None
+
+
+@dataclass(frozen=True)
+class Freshness:
+    """What `check` reports: 0 fresh, 1 stale, 2 missing or unreadable."""
+
+    code: int
+    message: str
+
+
+def check_freshness(path: Path, now: datetime) -> Freshness:
+    """Given the path of SCRATCHPAD.md and the clock, return whether it is fresh, and a line
+    saying so (for heartbeat scripts and monitoring).
+    """
+    from assembler.context import format_duration
+
+    try:
+        pad = read_scratchpad(path)
+    except ScratchpadError as error:
+        return Freshness(2, f"missing or unreadable: {error}")
+    if pad.is_fresh(now):
+        left = format_duration(pad.expires - now)
+        return Freshness(0, f"fresh: {path} valid until {pad.expires.isoformat()} ({left} left)")
+    ago = format_duration(now - pad.expires)
+    return Freshness(1, f"stale: {path} expired at {pad.expires.isoformat()} ({ago} ago)")
+
+
+PREFIX_HEADER = "[Session Scratchpad - your persistent working memory]"
+PREFIX_FOOTER = "[End Scratchpad]"
+
+
+def prefix_block(pad: ScratchpadFile, now: datetime) -> str:
+    """Given a parsed SCRATCHPAD.md, return the block hosts prepend to each message, or ''
+    when it is not fresh (a stale scratchpad is worse than none).
+    """
+    if not pad.is_fresh(now) or not pad.body.strip():
+        return ""
+    return f"{PREFIX_HEADER}\n{pad.body.strip()}\n{PREFIX_FOOTER}\n"

@@ -1,0 +1,1004 @@
+"""Transcript readers: the recent messages of an agent's sessions, read from the end of each file.
+
+INTERFACE (fixed; the readers below implement it):
+- `Message`, `SourceReport`, `TranscriptRead` dataclasses.
+- `read_recent(sources, *, base, now, max_messages, lookback, max_files, fmt) -> TranscriptRead`.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+import sqlite3
+import urllib.parse
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, BinaryIO, Final, Literal
+
+Role = Literal["user", "assistant"]
+Format = Literal["auto", "openclaw", "openclaw-sqlite", "claude-code", "generic"]
+
+
+@dataclass(frozen=True)
+class Message:
+    """One human or assistant utterance, as the text the model saw.
+
+    No thinking, tool calls or tool results.
+    """
+
+    role: Role
+    text: str
+    timestamp: datetime | None  # timezone-aware (UTC) when the source has one
+    source: str  # the file (or database) it came from
+    speaker: str | None = None  # the human's name/id in a group chat; None for a single human
+    session_id: str | None = None
+    cwd: str | None = None  # the working directory the host recorded, when it did
+
+
+@dataclass
+class SourceReport:
+    """What reading one transcript file yielded, for the frontmatter's `sources`."""
+
+    path: str
+    format: str  # the detected or forced format
+    messages: int = 0  # messages taken from this file
+    bad_lines: int = 0  # lines skipped as corrupt, truncated or of unknown shape
+    error: str | None = None  # set when the file could not be read at all (a warning, not a crash)
+    bytes_read: int = 0  # bytes read (SQLite: event payload sizes): follows the tail, not the size
+
+
+@dataclass
+class TranscriptRead:
+    """The messages of all sources, oldest first, and what each source yielded."""
+
+    messages: list[Message] = field(default_factory=list)
+    sources: list[SourceReport] = field(default_factory=list)
+    summaries: list[str] = field(default_factory=list)  # compaction summaries on the active branch
+    warnings: list[str] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------------------------
+# Reading: the public entry point.
+# --------------------------------------------------------------------------------------------
+
+# The first block read from the end of a file; later blocks double up to the maximum, so a
+# short tail costs one small read and a long walk back few system calls.
+_FIRST_BLOCK = 64 * 1024
+_MAX_BLOCK = 1024 * 1024
+# The header line is read separately for format detection; a longer first line is left to the
+# backward scan (Claude Code files can open with a huge pasted message).
+_HEAD_LIMIT = 64 * 1024
+# How many lines from the end may be looked at to detect a format the first line did not settle.
+_DETECT_LINES = 1000
+# When an entry's parent is not where the walk expects it (a branch, or a parent that was lost),
+# how many bytes may be read looking for it before treating it as missing. Without a bound a
+# single dangling parentId would make every run read the whole file.
+_PARENT_SEARCH_BYTES = 32 * 1024 * 1024
+# Rows fetched per query from the SQLite store, newest first.
+_SQLITE_PAGE = 256
+# The host holds write locks briefly; waiting longer would stall the daemon.
+_SQLITE_TIMEOUT_S = 2.0
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_SQLITE_SUFFIXES = frozenset({".sqlite", ".sqlite3", ".db"})
+
+
+def read_recent(
+    sources: Sequence[str],
+    *,
+    base: Path,
+    now: datetime,
+    max_messages: int,
+    lookback: timedelta | None,
+    max_files: int = 10,
+    fmt: Format = "auto",
+) -> TranscriptRead:
+    """Given transcript glob patterns, return the newest human and assistant messages in them.
+
+    Patterns expand `~`, resolve relative ones against `base` and support `**`. The newest
+    `max_files` matching files (by mtime) are read from their end; their messages are merged
+    oldest first and the newest `max_messages` kept, none older than `now - lookback`
+    (`lookback=None`: no age limit). `fmt` forces one format instead of detecting it per file.
+
+    Raise nothing for unreadable sources: a pattern that matches nothing becomes a warning, a
+    file that cannot be read gets a `SourceReport.error`, and corrupt lines are counted in
+    `SourceReport.bad_lines`.
+    """
+    result = TranscriptRead()
+    # A naive `now` is local time by Python's convention; everything below compares in UTC.
+    now_utc = now.astimezone(UTC)
+    cutoff = now_utc - lookback if lookback is not None else None
+    limit = max(max_messages, 0)
+
+    paths, warnings = _match_sources(sources, base)
+    result.warnings.extend(warnings)
+    chosen = _newest_first(paths)[: max(max_files, 0)]
+
+    units: list[_Unit] = []
+    summaries_per_file: list[list[str]] = []
+    for path in chosen:
+        outcome = _read_source(path, fmt, cutoff, limit, max(max_files, 1))
+        result.sources.append(outcome.report)
+        units.extend(outcome.units)
+        summaries_per_file.append(outcome.summaries)
+
+    result.messages = _merge(units, limit)
+    taken = Counter(message.source for message in result.messages)
+    for report in result.sources:
+        report.messages = taken.get(report.path, 0)
+    # Files were read newest first; summaries are listed oldest first, like the messages.
+    for summaries in reversed(summaries_per_file):
+        result.summaries.extend(summaries)
+    return result
+
+
+@dataclass
+class _Unit:
+    """The messages of one session (a file, or one session of a database), oldest first."""
+
+    messages: list[Message]
+    fallback_time: datetime  # the file's mtime, for a session without any timestamp
+
+
+@dataclass
+class _Outcome:
+    """What reading one source produced."""
+
+    report: SourceReport
+    units: list[_Unit] = field(default_factory=list)
+    summaries: list[str] = field(default_factory=list)  # oldest first
+
+
+def _match_sources(sources: Sequence[str], base: Path) -> tuple[list[Path], list[str]]:
+    """Given glob patterns, return the distinct paths they match and a warning per empty one."""
+    paths: list[Path] = []
+    seen: set[str] = set()
+    warnings: list[str] = []
+    for pattern in sources:
+        expanded = os.path.expanduser(pattern)
+        if not os.path.isabs(expanded):
+            # The base folder's own name may contain glob characters; only the pattern may glob.
+            expanded = os.path.join(glob.escape(str(base)), expanded)
+        matches = sorted(glob.glob(expanded, recursive=True))
+        if not matches:
+            warnings.append(
+                f"Transcript source {pattern!r} matched no files; check the pattern "
+                "or remove it from 'transcripts.sources'."
+            )
+        for match in matches:
+            key = os.path.normpath(match)
+            if key not in seen:
+                seen.add(key)
+                paths.append(Path(key))
+    return paths, warnings
+
+
+def _newest_first(paths: list[Path]) -> list[Path]:
+    """Given paths, return them by modification time, newest first (unstat-able ones last)."""
+
+    def mtime(path: Path) -> int:
+        try:
+            return path.stat().st_mtime_ns
+        except OSError:
+            return -1  # read anyway, so the report says what is wrong with it
+
+    return sorted(paths, key=lambda path: (-mtime(path), str(path)))
+
+
+def _mtime(path: Path) -> datetime:
+    try:
+        return datetime.fromtimestamp(path.stat().st_mtime, UTC)
+    except OSError:
+        return datetime.fromtimestamp(0, UTC)
+
+
+def _read_source(
+    path: Path, fmt: Format, cutoff: datetime | None, limit: int, max_sessions: int
+) -> _Outcome:
+    """Given one matched path, return its messages, or a report whose `error` says what to do."""
+    try:
+        if path.is_dir():
+            return _failed(
+                path,
+                fmt,
+                f"Transcript source {path} is a directory; use a pattern that matches "
+                f"the files in it, such as '{path}/*.jsonl'.",
+            )
+        with path.open("rb") as file:
+            magic = file.read(len(_SQLITE_MAGIC))
+        is_sqlite = magic == _SQLITE_MAGIC
+        if fmt == "openclaw-sqlite" or (
+            fmt == "auto" and (is_sqlite or path.suffix.lower() in _SQLITE_SUFFIXES)
+        ):
+            return _read_sqlite(path, cutoff, limit, max_sessions)
+        if is_sqlite:
+            return _failed(
+                path,
+                fmt,
+                f"{path} is an SQLite database but 'transcripts.format' forces {fmt!r}; "
+                "set it to 'openclaw-sqlite' or 'auto'.",
+            )
+        return _read_jsonl(path, fmt, cutoff, limit)
+    except PermissionError:
+        return _failed(
+            path,
+            fmt,
+            f"Cannot read transcript {path}: permission denied; make it readable by this user "
+            "or remove it from 'transcripts.sources'.",
+        )
+    except OSError as exc:
+        return _failed(
+            path,
+            fmt,
+            f"Cannot read transcript {path}: {exc.strerror or exc}; check the file "
+            "or remove it from 'transcripts.sources'.",
+        )
+
+
+def _failed(path: Path, fmt: str, error: str) -> _Outcome:
+    return _Outcome(SourceReport(path=str(path), format=fmt, error=error))
+
+
+def _merge(units: list[_Unit], limit: int) -> list[Message]:
+    """Given the sessions read, return their newest `limit` messages, oldest first.
+
+    A message without a timestamp sorts with the next timestamped message of its session (else
+    the previous one, else the file's mtime): it is never older than its neighbours and it keeps
+    its place in the file.
+    """
+    keyed: list[tuple[datetime, int, int, Message]] = []
+    for unit_index, unit in enumerate(units):
+        times = _effective_times(unit)
+        for position, (message, when) in enumerate(zip(unit.messages, times, strict=True)):
+            # Units come newest file first; on equal times the older file's message goes first.
+            keyed.append((when, -unit_index, position, message))
+    keyed.sort(key=lambda item: item[:3])
+    kept = keyed[-limit:] if limit > 0 else []
+    return [item[3] for item in kept]
+
+
+def _effective_times(unit: _Unit) -> list[datetime]:
+    times: list[datetime | None] = [message.timestamp for message in unit.messages]
+    following: datetime | None = None
+    for index in range(len(times) - 1, -1, -1):
+        if times[index] is None:
+            times[index] = following
+        else:
+            following = times[index]
+    previous: datetime | None = None
+    result: list[datetime] = []
+    for when in times:
+        if when is None:
+            when = previous or unit.fallback_time
+        previous = when
+        result.append(when)
+    return result
+
+
+# --------------------------------------------------------------------------------------------
+# Reading JSONL from the end.
+# --------------------------------------------------------------------------------------------
+
+_BAD: Final = object()  # a line that is not JSON (corrupt, or being written)
+_BLANK: Final = object()  # an empty line, which is not an error
+
+
+def _parse_line(raw: bytes | str) -> object:
+    """Given one raw line, return its JSON value, `_BLANK`, or `_BAD` if it does not parse."""
+    if not raw.strip():
+        return _BLANK
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        return _BAD
+
+
+class _BackwardLines:
+    """The lines of a binary file from its end back to its start, read in growing blocks.
+
+    The size is fixed when reading starts: what the host appends meanwhile is left for the next
+    run, and a last line still being written shows up as a line that does not parse.
+    """
+
+    def __init__(self, file: BinaryIO, end: int) -> None:
+        self._file = file
+        self._end = end
+        self.bytes_read = 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        position = self._end
+        block = _FIRST_BLOCK
+        pieces: list[bytes] = []  # the start of the file's last unfinished line, newest first
+        while position > 0:
+            size = min(block, position)
+            position -= size
+            self._file.seek(position)
+            chunk = self._file.read(size)
+            self.bytes_read += len(chunk)
+            if len(chunk) < size:
+                # The file shrank under us (rewritten or truncated): what is left is not a
+                # consistent tail, so stop here rather than stitch unrelated bytes together.
+                return
+            block = min(block * 2, _MAX_BLOCK)
+            parts = chunk.split(b"\n")
+            if len(parts) == 1:
+                pieces.append(chunk)  # a line longer than the block: keep going back
+                continue
+            pieces.append(parts[-1])
+            yield b"".join(reversed(pieces))
+            yield from reversed(parts[1:-1])
+            pieces = [parts[0]]
+        yield b"".join(reversed(pieces))
+
+
+def _read_head(file: BinaryIO, size: int) -> bytes | None:
+    """Given an open file, return its first line, or None if it is longer than `_HEAD_LIMIT`."""
+    file.seek(0)
+    data = file.read(min(size, _HEAD_LIMIT))
+    newline = data.find(b"\n")
+    if newline >= 0:
+        return data[:newline]
+    return data if len(data) == size else None
+
+
+def _classify(value: object) -> Format | None:
+    """Given one parsed line, return the transcript format it belongs to, if it tells."""
+    if not isinstance(value, dict):
+        return None
+    kind = value.get("type")
+    if kind == "session" or (kind == "message" and isinstance(value.get("message"), dict)):
+        return "openclaw"
+    if isinstance(kind, str) and "id" in value and "parentId" in value:
+        return "openclaw"
+    if kind in ("user", "assistant", "system", "summary"):
+        message = value.get("message")
+        if (isinstance(message, dict) and "role" in message) or any(
+            key in value for key in ("uuid", "sessionId", "leafUuid")
+        ):
+            return "claude-code"
+    if "uuid" in value and "sessionId" in value:
+        return "claude-code"
+    if "role" in value and "content" in value:
+        return "generic"
+    return None
+
+
+def _read_jsonl(path: Path, fmt: Format, cutoff: datetime | None, limit: int) -> _Outcome:
+    """Given a JSONL transcript, return the messages on its active branch, read from the end."""
+    report = SourceReport(path=str(path), format=fmt)
+    with path.open("rb") as file:
+        size = os.fstat(file.fileno()).st_size
+        head = _read_head(file, size)
+        head_value = _parse_line(head) if head is not None else _BAD
+        head_bytes = min(size, _HEAD_LIMIT)
+        backward = _BackwardLines(file, size)
+        lines = iter(backward)
+
+        # Lines looked at for detection are kept and replayed, so nothing is parsed twice.
+        peeked: list[tuple[object, int]] = []
+        chosen: Format | None = fmt if fmt != "auto" else _classify(head_value)
+        if chosen is None:
+            for raw in lines:
+                value = _parse_line(raw)
+                peeked.append((value, len(raw) + 1))
+                chosen = _classify(value)
+                if chosen is not None or len(peeked) >= _DETECT_LINES:
+                    break
+        if chosen is None:
+            report.bytes_read = head_bytes + backward.bytes_read
+            if head_value is _BLANK and all(value is _BLANK for value, _ in peeked):
+                report.format = "unknown"  # empty: the host has not written to it yet
+                return _Outcome(report)
+            report.error = (
+                f"{path} is not a recognised transcript (OpenClaw, Claude Code or generic "
+                "JSONL); set 'transcripts.format' or remove it from 'transcripts.sources'."
+            )
+            return _Outcome(report)
+
+        report.format = chosen
+        session_id = path.stem
+        reader = _make_reader(chosen, str(path), cutoff, limit, session_id)
+        if isinstance(head_value, dict):
+            reader.header(head_value)
+
+        def items() -> Iterator[tuple[object, int]]:
+            yield from peeked
+            for raw in lines:
+                yield _parse_line(raw), len(raw) + 1
+
+        report.bad_lines = _walk(items(), reader)
+        report.bytes_read = head_bytes + backward.bytes_read
+    return _Outcome(
+        report,
+        units=[_Unit(list(reversed(reader.found)), _mtime(path))],
+        summaries=list(reversed(reader.summaries)),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Walking the active branch backwards.
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Node:
+    """One entry of a transcript tree, as far as the walk needs it."""
+
+    key: str | None  # its id, if it has one
+    parent: str | None  # the id of the entry before it on its branch
+    linear: bool  # with no parent: True = the preceding line comes before it, False = a root
+    value: dict[str, Any]
+    can_lead: bool = True  # may be the newest entry of the active branch
+
+
+_Verdict = _Node | Literal["bad", "ignore"]
+
+
+def _walk(items: Iterable[tuple[object, int]], reader: _Reader) -> int:
+    """Given parsed lines newest first and a format reader, feed it the active branch.
+
+    Return the number of bad lines met. Stop as soon as the reader has what it needs.
+    """
+    bad = 0
+    walker = _Walker(reader)
+    for value, size in items:
+        if walker.done:
+            break
+        if value is _BLANK:
+            continue
+        if value is _BAD:
+            bad += 1
+            continue
+        verdict = reader.node(value)
+        if verdict == "bad":
+            bad += 1
+        elif isinstance(verdict, _Node):
+            walker.feed(verdict, size)
+    else:
+        walker.reached_start()
+    return bad
+
+
+class _Walker:
+    """Follows the parent links from the newest entry back, given the entries newest first.
+
+    Files are append-only, so a parent always comes before its children: an entry passed over
+    while looking for the wanted parent can never be on the active branch later. Such entries
+    are held as pending until the parent turns up (they were an abandoned branch) or is found
+    missing (then they were the preceding lines of a linear stretch and are taken in order).
+    """
+
+    def __init__(self, reader: _Reader) -> None:
+        self._reader = reader
+        self._started = False
+        self._linear = False
+        self._want: str | None = None
+        self._pending: list[_Node] = []
+        self._pending_bytes = 0
+        self.done = False
+
+    def feed(self, node: _Node, size: int) -> None:
+        if self.done:
+            return
+        if not self._started:
+            if node.can_lead:
+                self._take(node)
+            return
+        if self._linear or (node.key is not None and node.key == self._want):
+            self._pending.clear()
+            self._pending_bytes = 0
+            self._take(node)
+            return
+        self._pending.append(node)
+        self._pending_bytes += size
+        if self._pending_bytes > _PARENT_SEARCH_BYTES:
+            self._parent_missing()
+
+    def reached_start(self) -> None:
+        """Note that the start was reached: a parent still wanted does not exist in this file."""
+        if not self.done and self._pending:
+            self._parent_missing()
+
+    def _take(self, node: _Node) -> None:
+        self._started = True
+        if not self._reader.take(node.value):
+            self.done = True
+        elif node.parent is not None:
+            self._want, self._linear = node.parent, False
+        elif node.linear:
+            self._linear = True
+        else:
+            self.done = True
+
+    def _parent_missing(self) -> None:
+        """Replay the pending entries, continuing linearly wherever a wanted parent is absent."""
+        pending, self._pending, self._pending_bytes = self._pending, [], 0
+        ahead = Counter(node.key for node in pending if node.key is not None)
+        for node in pending:
+            if self.done:
+                return
+            wanted_ahead = self._want is not None and ahead[self._want] > 0
+            if self._linear or node.key == self._want or not wanted_ahead:
+                self._take(node)
+            if node.key is not None:
+                ahead[node.key] -= 1
+
+
+# --------------------------------------------------------------------------------------------
+# The formats: which lines are entries, and which entries are messages.
+# --------------------------------------------------------------------------------------------
+
+# Housekeeping replies of OpenClaw's heartbeat and silent turns, possibly decorated.
+_HOUSEKEEPING = re.compile(r"^\W*(?:NO_REPLY|HEARTBEAT_OK)\W*$")
+# Claude Code wraps slash commands, their output, `!` shell input and hook text in XML-ish tags
+# with hyphenated names (<command-name>, <local-command-stdout>, <bash-input>, ...).
+_CLAUDE_WRAPPER = re.compile(
+    r"^\s*(?:<[a-z][a-z0-9]*(?:-[a-z0-9]+)+>|Caveat:|\[Request interrupted)"
+)
+_OPENCLAW_ROLES = frozenset({"user", "assistant"})
+_SENDER_KEYS = ("senderName", "sender", "from")
+
+
+class _Reader:
+    """Collects the messages of one session while the walk takes its entries, newest first."""
+
+    def __init__(
+        self, source: str, cutoff: datetime | None, limit: int, session_id: str | None
+    ) -> None:
+        self.source = source
+        self.cutoff = cutoff
+        self.limit = limit
+        self.session_id = session_id
+        self.cwd: str | None = None
+        self.found: list[Message] = []  # newest first
+        self.summaries: list[str] = []  # newest first
+
+    def header(self, value: dict[str, Any]) -> None:
+        """Take what the first line says about the whole session (OpenClaw only)."""
+
+    def node(self, value: object) -> _Verdict:
+        raise NotImplementedError
+
+    def take(self, value: dict[str, Any]) -> bool:
+        """Given an entry on the active branch, collect it; return False when done walking."""
+        raise NotImplementedError
+
+    def _add(self, message: Message) -> bool:
+        """Keep `message` unless it is outside the window; return False when done walking."""
+        if len(self.found) >= self.limit:
+            return False
+        if (
+            self.cutoff is not None
+            and message.timestamp is not None
+            and message.timestamp < self.cutoff
+        ):
+            return False  # the branch only gets older from here
+        self.found.append(message)
+        return len(self.found) < self.limit
+
+
+class _OpenClawReader(_Reader):
+    """OpenClaw / pi session entries (JSONL lines or SQLite rows)."""
+
+    def __init__(
+        self, source: str, cutoff: datetime | None, limit: int, session_id: str | None
+    ) -> None:
+        super().__init__(source, cutoff, limit, session_id)
+        self._compacted = False
+        self._first_kept: str | None = None
+        # Set by a NO_REPLY/HEARTBEAT_OK reply: the user message it answers (newer-first walk:
+        # the next user message taken) is the host's heartbeat or cron prompt, not the human.
+        self._skip_prompt = False
+
+    def header(self, value: dict[str, Any]) -> None:
+        if value.get("type") != "session":
+            return
+        if isinstance(value.get("id"), str) and value["id"]:
+            self.session_id = value["id"]
+        if isinstance(value.get("cwd"), str):
+            self.cwd = value["cwd"]
+
+    def node(self, value: object) -> _Verdict:
+        if not isinstance(value, dict) or not isinstance(value.get("type"), str):
+            return "bad"
+        kind = value["type"]
+        if kind == "session":
+            return "ignore"
+        if kind == "message":
+            message = value.get("message")
+            if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+                return "bad"
+            if message["role"] in _OPENCLAW_ROLES and not isinstance(
+                message.get("content"), str | list
+            ):
+                return "bad"
+        key = value.get("id")
+        parent = value.get("parentId")
+        if not isinstance(key, str):
+            # Version 1 sessions had no ids: their entries simply follow each other.
+            return _Node(None, None, True, value)
+        return _Node(key, parent if isinstance(parent, str) else None, False, value)
+
+    def take(self, value: dict[str, Any]) -> bool:
+        kind = value["type"]
+        if kind == "compaction" and not self._compacted:
+            # Only the newest compaction on the branch defines the live context.
+            self._compacted = True
+            summary = value.get("summary")
+            if isinstance(summary, str) and summary.strip():
+                self.summaries.append(summary)
+            first_kept = value.get("firstKeptEntryId")
+            if not isinstance(first_kept, str):
+                return False
+            self._first_kept = first_kept
+        elif kind == "message":
+            message = self._message(value)
+            if message is None:
+                pass
+            elif message.role == "user" and self._skip_prompt:
+                self._skip_prompt = False
+            elif not self._add(message):
+                return False
+            elif message.role == "assistant":
+                self._skip_prompt = False
+        return not (self._first_kept is not None and value.get("id") == self._first_kept)
+
+    def _message(self, entry: dict[str, Any]) -> Message | None:
+        body: dict[str, Any] = entry["message"]
+        role = body["role"]
+        if role not in _OPENCLAW_ROLES:
+            return None
+        if role == "assistant" and (body.get("provider"), body.get("model")) == (
+            "openclaw",
+            "delivery-mirror",
+        ):
+            return None  # a copy of text already delivered, not a new reply
+        text = _text_of(body.get("content"))
+        if role == "assistant" and _HOUSEKEEPING.match(text):
+            self._skip_prompt = True
+            return None
+        if not text:
+            return None
+        return Message(
+            role="user" if role == "user" else "assistant",
+            text=text,
+            timestamp=_parse_time(body.get("timestamp")) or _parse_time(entry.get("timestamp")),
+            source=self.source,
+            speaker=_sender(entry, body) if role == "user" else None,
+            session_id=self.session_id,
+            cwd=self.cwd,
+        )
+
+
+class _ClaudeCodeReader(_Reader):
+    """Claude Code project transcript lines."""
+
+    def node(self, value: object) -> _Verdict:
+        if not isinstance(value, dict) or not isinstance(value.get("type"), str):
+            return "bad"
+        kind = value["type"]
+        if value.get("isSidechain") is True:
+            return "ignore"  # subagent traffic has its own tree
+        if kind in ("user", "assistant"):
+            message = value.get("message")
+            if not isinstance(message, dict):
+                return "bad"
+            content = message.get("content")
+            if not isinstance(content, str | list):
+                return "bad"
+            if (
+                isinstance(content, list)
+                and content
+                and not any(isinstance(b, dict) and isinstance(b.get("type"), str) for b in content)
+            ):
+                return "bad"
+        key = value.get("uuid")
+        if not isinstance(key, str) and kind not in ("user", "assistant"):
+            return "ignore"  # summaries, file-history snapshots: not part of the tree
+        parent = value.get("parentUuid")
+        if not isinstance(parent, str):
+            # A compaction starts a new root but remembers where it came from.
+            logical = value.get("logicalParentUuid")
+            parent = logical if isinstance(logical, str) else None
+        return _Node(
+            key if isinstance(key, str) else None,
+            parent,
+            True,
+            value,
+            can_lead=kind in ("user", "assistant"),
+        )
+
+    def take(self, value: dict[str, Any]) -> bool:
+        kind = value["type"]
+        if kind not in ("user", "assistant"):
+            return True
+        body: dict[str, Any] = value["message"]
+        if value.get("isCompactSummary") is True:
+            summary = _text_of(body.get("content"))
+            if summary:
+                self.summaries.append(summary)
+            return True
+        if value.get("isMeta") is True:
+            return True
+        role = body.get("role") if body.get("role") in ("user", "assistant") else kind
+        if role == "assistant":
+            if body.get("model") == "<synthetic>":
+                return True  # errors and notices Claude Code writes itself
+            text = _text_of(body.get("content"))
+        else:
+            text = _text_of(body.get("content"), skip=_CLAUDE_WRAPPER)
+        if not text:
+            return True
+        return self._add(
+            Message(
+                role="user" if role == "user" else "assistant",
+                text=text,
+                timestamp=_parse_time(value.get("timestamp")),
+                source=self.source,
+                session_id=_str_or_none(value.get("sessionId")) or self.session_id,
+                cwd=_str_or_none(value.get("cwd")),
+            )
+        )
+
+
+_GENERIC_ROLES: Final[dict[str, Role]] = {
+    "user": "user",
+    "human": "user",
+    "assistant": "assistant",
+    "agent": "assistant",
+    "ai": "assistant",
+}
+
+
+class _GenericReader(_Reader):
+    """One `{"role", "content", "timestamp", "speaker"?}` object per line, in order."""
+
+    def node(self, value: object) -> _Verdict:
+        if (
+            not isinstance(value, dict)
+            or not isinstance(value.get("role"), str)
+            or not isinstance(value.get("content"), str | list)
+        ):
+            return "bad"
+        return _Node(None, None, True, value)
+
+    def take(self, value: dict[str, Any]) -> bool:
+        role = _GENERIC_ROLES.get(value["role"].strip().lower())
+        if role is None:
+            return True  # system prompts, tool output: not a party of the conversation
+        text = _text_of(value["content"])
+        if not text:
+            return True
+        return self._add(
+            Message(
+                role=role,
+                text=text,
+                timestamp=_parse_time(value.get("timestamp")),
+                source=self.source,
+                speaker=_str_or_none(value.get("speaker")) if role == "user" else None,
+                session_id=_str_or_none(value.get("session_id") or value.get("sessionId"))
+                or self.session_id,
+                cwd=_str_or_none(value.get("cwd")),
+            )
+        )
+
+
+def _make_reader(
+    fmt: Format, source: str, cutoff: datetime | None, limit: int, session_id: str | None
+) -> _Reader:
+    if fmt in ("openclaw", "openclaw-sqlite"):
+        return _OpenClawReader(source, cutoff, limit, session_id)
+    if fmt == "claude-code":
+        return _ClaudeCodeReader(source, cutoff, limit, session_id)
+    return _GenericReader(source, cutoff, limit, session_id)
+
+
+def _text_of(content: object, skip: re.Pattern[str] | None = None) -> str:
+    """Given message content (a string or blocks), return its plain text, blocks joined.
+
+    Only `text` blocks count; thinking, tool calls, tool results and images are not what was
+    said. Pieces matching `skip` are host wrappers, not words of the speaker.
+    """
+    pieces: list[str] = []
+    if isinstance(content, str):
+        pieces.append(content)
+    elif isinstance(content, list):
+        for block in content:
+            if (
+                isinstance(block, dict)
+                and block.get("type") == "text"
+                and isinstance(block.get("text"), str)
+            ):
+                pieces.append(block["text"])
+    return "\n".join(
+        piece.strip() for piece in pieces if piece.strip() and not (skip and skip.match(piece))
+    )
+
+
+def _sender(entry: dict[str, Any], body: dict[str, Any]) -> str | None:
+    """Given a user entry, return who spoke in a group chat, if the host recorded it."""
+    for holder in (entry, body):
+        for key in _SENDER_KEYS:
+            value = holder.get(key)
+            if isinstance(value, str) and value.strip():
+                return value.strip()
+            if isinstance(value, dict):
+                for name_key in ("name", "displayName", "username", "id"):
+                    name = value.get(name_key)
+                    if isinstance(name, str | int) and not isinstance(name, bool) and str(name):
+                        return str(name)
+    return None
+
+
+def _str_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _parse_time(value: object) -> datetime | None:
+    """Given an ISO string or Unix seconds/milliseconds, return an aware UTC datetime or None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            number = float(text)
+        except ValueError:
+            try:
+                parsed = datetime.fromisoformat(text)
+            except ValueError:
+                return None
+            if parsed.tzinfo is None:
+                parsed = parsed.replace(tzinfo=UTC)  # hosts write UTC when they omit the offset
+            return parsed.astimezone(UTC)
+        return _parse_time(number)
+    if isinstance(value, int | float):
+        seconds = float(value)
+        # Seconds, milliseconds and microseconds since 1970 differ by orders of magnitude.
+        if abs(seconds) >= 1e14:
+            seconds /= 1_000_000
+        elif abs(seconds) >= 1e11:
+            seconds /= 1000
+        try:
+            return datetime.fromtimestamp(seconds, UTC)
+        except (OverflowError, OSError, ValueError):
+            return None
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# OpenClaw's SQLite store.
+# --------------------------------------------------------------------------------------------
+
+
+def _read_sqlite(path: Path, cutoff: datetime | None, limit: int, max_sessions: int) -> _Outcome:
+    """Given an OpenClaw agent database, return the messages of its newest sessions.
+
+    The database is opened read-only while the host may be writing; each session is read by
+    `seq` from the newest row back, a page at a time.
+    """
+    report = SourceReport(path=str(path), format="openclaw-sqlite")
+    outcome = _Outcome(report)
+    uri = f"file:{urllib.parse.quote(str(path.absolute()))}?mode=ro"
+    try:
+        connection = sqlite3.connect(uri, uri=True, timeout=_SQLITE_TIMEOUT_S)
+    except sqlite3.Error as exc:
+        report.error = _sqlite_error(path, exc)
+        return outcome
+    try:
+        columns = {row[1] for row in connection.execute("PRAGMA table_info(transcript_events)")}
+        if not {"session_id", "seq", "event_json"} <= columns:
+            report.error = (
+                f"{path} has no transcript_events table, so it is not an OpenClaw agent "
+                "database; remove it from 'transcripts.sources'."
+            )
+            return outcome
+        # Before schema 23 there is no compressed column; select NULL in its place.
+        zstd_column = "event_zstd" if "event_zstd" in columns else "NULL"
+        mtime = _mtime(path)
+        for session_id in _newest_sessions(connection, max_sessions):
+            reader = _OpenClawReader(str(path), cutoff, limit, session_id)
+            head = connection.execute(
+                f"SELECT event_json, {zstd_column} FROM transcript_events "
+                "WHERE session_id = ? ORDER BY seq ASC LIMIT 1",
+                (session_id,),
+            ).fetchone()
+            if head is not None:
+                value, size = _decode_event(head[0], head[1])
+                report.bytes_read += size
+                if isinstance(value, dict):
+                    reader.header(value)
+                    reader.session_id = session_id  # the row key is the session's identity
+            report.bad_lines += _walk(
+                _session_rows(connection, session_id, zstd_column, report), reader
+            )
+            outcome.units.append(_Unit(list(reversed(reader.found)), mtime))
+            outcome.summaries[:0] = list(reversed(reader.summaries))
+    except sqlite3.Error as exc:
+        report.error = _sqlite_error(path, exc)
+        outcome.units.clear()
+        outcome.summaries.clear()
+    finally:
+        connection.close()
+    return outcome
+
+
+def _newest_sessions(connection: sqlite3.Connection, count: int) -> list[str]:
+    """Given a connection, return the `count` sessions with the newest rows, newest first."""
+    # A loose index scan: one seek on the (session_id, seq) key per session instead of reading
+    # every row, so finding the sessions costs what the number of sessions costs.
+    rows = connection.execute(
+        """
+        WITH RECURSIVE sessions(id) AS (
+            SELECT MIN(session_id) FROM transcript_events
+            UNION ALL
+            SELECT (SELECT MIN(session_id) FROM transcript_events WHERE session_id > sessions.id)
+            FROM sessions WHERE sessions.id IS NOT NULL
+        )
+        SELECT id, (SELECT created_at FROM transcript_events
+                    WHERE session_id = sessions.id ORDER BY seq DESC LIMIT 1) AS last
+        FROM sessions WHERE id IS NOT NULL
+        ORDER BY last DESC, id LIMIT ?
+        """,
+        (count,),
+    ).fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def _session_rows(
+    connection: sqlite3.Connection, session_id: str, zstd_column: str, report: SourceReport
+) -> Iterator[tuple[object, int]]:
+    """Given a session, yield its decoded rows from the newest back, a page per query."""
+    before: int | None = None
+    while True:
+        if before is None:
+            rows = connection.execute(
+                f"SELECT seq, event_json, {zstd_column} FROM transcript_events "
+                "WHERE session_id = ? ORDER BY seq DESC LIMIT ?",
+                (session_id, _SQLITE_PAGE),
+            ).fetchall()
+        else:
+            rows = connection.execute(
+                f"SELECT seq, event_json, {zstd_column} FROM transcript_events "
+                "WHERE session_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?",
+                (session_id, before, _SQLITE_PAGE),
+            ).fetchall()
+        for seq, event_json, event_zstd in rows:
+            value, size = _decode_event(event_json, event_zstd)
+            report.bytes_read += size
+            yield value, size
+            before = seq
+        if len(rows) < _SQLITE_PAGE:
+            return
+
+
+def _decode_event(event_json: object, event_zstd: object) -> tuple[object, int]:
+    """Given a row's columns, return the entry (or `_BAD`) and the bytes it took."""
+    if isinstance(event_json, str) and event_json.strip():
+        return _parse_line(event_json), len(event_json)
+    if isinstance(event_json, bytes) and event_json.strip():
+        return _parse_line(event_json), len(event_json)
+    if isinstance(event_zstd, bytes) and event_zstd:
+        import zstandard  # only databases need it
+
+        try:
+            raw = zstandard.ZstdDecompressor().decompressobj().decompress(event_zstd)
+        except zstandard.ZstdError:
+            return _BAD, len(event_zstd)
+        return _parse_line(raw), len(event_zstd)
+    return _BAD, 0
+
+
+def _sqlite_error(path: Path, exc: sqlite3.Error) -> str:
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        return (
+            f"Cannot read {path}: the database is locked ({text}); it is retried on the next run."
+        )
+    return (
+        f"Cannot read {path} as an OpenClaw agent database ({text}); check the file "
+        "or remove it from 'transcripts.sources'."
+    )

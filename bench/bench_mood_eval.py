@@ -1,0 +1,236 @@
+"""Benchmark: the mood model next to plain VADER on the development data.
+
+    python bench/bench_mood_eval.py [--data PATH]
+
+Reads (never copies) the development data, by default from `../shared/data` next to the repo:
+- GoEmotions dev (`goemotions/dev.tsv`): macro-F1 over seven moods on the rows with exactly one
+  label whose label maps to one of them (the mapping is `GOLD_MAP`); a predicted `grateful`
+  counts as happy, `tired` as sad, `urgent` as frustrated.
+- EmoBank dev (`split == dev` rows of `emobank/emobank-train-dev.csv`): Pearson r of valence vs
+  V and of arousal vs A.
+
+VADER's figures come from its compound score alone: mood = happy if compound >= 0.05,
+frustrated if <= -0.05, else neutral (VADER's own thresholds for positive/negative);
+valence = compound; arousal = |compound|.
+
+The loaders and metrics here are also what `training/train_mood.py` uses for its figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_DATA = REPO.parent / "shared" / "data"
+# The project is not necessarily installed: import `assembler` from this checkout.
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+# GoEmotions label -> our mood, for the gold side of the metric (and the training labels).
+GOLD_MAP: dict[str, str] = {
+    **dict.fromkeys(
+        ("annoyance", "anger", "disappointment", "disapproval", "disgust"), "frustrated"
+    ),
+    "confusion": "confused",
+    "curiosity": "curious",
+    **dict.fromkeys(
+        (
+            "gratitude",
+            "joy",
+            "admiration",
+            "amusement",
+            "love",
+            "excitement",
+            "approval",
+            "optimism",
+            "relief",
+            "pride",
+        ),
+        "happy",
+    ),
+    **dict.fromkeys(("sadness", "grief", "remorse"), "sad"),
+    **dict.fromkeys(("fear", "nervousness"), "anxious"),
+    "neutral": "neutral",
+}
+GOLD_CLASSES: tuple[str, ...] = (
+    "frustrated",
+    "confused",
+    "curious",
+    "happy",
+    "sad",
+    "anxious",
+    "neutral",
+)
+# Our moods that have no gold class of their own count as their nearest gold class.
+PRED_MAP: dict[str, str] = {"grateful": "happy", "tired": "sad", "urgent": "frustrated"}
+
+
+@dataclass(frozen=True)
+class GoRow:
+    text: str
+    labels: tuple[str, ...]  # GoEmotions label names
+
+
+@dataclass(frozen=True)
+class EmoRows:
+    texts: list[str]
+    valence: np.ndarray  # 1..5
+    arousal: np.ndarray  # 1..5
+
+
+def load_goemotions(data: Path, split: str) -> list[GoRow]:
+    """Given the data folder and 'train' or 'dev', return the GoEmotions rows."""
+    folder = data / "goemotions"
+    names = (folder / "labels.txt").read_text(encoding="utf-8").split()
+    rows = []
+    with (folder / f"{split}.tsv").open(encoding="utf-8") as handle:
+        for line in handle:
+            text, ids, _ = line.rstrip("\n").split("\t")
+            rows.append(GoRow(text, tuple(names[int(i)] for i in ids.split(","))))
+    return rows
+
+
+def load_emobank(data: Path, split: str) -> EmoRows:
+    """Given the data folder and 'train' or 'dev', return that split of EmoBank."""
+    with (data / "emobank" / "emobank-train-dev.csv").open(encoding="utf-8", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["split"] == split]
+    return EmoRows(
+        [r["text"] for r in rows],
+        np.array([float(r["V"]) for r in rows]),
+        np.array([float(r["A"]) for r in rows]),
+    )
+
+
+def single_label_gold(rows: Sequence[GoRow]) -> tuple[list[str], list[str]]:
+    """Given GoEmotions rows, return the texts and gold moods of the evaluated rows: exactly one
+    label, and one that maps to a mood."""
+    kept = [(r.text, GOLD_MAP[r.labels[0]]) for r in rows if _single_mapped(r)]
+    return [t for t, _ in kept], [g for _, g in kept]
+
+
+def _single_mapped(row: GoRow) -> bool:
+    return len(row.labels) == 1 and row.labels[0] in GOLD_MAP
+
+
+def f1_per_class(gold: Sequence[str], predicted: Sequence[str]) -> dict[str, float]:
+    """Given gold moods and predicted moods (ours; mapped with PRED_MAP), return F1 per gold
+    class."""
+    pred = [PRED_MAP.get(p, p) for p in predicted]
+    out = {}
+    for c in GOLD_CLASSES:
+        tp = sum(1 for g, p in zip(gold, pred, strict=True) if g == c and p == c)
+        fp = sum(1 for g, p in zip(gold, pred, strict=True) if g != c and p == c)
+        fn = sum(1 for g, p in zip(gold, pred, strict=True) if g == c and p != c)
+        out[c] = 2 * tp / (2 * tp + fp + fn) if tp else 0.0
+    return out
+
+
+def macro_f1(gold: Sequence[str], predicted: Sequence[str]) -> float:
+    """Given gold and predicted moods, return the macro-F1 over GOLD_CLASSES."""
+    return float(np.mean(list(f1_per_class(gold, predicted).values())))
+
+
+def pearson(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float:
+    """Given two equally long sequences, return their Pearson correlation."""
+    return float(np.corrcoef(np.asarray(a, dtype=float), np.asarray(b, dtype=float))[0, 1])
+
+
+def vader_mood(compound: float) -> str:
+    """Given VADER's compound, return the baseline's mood (VADER's +-0.05 thresholds)."""
+    return "happy" if compound >= 0.05 else "frustrated" if compound <= -0.05 else "neutral"
+
+
+@dataclass
+class Figures:
+    f1: dict[str, float]
+    macro_f1: float
+    valence_r: float
+    arousal_r: float
+
+
+def evaluate(model: object, data: Path) -> tuple[Figures, Figures]:
+    """Given a MoodModel and the data folder, return the dev figures of the model and of VADER."""
+    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+
+    from assembler.sentiment import MoodModel
+
+    assert isinstance(model, MoodModel)
+    texts, gold = single_label_gold(load_goemotions(data, "dev"))
+    emo = load_emobank(data, "dev")
+    moods = model.score_many(texts)
+    emo_moods = model.score_many(emo.texts)
+    ours = Figures(
+        f1_per_class(gold, [m.primary for m in moods]),
+        macro_f1(gold, [m.primary for m in moods]),
+        pearson([m.valence for m in emo_moods], emo.valence),
+        pearson([m.arousal for m in emo_moods], emo.arousal),
+    )
+    vader = SentimentIntensityAnalyzer()
+    go_c = [vader.polarity_scores(t)["compound"] for t in texts]
+    emo_c = [vader.polarity_scores(t)["compound"] for t in emo.texts]
+    base = Figures(
+        f1_per_class(gold, [vader_mood(c) for c in go_c]),
+        macro_f1(gold, [vader_mood(c) for c in go_c]),
+        pearson(emo_c, emo.valence),
+        pearson(np.abs(emo_c), emo.arousal),
+    )
+    return ours, base
+
+
+def table(ours: Figures, vader: Figures) -> str:
+    """Given both figures, return the comparison table as text."""
+    lines = [f"{'metric':<34}{'ours':>8}{'VADER':>8}{'target':>8}"]
+    lines.append(
+        f"{'GoEmotions dev macro-F1 (7 moods)':<34}{ours.macro_f1:8.3f}{vader.macro_f1:8.3f}"
+    )
+    lines[-1] += f"{'>=0.50':>8}"
+    for c in GOLD_CLASSES:
+        lines.append(f"{'  F1 ' + c:<34}{ours.f1[c]:8.3f}{vader.f1[c]:8.3f}")
+    lines.append(
+        f"{'EmoBank dev valence r':<34}{ours.valence_r:8.3f}{vader.valence_r:8.3f}{'>=0.60':>8}"
+    )
+    lines.append(
+        f"{'EmoBank dev arousal r':<34}{ours.arousal_r:8.3f}{vader.arousal_r:8.3f}{'>=0.40':>8}"
+    )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="development data folder")
+    args = parser.parse_args(argv)
+    from assembler.sentiment import DEFAULT_MODEL_PATH, load_mood_model
+
+    data: Path = args.data
+    if not (data / "goemotions" / "dev.tsv").is_file():
+        parser.error(f"no GoEmotions data under {data}: pass the data folder with --data PATH")
+    go_rows = load_goemotions(data, "dev")
+    texts, _ = single_label_gold(go_rows)
+    emo = load_emobank(data, "dev")
+    print(f"data: {data}")
+    print(
+        f"  {data / 'goemotions' / 'dev.tsv'}: {len(go_rows)} rows, {len(texts)} single-label "
+        "rows with a mapped label (evaluated)"
+    )
+    print(f"  {data / 'emobank' / 'emobank-train-dev.csv'}: {len(emo.texts)} rows with split=dev")
+    print(f"model: {DEFAULT_MODEL_PATH}")
+    print("VADER baseline: mood = happy if compound >= 0.05, frustrated if <= -0.05, else")
+    print("  neutral; valence = compound; arousal = |compound|")
+    started = time.perf_counter()
+    ours, vader = evaluate(load_mood_model(), data)
+    print()
+    print(table(ours, vader))
+    print(f"\n({time.perf_counter() - started:.1f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

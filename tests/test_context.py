@@ -1,0 +1,162 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from assembler.context import (
+    active_context,
+    daily_context,
+    extract_topics,
+    format_duration,
+    time_context,
+)
+from assembler.transcripts import Message
+
+NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
+SYDNEY = ZoneInfo("Australia/Sydney")
+
+
+def msg(text: str, minutes_ago: float, role: str = "user", cwd: str | None = None) -> Message:
+    return Message(
+        role=role,  # type: ignore[arg-type]
+        text=text,
+        timestamp=NOW - timedelta(minutes=minutes_ago),
+        source="t.jsonl",
+        session_id="s1",
+        cwd=cwd,
+    )
+
+
+def test_topics_favour_recurring_phrases_over_stopwords() -> None:
+    topics = extract_topics(
+        [
+            "the helm deploy of the api keeps failing",
+            "why is the helm deploy failing again?",
+            "and what about lunch",
+        ]
+    )
+    assert topics[0].phrase == "helm deploy"
+    assert all(t.phrase.lower() not in ("the", "what", "about") for t in topics)
+
+
+def test_code_blocks_do_not_become_topics() -> None:
+    topics = extract_topics(["look at this ```kubectl get pods --namespace prod``` postgres lock"])
+    assert "kubectl" not in " ".join(t.phrase for t in topics)
+    assert topics[0].phrase == "postgres lock"
+
+
+def test_active_context_names_topics_project_and_last_topic() -> None:
+    messages = [
+        msg("the helm deploy keeps failing with ImagePullBackOff", 50, cwd="/home/ray/src/api"),
+        msg("checking the image tag in the helm chart", 49, "assistant"),
+        msg("helm deploy still failing", 30),
+        msg("ok now the postgres migration lock is stuck", 2),
+    ]
+    active = active_context(messages, [], now=NOW, half_life=timedelta(minutes=20))
+    assert active.working_on is not None
+    assert "helm deploy" in active.working_on
+    assert active.working_on.endswith("(in api)")
+    assert active.last_topic is not None and "postgres migration lock" in active.last_topic
+    assert (active.messages_read, active.human_messages, active.sessions) == (4, 3, 1)
+    assert active.last_message_at == NOW - timedelta(minutes=2)
+
+
+def test_the_goal_of_a_compaction_summary_becomes_what_we_are_working_on() -> None:
+    summary = "## Goal\nGet the api deploy green\n\n## Progress\n- found the bad tag"
+    active = active_context([msg("hm", 1)], [summary], now=NOW, half_life=timedelta(minutes=20))
+    assert active.working_on == "Get the api deploy green"
+
+
+def test_session_gap_is_the_pause_before_the_current_stretch() -> None:
+    messages = [msg("a", 300), msg("b", 290), msg("c", 20), msg("d", 5)]
+    active = active_context(messages, [], now=NOW, half_life=timedelta(minutes=20))
+    assert active.session_gap == timedelta(minutes=270)
+    assert active.gap_note.startswith("medium")
+    continuous = active_context(messages[2:], [], now=NOW, half_life=timedelta(minutes=20))
+    assert continuous.session_gap is None
+    idle = active_context([msg("a", 60 * 30)], [], now=NOW, half_life=timedelta(minutes=20))
+    assert idle.session_gap == timedelta(hours=30)
+    assert idle.gap_note.startswith("long")
+
+
+def test_no_messages_gives_an_empty_context() -> None:
+    active = active_context([], [], now=NOW, half_life=timedelta(minutes=20))
+    assert active.working_on is None and active.last_topic is None
+    assert active.gap_note == "no messages in the window"
+
+
+def test_daily_context_reads_only_the_tail_of_todays_note(tmp_path: Path) -> None:
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    lines = [f"- {h:02d}:00 entry number {h}" for h in range(24)]
+    (folder / "2026-03-02.md").write_text("# 2026-03-02\n" + "\n".join(lines) + "\n")
+    (folder / "2026-03-01.md").write_text("- yesterday\n")
+    daily = daily_context(tmp_path, "memory", NOW, tail_bytes=100)
+    assert daily.truncated
+    assert daily.lines[-1] == "- 23:00 entry number 23"
+    assert all(line.startswith("- ") and "entry number" in line for line in daily.lines)
+    assert sum(len(line) + 1 for line in daily.lines) <= 100
+
+
+def test_daily_context_of_a_day_without_a_note_is_empty(tmp_path: Path) -> None:
+    daily = daily_context(tmp_path, "memory", NOW, tail_bytes=100)
+    assert daily.lines == [] and not daily.truncated
+
+
+@pytest.mark.parametrize(
+    ("utc_hour", "part", "late"),
+    [
+        (12, "late night", True),
+        (20, "morning", False),
+        (2, "afternoon", False),
+        (8, "evening", False),
+        (23, "late morning", False),
+    ],
+)
+def test_time_context_in_the_configured_zone(utc_hour: int, part: str, late: bool) -> None:
+    # Sydney is UTC+11 in March: 12:00 UTC is 23:00 there.
+    now = datetime(2026, 3, 2, utc_hour, 0, tzinfo=UTC)
+    times = time_context(now, SYDNEY, late_night_start=23, late_night_end=7, morning_end=10)
+    assert times.part_of_day == part
+    assert times.late_night is late
+    assert times.local.utcoffset() == timedelta(hours=11)
+    if late:
+        assert "deferr" in times.note
+
+
+def test_late_night_window_that_does_not_wrap_midnight() -> None:
+    times = time_context(NOW, UTC, late_night_start=1, late_night_end=5, morning_end=10)
+    assert not times.late_night
+    early = time_context(
+        NOW.replace(hour=3), UTC, late_night_start=1, late_night_end=5, morning_end=10
+    )
+    assert early.late_night
+
+
+@pytest.mark.parametrize(
+    ("delta", "text"),
+    [
+        (timedelta(minutes=5), "5m"),
+        (timedelta(hours=2), "2h"),
+        (timedelta(minutes=130), "2h 10m"),
+        (timedelta(days=3, hours=4), "3d 4h"),
+        (timedelta(days=2), "2d"),
+    ],
+)
+def test_durations_are_formatted_compactly(delta: timedelta, text: str) -> None:
+    assert format_duration(delta) == text
+
+
+def test_the_agents_own_workspace_is_not_named_as_the_project() -> None:
+    messages = [
+        msg("deploy the api", 3, cwd="/home/ray/.openclaw/workspace"),
+        msg("deploy the api now", 2, cwd="/home/ray/.openclaw/workspace"),
+        msg("fix the api chart", 1, cwd="/srv/agent"),
+    ]
+    active = active_context(
+        messages, [], now=NOW, half_life=timedelta(minutes=20), workspace=Path("/srv/agent")
+    )
+    assert active.working_on is not None and "(in " not in active.working_on

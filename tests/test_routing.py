@@ -1,0 +1,357 @@
+"""Tests for assembler/routing.py: sensitivity findings, complexity, tiers, and no leaks."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import string
+import time
+
+import pytest
+
+from assembler.errors import ConfigError
+from assembler.routing import DEFAULT_TIERS, Finding, RoutingHint, route, scan
+
+# Fake secrets are assembled at run time so that no scanner mistakes this file for a leak.
+_rng = random.Random(7)
+
+
+def _random(n: int, alphabet: str = string.ascii_letters + string.digits) -> str:
+    while True:
+        value = "".join(_rng.choice(alphabet) for _ in range(n))
+        if any(c.isdigit() for c in value) and any(c.isupper() for c in value):
+            return value
+
+
+AWS_KEY = "AKIA" + "Q3EGRT5XK2MZ7WPL"
+GITHUB_TOKEN = "gh" + "p_" + _random(36)
+OPENAI_KEY = "sk-" + "proj-" + _random(40)
+ANTHROPIC_KEY = "sk-" + "ant-api03-" + _random(48)
+SLACK_TOKEN = "xo" + "xb-" + "2731984650-5839201746-" + _random(24)
+JWT = "eyJ" + "hbGciOiJIUzI1NiJ9" + "." + "eyJ" + "zdWIiOiJyYXkifQ" + "." + _random(43)
+GENERIC_TOKEN = _random(40)
+DB_PASSWORD = "Tr0ub4dor-" + _random(6)
+PRIVATE_KEY_BODY = _random(64)
+PRIVATE_KEY = (
+    "-----BEGIN OPENSSH " + "PRIVATE KEY-----\n"
+    f"{PRIVATE_KEY_BODY}\n{_random(64)}\n"
+    "-----END OPENSSH " + "PRIVATE KEY-----"
+)
+
+SECRET_CASES = [
+    (f"the key is {AWS_KEY}, don't lose it", AWS_KEY, "AWS access key"),
+    (f"export GITHUB_TOKEN={GITHUB_TOKEN}", GITHUB_TOKEN, "GitHub token"),
+    (f"OPENAI_API_KEY={OPENAI_KEY}", OPENAI_KEY, "OpenAI/Anthropic API key"),
+    (f"use {ANTHROPIC_KEY} for the eval run", ANTHROPIC_KEY, "OpenAI/Anthropic API key"),
+    (f"slack bot token: {SLACK_TOKEN}", SLACK_TOKEN, "Slack token"),
+    (f"curl -H 'Cookie: session={JWT}' ...", JWT, "JWT"),
+    (f"here's the deploy key\n{PRIVATE_KEY}", PRIVATE_KEY_BODY, "private key block"),
+    (f"db password = {DB_PASSWORD}", DB_PASSWORD, "password assignment"),
+    (f"DATABASE_URL=postgres://api:{DB_PASSWORD}@pg-prod-1/api", DB_PASSWORD, "password in URL"),
+    (f"Authorization: Bearer {GENERIC_TOKEN}", GENERIC_TOKEN, "bearer token"),
+    (f"webhook signing value: {GENERIC_TOKEN}", GENERIC_TOKEN, "generic high-entropy token"),
+]  # fmt: skip
+
+
+def _dump(hint: RoutingHint) -> str:
+    return repr(dataclasses.asdict(hint))
+
+
+def _leaks(secret: str, hint: RoutingHint, window: int = 8) -> list[str]:
+    dump = _dump(hint)
+    return [
+        secret[i : i + window]
+        for i in range(len(secret) - window + 1)
+        if secret[i : i + window] in dump
+    ]
+
+
+# --- sensitivity ---------------------------------------------------------------------------
+
+
+def test_plain_technical_conversation_is_low_sensitivity_with_no_findings() -> None:
+    hint = route(["why is the api pod restarting?", "It runs out of memory; raise the limit."])
+    assert hint.sensitivity == "low"
+    assert hint.findings == []
+    assert hint.sensitivity_reason == "no secrets or PII detected"
+
+
+@pytest.mark.parametrize(("text", "secret", "label"), SECRET_CASES)
+def test_each_kind_of_secret_is_found_under_its_label(text: str, secret: str, label: str) -> None:
+    hint = route([text])
+    assert [f.label for f in hint.findings] == [label]
+    assert hint.findings[0].kind == "secret"
+    assert hint.sensitivity == "high"
+
+
+@pytest.mark.parametrize(("text", "secret", "label"), SECRET_CASES)
+def test_the_secret_value_appears_nowhere_in_the_hint_not_even_in_explain(
+    text: str, secret: str, label: str
+) -> None:
+    hint = route(["can you check this?", text, "thanks"])
+    assert hint.findings, "the secret must be found for this test to mean anything"
+    assert secret not in _dump(hint)
+    assert _leaks(secret, hint) == []
+    assert all(secret[:8] not in line for line in hint.explain)
+
+
+def test_a_secret_sends_the_tier_to_local_only_whatever_the_complexity() -> None:
+    hint = route([f"let's redesign the architecture; staging key is {AWS_KEY}"])
+    assert hint.complexity == "high"
+    assert hint.tier == DEFAULT_TIERS["high-sensitivity"] == "local-only"
+    assert any("overrides complexity high" in line for line in hint.explain)
+
+
+def test_reason_names_the_kinds_and_how_many_of_each() -> None:
+    hint = route(
+        [
+            f"prod key {AWS_KEY}",
+            "mail ray.castellano@bramblecart.com.au and priya.n@gmail.com about it",
+        ]
+    )
+    assert hint.sensitivity_reason == "secret: 1 AWS access key; PII: 2 email addresses"
+    assert hint.findings == [
+        Finding("secret", "AWS access key", 1),
+        Finding("pii", "email address", 2),
+    ]
+
+
+def test_personal_data_without_secrets_is_medium_and_the_tier_follows_complexity() -> None:
+    hint = route(["the customer's number is +61 412 345 678, can you fix the export bug?"])
+    assert hint.sensitivity == "medium"
+    assert hint.sensitivity_reason == "PII: 1 phone number"
+    assert hint.complexity == "medium"
+    assert hint.tier == "standard"
+
+
+def test_the_same_value_seen_in_several_messages_counts_once() -> None:
+    hint = route([f"key {AWS_KEY}", f"yes that one: {AWS_KEY}", "and ray@bramblecart.com.au twice"])
+    assert Finding("secret", "AWS access key", 1) in hint.findings
+    assert any("message(s) 1, 2 of 3" in line for line in hint.explain)
+
+
+def test_card_numbers_are_only_reported_when_the_luhn_check_passes() -> None:
+    assert scan(["card 4111 1111 1111 1111 on file"]) == [Finding("pii", "credit card number", 1)]
+    assert scan(["card 4111 1111 1111 1112 on file"]) == []
+    assert scan(["amex 3782 822463 10005"]) == [Finding("pii", "credit card number", 1)]
+
+
+def test_ibans_are_only_reported_when_the_checksum_and_length_match() -> None:
+    found = scan(["pay GB82 WEST 1234 5698 7654 32 or DE89370400440532013000"])
+    assert found == [Finding("pii", "IBAN", 2)]
+    assert scan(["pay GB83 WEST 1234 5698 7654 32"]) == []
+
+
+def test_ssns_and_phone_numbers_in_common_formats_are_pii() -> None:
+    found = scan(["ssn 078-05-1120, call (555) 123-4567 or 0412 345 678 or +44 20 7946 0958"])
+    assert found == [Finding("pii", "US SSN", 1), Finding("pii", "phone number", 3)]
+
+
+def test_placeholders_and_references_are_not_password_assignments() -> None:
+    texts = [
+        "password: ${DB_PASSWORD}",
+        'password = os.environ["DB_PASSWORD"]',
+        "password: {{ .Values.db.password }}",
+        "PGPASSWORD=******** psql service=pg-prod",
+        "token = tokenizer.encode(text)",
+        "api_key: <your-api-key>",
+        "max_tokens=4096, password: str",
+        "secret_key = settings.SECRET_KEY",
+        "access_token = refresh_access_token",
+    ]
+    assert scan(texts) == []
+
+
+TECHNICAL_TEXTS = [
+    "merged 4f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39 into main (sha-4f2a9c1)",
+    "session 5b0c7e2a-9f4d-4d1e-8a33-6c2f1e7d9a40 and request 0d9e4c1b-7a52-4f3e-b6a8-2e5c9d1f8b37",
+    "image registry.bramblecart.internal/api@sha256:"
+    "9b1e07d4c3a2f1e0d9c8b7a6f5e4d3c2b1a09f8e7d6c5b4a3f2e1d0c9b8a7f6e",
+    "api-7d9f8b6c4-x2x9k   0/1   CrashLoopBackOff   5 (71s ago)   5m13s",
+    "upgrade from 1.14.2 to 1.14.3 (chart api-1.14.3, app v2.0.76, k8s 1.30.4)",
+    "2026-03-02T08:41:05.114Z and Mon Mar  2 21:44:09 2026 and 2026-03-02 14:02:11.482+11",
+    "message.timestamp 1772441868836 is Unix milliseconds; pid 48211 and 61877",
+    "pg-prod-1 is 10.0.3.17:5432, the lab is 192.168.1.20 and 172.16.4.2, pods in 10.42.0.0/16",
+    "git clone git@github.com:bramblecart/api.git; ssh ray@pg-prod-1.internal; "
+    "docs say user@example.com",
+    "cat /home/ray/src/api/charts/api/templates/cronjob-cleanup.yaml",
+    "TestOrderExportHandlesTimezoneOffsets2 and test_append_over_budget_is_rejected_and_kept",
+    "secretKeyRef:\n  name: api-db-credentials\n  key: url",
+    "/dev/sdb1       1.8T  1.6T  166G  91% /srv",
+    "call toolu_01A2b3C4d5E6f7G8h9I0j1K2 returned; msg_01XyZabc and req_011CabcdEFGH",
+    "order #1004 total 129.95 for 3 items, ids 100234, 100235, 100236",
+]
+
+
+@pytest.mark.parametrize("text", TECHNICAL_TEXTS)
+def test_ordinary_technical_text_has_no_findings(text: str) -> None:
+    assert scan([text]) == []
+
+
+NEAR_MISSES = [
+    "login failed, token: expired",
+    "Password: incorrect (attempt 3 of 5)",
+    "pip install sk-learn-compatible-pipeline-wrapper",
+    "xoxo-gossip-girl-fans-forever",
+    "DATABASE_URL=postgres://api:****@pg-prod-1/api",
+    "see https://grafana.bramblecart.internal:3000/d/api-latency?orgId=1&from=now-6h",
+]
+
+
+@pytest.mark.parametrize("text", NEAR_MISSES)
+def test_text_that_merely_resembles_a_secret_has_no_findings(text: str) -> None:
+    assert scan([text]) == []
+
+
+def test_a_random_value_assigned_to_any_name_is_a_generic_token() -> None:
+    assert scan([f"SIGNING_SECRET={GENERIC_TOKEN}"]) == [
+        Finding("secret", "generic high-entropy token", 1)
+    ]
+
+
+@pytest.mark.parametrize(
+    "unit", ["a%", "x@a.", "a.", "1 ", "+1 ", "ab://", "-----BEGIN RSA PRIVATE KEY-----"]
+)
+def test_pathological_input_is_scanned_in_linear_time(unit: str) -> None:
+    text = unit * (200_000 // len(unit))
+    started = time.perf_counter()
+    scan([text])
+    # A quadratic pattern takes tens of seconds here; linear ones take a fraction of one.
+    assert time.perf_counter() - started < 3.0
+
+
+def test_secrets_come_before_personal_data_in_the_findings() -> None:
+    found = scan(["ray@bramblecart.com.au", f"key {AWS_KEY}"])
+    assert [f.kind for f in found] == ["secret", "pii"]
+
+
+# --- extra patterns ------------------------------------------------------------------------
+
+
+def test_an_extra_secret_pattern_counts_as_a_secret_under_a_numbered_label() -> None:
+    hint = route(
+        ["the vault token is hvs.CAESIJ1x2y3z"], extra_secret_patterns=[r"hvs\.[A-Za-z0-9]{10,}"]
+    )
+    assert hint.findings == [Finding("secret", "custom secret pattern #1", 1)]
+    assert hint.tier == "local-only"
+    assert "hvs.CAESIJ" not in _dump(hint)
+
+
+def test_an_invalid_extra_pattern_raises_config_error_naming_pattern_and_regex_error() -> None:
+    with pytest.raises(ConfigError) as caught:
+        route(["anything"], extra_secret_patterns=[r"ok-[a-z]+", r"(unclosed"])
+    message = str(caught.value)
+    assert "'(unclosed'" in message
+    assert "missing )" in message
+    assert "routing.extra_secret_patterns" in message
+
+
+def test_an_extra_pattern_that_matches_the_empty_string_is_rejected() -> None:
+    with pytest.raises(ConfigError, match="matches the empty string"):
+        route(["anything"], extra_secret_patterns=["x*"])
+
+
+# --- complexity ----------------------------------------------------------------------------
+
+
+def test_architecture_and_refactor_talk_is_high_complexity_on_the_advanced_tier() -> None:
+    hint = route(["should we refactor the billing module?", "Let's sketch the architecture first."])
+    assert hint.complexity == "high"
+    assert hint.tier == "advanced"
+    assert hint.complexity_reason.startswith("design/architecture: ")
+    assert "refactor ×1" in hint.complexity_reason
+
+
+def test_debugging_and_deploy_talk_is_medium_complexity_on_the_standard_tier() -> None:
+    hint = route(["the deploy is failing again", "Which error do you see in the logs?"])
+    assert hint.complexity == "medium"
+    assert hint.tier == "standard"
+    assert hint.complexity_reason.startswith("debugging/ops: ")
+
+
+def test_greetings_and_short_questions_are_low_complexity_on_the_fast_tier() -> None:
+    hint = route(["hey", "Hi Ray!", "what's the time in London?"])
+    assert hint.complexity == "low"
+    assert hint.tier == "fast"
+    assert "short question ×1" in hint.complexity_reason
+
+
+def test_no_task_signals_at_all_is_low_complexity() -> None:
+    hint = route(["the weather is grey today"])
+    assert (hint.complexity, hint.complexity_reason) == ("low", "no task signals")
+
+
+def test_an_empty_window_is_low_everything() -> None:
+    hint = route([])
+    assert (hint.sensitivity, hint.complexity, hint.tier) == ("low", "low", "fast")
+
+
+def test_the_newest_messages_weigh_more_than_older_ones() -> None:
+    design = "let's redesign the data model"
+    debug = ["the deploy failed", "fix the error in the job", "still failing"]
+    assert route([design, *debug]).complexity == "medium"
+    assert route([*debug, design]).complexity == "high"
+
+
+def test_greeting_words_inside_a_long_message_are_not_small_talk() -> None:
+    long_message = "ok so " + "the scheduler runs every ten minutes and reads the queue " * 4
+    assert len(long_message) > 120
+    assert route([long_message]).complexity_reason == "no task signals"
+
+
+def test_stems_match_inflections_but_short_words_match_whole_words_only() -> None:
+    assert route(["it deployed, then crashed"]).complexity == "medium"
+    assert route(["check the history of this"]).complexity_reason == "no task signals"
+
+
+def test_many_code_blocks_push_complexity_up_one_level() -> None:
+    block = "```\nkubectl get pods\n```"
+    hint = route([f"the deploy failed {block}", block, block])
+    assert hint.complexity == "high"
+    assert "pushed up by 3 code blocks" in hint.complexity_reason
+    assert any("medium -> high" in line for line in hint.explain)
+
+
+def test_a_very_long_message_pushes_complexity_up_one_level() -> None:
+    hint = route(["hello", "x " * 1500])
+    assert hint.complexity == "medium"
+    assert "long messages" in hint.complexity_reason
+
+
+def test_custom_keywords_replace_the_defaults_of_that_level_only() -> None:
+    keywords = {"high": ["capacity plan*"]}
+    assert route(["a capacity planning review"], complexity_keywords=keywords).complexity == "high"
+    assert (
+        route(["refactor it"], complexity_keywords=keywords).complexity_reason == "no task signals"
+    )
+    assert route(["fix it"], complexity_keywords=keywords).complexity == "medium"
+
+
+@pytest.mark.parametrize(
+    ("keywords", "message"),
+    [
+        ({"urgent": ["now"]}, "routing.complexity_keywords.urgent"),
+        ({"high": "design"}, "expected a list of words"),
+        ({"low": ["*"]}, "empty keyword"),
+    ],
+)
+def test_bad_complexity_keywords_raise_config_error(
+    keywords: dict[str, list[str] | str], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        route(["hi"], complexity_keywords=keywords)
+
+
+# --- tiers ---------------------------------------------------------------------------------
+
+
+def test_custom_tiers_override_the_defaults_key_by_key() -> None:
+    tiers = {"medium": "claude-sonnet", "high-sensitivity": "ollama/qwen"}
+    assert route(["fix the failing deploy"], tiers=tiers).tier == "claude-sonnet"
+    assert route(["hello"], tiers=tiers).tier == "fast"
+    assert route([f"key {AWS_KEY}"], tiers=tiers).tier == "ollama/qwen"
+
+
+def test_an_unknown_tier_key_raises_config_error_naming_it() -> None:
+    with pytest.raises(ConfigError, match=r"routing\.tiers\.urgent"):
+        route(["hi"], tiers={"urgent": "fast"})

@@ -1,0 +1,467 @@
+"""Tests of assembler/sentiment.py: per-message moods, the rule layer, the window, the weights file.
+
+The per-message tests use the bundled model (it loads in well under a second); the window tests
+use `FixedModel`, a fake with hand-set moods, so they test the window and not the model.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+
+from assembler.errors import ModelError
+from assembler.sentiment import (
+    DEFAULT_MODEL_PATH,
+    FRUSTRATED_PATTERNS,
+    MOODS,
+    TIRED_PATTERNS,
+    URGENT_PATTERNS,
+    MessageMood,
+    MoodModel,
+    analyze,
+    char_wb_ngrams,
+    load_mood_model,
+    rule_hits,
+    word_ngrams,
+)
+from assembler.transcripts import Message
+
+REPO = Path(__file__).resolve().parent.parent
+NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture(scope="module")
+def model() -> MoodModel:
+    return load_mood_model()
+
+
+# --- per message ----------------------------------------------------------------------------------
+
+
+def test_every_message_gets_a_score_for_every_mood_and_values_in_range(model: MoodModel) -> None:
+    texts = ["This is broken again!!!", "thanks", "how does this work?", "ok", "x" * 9000]
+    for mood in model.score_many(texts):
+        assert list(mood.scores) == list(MOODS)
+        assert all(0.0 <= s <= 1.0 for s in mood.scores.values())
+        assert sum(mood.scores.values()) == pytest.approx(1.0, abs=1e-5)
+        assert -1.0 <= mood.valence <= 1.0
+        assert 0.0 <= mood.arousal <= 1.0
+        assert -1.0 <= mood.compound <= 1.0
+        assert mood.primary in MOODS
+        assert mood.primary_score == max(mood.scores.values())
+        assert mood.secondary != mood.primary
+
+
+def test_compound_is_vaders_own_score_of_the_raw_text(model: MoodModel) -> None:
+    vader = SentimentIntensityAnalyzer()
+    texts = ["GREAT!!!", "great", "this is NOT good :(", "Meh.  Whatever..."]
+    moods = model.score_many(texts)
+    for text, mood in zip(texts, moods, strict=True):
+        assert mood.compound == vader.polarity_scores(text)["compound"]
+    # case and punctuation reach VADER: they raise the intensity
+    assert moods[0].compound > moods[1].compound
+
+
+def test_score_many_gives_the_same_moods_as_scoring_one_by_one(model: MoodModel) -> None:
+    texts = [
+        f"message {i}: {'this fails again' if i % 2 else 'thanks, works now'}" for i in range(7)
+    ]
+    texts += ["", "   ", "I'm exhausted", "need this fixed asap"]
+    many = model.score_many(texts)
+    for text, mood in zip(texts, many, strict=True):
+        one = model.score(text)
+        assert one.primary == mood.primary
+        assert one.scores == pytest.approx(mood.scores, abs=1e-6)
+        assert one.valence == pytest.approx(mood.valence, abs=1e-6)
+
+
+def test_score_many_of_no_texts_is_an_empty_list(model: MoodModel) -> None:
+    assert model.score_many([]) == []
+
+
+def test_clearly_frustrated_text_reads_frustrated_with_negative_valence(model: MoodModel) -> None:
+    mood = model.score("This is so annoying, the build fails AGAIN and nothing works. Ugh!!!")
+    assert mood.primary == "frustrated"
+    assert mood.valence < -0.2
+    assert mood.arousal > 0.5
+
+
+def test_thanks_reads_grateful_or_happy_with_positive_valence(model: MoodModel) -> None:
+    mood = model.score("thank you so much!")
+    assert mood.primary in ("grateful", "happy")
+    assert mood.scores["grateful"] + mood.scores["happy"] > 0.7
+    assert mood.valence > 0.2
+
+
+def test_a_question_about_how_something_works_reads_curious_or_confused(
+    model: MoodModel,
+) -> None:
+    assert model.score("How does the cache invalidation work here?").primary == "curious"
+    assert model.score("I don't understand, what does this error even mean?").primary == "confused"
+
+
+def test_fear_reads_anxious_and_sorrow_reads_sad(model: MoodModel) -> None:
+    assert model.score("I'm really worried the migration will lose our data").primary == "anxious"
+    assert model.score("I'm so sad we have to drop this feature").primary == "sad"
+
+
+def test_blank_text_is_neutral_with_zero_valence(model: MoodModel) -> None:
+    mood = model.score("  \n ")
+    assert mood.primary == "neutral"
+    assert mood.primary_score == 1.0
+    assert mood.valence == 0.0
+
+
+# --- rule layer: urgent and tired -----------------------------------------------------------------
+
+URGENT_EXAMPLES = (
+    "deploy it asap",
+    "this is URGENT",
+    "fix it right now!",
+    "we need this done today",
+    "please revert that commit immediately",
+    "the deadline is Friday",
+    "this is an emergency",
+    "prod is down",
+    "there is an outage in eu-west",
+    "hurry please",
+    "I need the report by EOD",
+    "it is time-sensitive",
+    "critical bug in the login",
+    "that's a release blocker",
+    "this is a sev1",
+    "we have no time left",
+)
+TIRED_EXAMPLES = (
+    "I'm so tired",
+    "completely exhausted",
+    "long day, sorry",
+    "I can't think straight anymore",
+    "I need sleep",
+    "getting sleepy",
+    "I'm burnt out",
+    "honestly I'm fried",
+    "feeling drained",
+    "had no sleep last night",
+    "my brain is fried",
+    "barely awake here",
+    "can't keep my eyes open",
+    "was up all night",
+    "pulled an all-nighter",
+    "*yawn*",
+    "zzzz",
+)
+FRUSTRATED_EXAMPLES = (
+    "why is this STILL broken?!",
+    "the build is failing again",
+    "ffs. ok, use the sha tag",
+    "for god's sake, not again",
+    "seriously? fine.",
+    "are you kidding me",
+    "this is the third time today",
+)
+
+
+@pytest.mark.parametrize(
+    ("mood", "patterns", "examples"),
+    [
+        ("urgent", URGENT_PATTERNS, URGENT_EXAMPLES),
+        ("tired", TIRED_PATTERNS, TIRED_EXAMPLES),
+        ("frustrated", FRUSTRATED_PATTERNS, FRUSTRATED_EXAMPLES),
+    ],
+)
+def test_every_rule_pattern_has_an_example_that_it_matches(
+    mood: str, patterns: Sequence[re.Pattern[str]], examples: Sequence[str]
+) -> None:
+    assert len(examples) == len(patterns)
+    for pattern, example in zip(patterns, examples, strict=True):
+        assert pattern.search(example), (pattern.pattern, example)
+        # and the cheap keyword screen in front of the regexes lets it through
+        assert rule_hits(example)[mood] >= 1, example
+
+
+def test_urgent_words_make_urgent_the_primary_mood_and_raise_arousal(model: MoodModel) -> None:
+    plain, urgent = model.score_many(["fix the login page", "prod is down, fix the login ASAP!"])
+    assert urgent.primary == "urgent"
+    assert urgent.scores["urgent"] >= 0.6
+    assert urgent.arousal > plain.arousal
+    assert plain.scores["urgent"] == 0.0
+
+
+def test_fatigue_words_make_tired_the_primary_mood_and_lower_arousal(model: MoodModel) -> None:
+    mood = model.score("long day, I'm exhausted and can't think straight")
+    assert mood.primary == "tired"
+    assert mood.scores["tired"] >= 0.75
+    assert mood.arousal < 0.4
+
+
+def test_being_tired_of_something_is_frustration_not_fatigue(model: MoodModel) -> None:
+    assert rule_hits("I'm sick and tired of this flaky test")["tired"] == 0
+    assert rule_hits("so tired of these errors")["tired"] == 0
+    assert model.score("I'm so tired of this flaky test").scores["tired"] == 0.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm in a meeting right now",
+        "I can't think of a better name",
+        "It'll be done in no time",
+        "this is not urgent",
+        "anything else urgent or can it wait?",
+        "is it urgent?",
+        "it works again",
+    ],
+)
+def test_phrases_that_only_look_like_a_rule_are_not_hits(text: str) -> None:
+    assert not any(rule_hits(text).values())
+
+
+def test_a_failure_that_persists_reads_frustrated_not_curious(model: MoodModel) -> None:
+    mood = model.score("WHY is this STILL broken?!")
+    assert mood.primary == "frustrated"
+    assert mood.valence < -0.3
+
+
+# --- features reproduce scikit-learn's analyzers --------------------------------------------------
+
+
+def test_ngrams_are_the_ones_scikit_learn_builds() -> None:
+    text_mod = pytest.importorskip("sklearn.feature_extraction.text")
+    texts = ["Hello,   WORLD!! a b", "don't stop-me now", "x", "émoji 👍 ok\ttabs\nnewline", ""]
+    words = text_mod.TfidfVectorizer(ngram_range=(1, 2)).build_analyzer()
+    chars = text_mod.TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5)).build_analyzer()
+    for text in texts:
+        assert sorted(word_ngrams(text.lower(), 2)) == sorted(words(text))
+        assert sorted(char_wb_ngrams(text.lower(), 2, 5)) == sorted(chars(text))
+
+
+# --- the weights file -----------------------------------------------------------------------------
+
+
+def test_the_bundled_model_is_small_and_loaded_once_per_process() -> None:
+    assert DEFAULT_MODEL_PATH.stat().st_size < 3_000_000
+    assert load_mood_model() is load_mood_model()
+
+
+def test_loading_the_model_imports_neither_torch_nor_scikit_learn() -> None:
+    code = (
+        "import sys, assembler.sentiment as s; m = s.load_mood_model(); m.score('hi there!'); "
+        "heavy = [n for n in ('torch', 'sentence_transformers', 'sklearn', 'scipy') "
+        "if n in sys.modules]; print(heavy)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+def test_missing_weights_raise_a_model_error_naming_the_file(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere.npz"
+    with pytest.raises(ModelError, match=r"nowhere\.npz"):
+        load_mood_model(missing)
+
+
+def test_corrupt_weights_raise_a_model_error(tmp_path: Path) -> None:
+    corrupt = tmp_path / "mood_model.npz"
+    corrupt.write_bytes(DEFAULT_MODEL_PATH.read_bytes()[:5000])
+    with pytest.raises(ModelError, match="corrupt"):
+        load_mood_model(corrupt)
+
+
+def test_weights_of_the_wrong_shape_raise_a_model_error(tmp_path: Path) -> None:
+    with np.load(DEFAULT_MODEL_PATH) as data:
+        arrays = {name: data[name] for name in data.files}
+    arrays["bias"] = arrays["bias"][:-1]
+    broken = tmp_path / "mood_model.npz"
+    np.savez_compressed(broken, **arrays)
+    with pytest.raises(ModelError, match="bias shape"):
+        load_mood_model(broken)
+
+
+# --- the window -----------------------------------------------------------------------------------
+
+
+class FixedModel(MoodModel):
+    """A fake model: each text's mood is given as 'mood:valence' at the start of the text."""
+
+    def __init__(self) -> None:  # no weights needed
+        pass
+
+    def score_many(self, texts: Sequence[str]) -> list[MessageMood]:
+        out = []
+        for text in texts:
+            mood, valence = text.split()[0].split(":")
+            other = "neutral" if mood != "neutral" else "happy"
+            scores = dict.fromkeys(MOODS, 0.0)
+            scores[mood], scores[other] = 0.8, 0.2
+            out.append(
+                MessageMood(
+                    valence=float(valence),
+                    arousal=0.8 if mood == "frustrated" else 0.3,
+                    scores=scores,
+                    compound=float(valence),
+                    primary=mood,
+                    primary_score=0.8,
+                    secondary=other,
+                    secondary_score=0.2,
+                )
+            )
+        return out
+
+
+def user(text: str, minutes_ago: float | None, speaker: str | None = None) -> Message:
+    stamp = None if minutes_ago is None else NOW - timedelta(minutes=minutes_ago)
+    return Message("user", text, stamp, "test.jsonl", speaker=speaker)
+
+
+def test_a_recent_calm_message_outweighs_an_old_angry_one_with_a_short_half_life() -> None:
+    window = [user("frustrated:-0.8 this is broken", 60), user("neutral:0.1 ok, it works", 1)]
+    report = analyze(window, now=NOW, half_life=timedelta(minutes=10), model=FixedModel())
+    assert report.combined.primary == "neutral"
+    assert report.combined.valence > 0.0
+
+
+def test_an_old_angry_message_still_dominates_with_a_long_half_life() -> None:
+    window = [
+        user("frustrated:-0.8 this is broken", 60),
+        user("frustrated:-0.7 still broken", 50),
+        user("neutral:0.1 ok, it works", 1),
+    ]
+    short = analyze(window, now=NOW, half_life=timedelta(minutes=10), model=FixedModel())
+    long = analyze(window, now=NOW, half_life=timedelta(days=1), model=FixedModel())
+    assert short.combined.primary == "neutral"
+    assert long.combined.primary == "frustrated"
+    assert long.combined.valence < -0.3
+
+
+def test_only_human_messages_count() -> None:
+    window = [
+        Message("assistant", "frustrated:-0.9 sorry, failed", NOW, "t"),
+        user("happy:0.6 great", 1),
+    ]
+    report = analyze(window, now=NOW, half_life=timedelta(minutes=20), model=FixedModel())
+    assert report.combined.messages == 1
+    assert report.combined.primary == "happy"
+
+
+def test_an_empty_window_is_neutral_with_zero_confidence() -> None:
+    only_assistant = [Message("assistant", "frustrated:-0.9 hi", NOW, "t"), user("   ", 1)]
+    for window in ([], only_assistant):
+        report = analyze(window, now=NOW, half_life=timedelta(minutes=20), model=FixedModel())
+        state = report.combined
+        assert (state.primary, state.confidence, state.messages) == ("neutral", 0.0, 0)
+        assert state.trajectory == "no human messages in the window"
+        assert state.points == []
+        assert report.speakers == {}
+
+
+def test_two_speakers_get_one_state_each_next_to_the_combined_one() -> None:
+    window = [
+        user("frustrated:-0.8 this is broken", 5, speaker="ana"),
+        user("happy:0.7 works for me", 4, speaker="ben"),
+        user("frustrated:-0.6 still broken", 3, speaker="ana"),
+    ]
+    report = analyze(window, now=NOW, half_life=timedelta(minutes=20), model=FixedModel())
+    assert set(report.speakers) == {"ana", "ben"}
+    assert report.speakers["ana"].primary == "frustrated"
+    assert report.speakers["ana"].messages == 2
+    assert report.speakers["ben"].primary == "happy"
+    assert report.speakers["ben"].speaker == "ben"
+    assert report.combined.messages == 3
+
+
+def test_a_single_named_speaker_gets_no_per_speaker_states() -> None:
+    window = [user("happy:0.5 hi", 2, speaker="ana"), user("happy:0.5 yo", 1, speaker="ana")]
+    report = analyze(window, now=NOW, half_life=timedelta(minutes=20), model=FixedModel())
+    assert report.speakers == {}
+
+
+def test_trajectory_of_a_frustrated_then_calm_window_says_trending_down() -> None:
+    texts = ["frustrated:-0.8 a"] * 3 + ["frustrated:-0.5 b"] * 3 + ["neutral:0.2 c"] * 3
+    window = [user(t, 90 - 10 * i) for i, t in enumerate(texts)]
+    state = analyze(window, now=NOW, half_life=timedelta(minutes=20), model=FixedModel()).combined
+    assert state.trajectory.startswith("frustrated 0.80 at start, trending down to 0.00")
+    assert "now neutral 0.80" in state.trajectory
+    assert "valence -0.80 at start, +0.20 at end" in state.trajectory
+    assert [p.mood for p in state.points] == ["frustrated"] * 6 + ["neutral"] * 3
+    assert state.points[0].at == NOW - timedelta(minutes=90)
+
+
+def test_trajectory_of_an_unchanging_window_says_steady() -> None:
+    window = [user("happy:0.5 nice", 30 - i) for i in range(6)]
+    state = analyze(window, now=NOW, half_life=timedelta(minutes=20), model=FixedModel()).combined
+    assert state.trajectory.startswith("happy 0.80 at start, steady at 0.80")
+
+
+def test_confidence_grows_with_more_agreeing_messages() -> None:
+    def confidence(n: int) -> float:
+        window = [user("frustrated:-0.7 broken", 1) for _ in range(n)]
+        report = analyze(window, now=NOW, half_life=timedelta(minutes=20), model=FixedModel())
+        return report.combined.confidence
+
+    values = [confidence(n) for n in (1, 2, 4, 8)]
+    assert values == sorted(values)
+    assert len(set(values)) == 4
+    assert 0.0 < values[0] < values[-1] < 1.0
+
+
+def test_disagreeing_messages_give_less_confidence_than_agreeing_ones() -> None:
+    agree = [user("frustrated:-0.7 a", 2), user("frustrated:-0.7 b", 1)]
+    disagree = [user("frustrated:-0.7 a", 2), user("happy:0.8 b", 1)]
+    half_life = timedelta(minutes=20)
+    a = analyze(agree, now=NOW, half_life=half_life, model=FixedModel()).combined
+    d = analyze(disagree, now=NOW, half_life=half_life, model=FixedModel()).combined
+    assert d.confidence < a.confidence
+
+
+def test_messages_without_timestamps_weigh_by_position_newest_most() -> None:
+    window = [user("frustrated:-0.8 old", None), user("happy:0.6 new", None)]
+    state = analyze(window, now=NOW, half_life=timedelta(minutes=5), model=FixedModel()).combined
+    # the oldest gets one half-life of age: weight 0.5 against the newest's 1
+    assert state.primary == "happy"
+    assert state.valence == pytest.approx((0.5 * -0.8 + 1.0 * 0.6) / 1.5)
+
+
+def test_explain_names_the_heaviest_messages_first_with_their_scores() -> None:
+    window = [user("frustrated:-0.8 the old complaint", 60), user("happy:0.6 the new praise", 1)]
+    state = analyze(window, now=NOW, half_life=timedelta(minutes=20), model=FixedModel()).combined
+    assert state.explain[0].startswith(f"confidence {state.confidence:.2f} = evidence")
+    assert "the new praise" in state.explain[1]
+    assert "happy 0.80" in state.explain[1]
+    assert "the old complaint" in state.explain[2]
+
+
+def test_a_non_positive_half_life_is_rejected() -> None:
+    with pytest.raises(ValueError, match="half_life"):
+        analyze([user("happy:0.5 hi", 1)], now=NOW, half_life=timedelta(0), model=FixedModel())
+
+
+def test_analyze_with_the_real_model_reads_a_frustrated_window(model: MoodModel) -> None:
+    window = [
+        user("why does this keep failing?? this is so annoying", 6),
+        user("ugh, broken AGAIN. nothing works!!!", 3),
+    ]
+    state = analyze(window, now=NOW, half_life=timedelta(minutes=20), model=model).combined
+    assert state.primary == "frustrated"
+    assert state.valence < 0
+    assert len(state.points) == 2
+
+
+def test_trajectory_follows_an_emotion_over_a_more_frequent_neutral() -> None:
+    # Two frustrated messages among four neutral ones at the start: neutral has the higher
+    # mean, but the trajectory should follow the emotion that some messages actually show.
+    texts = ["frustrated:-0.8 a"] * 2 + ["neutral:0.0 b"] * 4 + ["neutral:0.1 c"] * 6
+    window = [user(t, 120 - 10 * i) for i, t in enumerate(texts)]
+    state = analyze(window, now=NOW, half_life=timedelta(minutes=20), model=FixedModel()).combined
+    assert state.trajectory.startswith("frustrated 0.40 at start, trending down to 0.00")
+    assert "now neutral 0.80" in state.trajectory
