@@ -145,6 +145,7 @@ def assemble(
         [m.text for m in read.messages],
         tiers=config.routing.tiers,
         extra_secret_patterns=config.routing.extra_secret_patterns,
+        complexity_keywords=config.routing.complexity_keywords or None,
     )
 
     builders: dict[str, Callable[[], Section | None]] = {

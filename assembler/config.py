@@ -256,6 +256,9 @@ class TimeConfig:
 class RoutingConfig:
     extra_secret_patterns: list[str] = field(default_factory=list)
     tiers: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_TIERS))
+    # Words per complexity level (high, medium, low); a level named here replaces that level's
+    # built-in list. "deploy*" matches any word starting with "deploy".
+    complexity_keywords: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -363,6 +366,13 @@ def _cross_checks(config: Config) -> list[str]:
                 f"At 'routing.extra_secret_patterns': {pattern!r} matches the empty string, so "
                 "it would flag every message; make it require at least one character"
             )
+    for level, words in config.routing.complexity_keywords.items():
+        if level not in ("high", "medium", "low"):
+            problems.append(
+                f"At 'routing.complexity_keywords.{level}': unknown level; use high, medium or low"
+            )
+        elif any(not word.strip() for word in words):
+            problems.append(f"At 'routing.complexity_keywords.{level}': empty keyword; remove it")
     for key in config.routing.tiers:
         if key not in TIER_KEYS:
             problems.append(f"At 'routing.tiers.{key}': unknown level; use {', '.join(TIER_KEYS)}")
@@ -455,8 +465,9 @@ def validate(data: Mapping[str, Any], *, source: Path | None, workspace: Path) -
         problems.extend(_cross_checks(config))
     if problems:
         where = str(source) if source else "the configuration"
-        count = f"{len(problems)} problem{'s' if len(problems) > 1 else ''}"
-        raise ConfigError(f"{where} has {count}:\n  " + "\n  ".join(problems))
+        if len(problems) == 1:
+            raise ConfigError(f"{where}: {problems[0]}")
+        raise ConfigError(f"{where} has {len(problems)} problems:\n  " + "\n  ".join(problems))
     assert isinstance(config, Config)
     config.workspace = workspace
     config.source = source

@@ -211,7 +211,7 @@ def test_bad_config_is_one_error_line_per_problem_with_exit_1(
     (workspace / "assembler.toml").write_text("[output]\nttl_minutes = 0\n")
     code, out, err = run(capsys, "--once", "-w", str(workspace))
     assert code == 1 and out == ""
-    assert err.startswith("assemble: error: ")
+    assert err.startswith("assemble: error: ") and err.count("\n") == 1
     assert str(workspace / "assembler.toml") in err
     assert "At 'output.ttl_minutes': expected a positive number, got 0" in err
 

@@ -37,6 +37,7 @@ def test_every_problem_is_reported_at_once_with_its_key(workspace: Path) -> None
     message = str(caught.value)
     assert "5 problems" in message
     assert "At 'output.ttl_minutes': expected a positive number, got -5" in message
+    assert message.count("\n") == 5  # a heading line, then one line per problem
     assert "At 'output.colour': unknown key" in message
     assert "At 'transcripts.max_messages': expected an integer, got 'many'" in message
     assert "At 'transcripts.format': expected one of" in message
@@ -193,3 +194,29 @@ def test_effective_config_round_trips_through_toml() -> None:
     config = validate({"output": {"ttl_minutes": 12}}, source=None, workspace=Path("."))
     again = validate(tomllib.loads(to_toml(config.to_dict())), source=None, workspace=Path("."))
     assert again.to_dict() == config.to_dict()
+
+
+def test_a_single_problem_is_one_line_naming_the_file(workspace: Path) -> None:
+    (workspace / "assembler.toml").write_text("[output]\nttl_minutes = 0\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(workspace)
+    assert str(caught.value) == (
+        f"{workspace / 'assembler.toml'}: At 'output.ttl_minutes': expected a positive number, "
+        "got 0"
+    )
+
+
+def test_complexity_keywords_are_checked_and_reach_the_routing_hint(workspace: Path) -> None:
+    with pytest.raises(ConfigError, match=r"complexity_keywords\.huge': unknown level"):
+        validate(
+            {"routing": {"complexity_keywords": {"huge": ["x"]}}}, source=None, workspace=workspace
+        )
+    from assembler.routing import route
+
+    config = validate(
+        {"routing": {"complexity_keywords": {"high": ["kerfuffle"]}}},
+        source=None,
+        workspace=workspace,
+    )
+    hint = route(["sort out the kerfuffle"], complexity_keywords=config.routing.complexity_keywords)
+    assert hint.complexity == "high"
