@@ -1,0 +1,1538 @@
+"""Agent-written sections: the journal they live in, the caps they are held to, and the markers
+that carry them through SCRATCHPAD.md unchanged.
+
+The source of truth is `.scratchpad/sections.jsonl`, an append-only journal of events
+(`write`, `append`, `clear` by agents; `set`, `rm` by subsystems). Folding the events in file
+order gives the current sections; compaction rewrites the journal to one event per section
+without changing what it folds to. Writers in several processes take `<journal>.lock` (filelock)
+around reading the state, checking the caps and appending, so no append is lost or interleaved.
+
+Marker and escape scheme (what `encode_sections` writes and `decode_sections` reads):
+
+    <!-- scratchpad:agent-sections begin -->
+    ## Findings
+    <!-- scratchpad:begin section="findings" -->
+    ...the section's text, escaped...
+    <!-- scratchpad:end section="findings" -->
+    <!-- scratchpad:agent-sections end -->
+
+The text between a section's begin and end lines is exactly its content after escaping. The
+escape works on lines, split at every line boundary that `str.splitlines` knows (so a `\\r` or
+U+2028 cannot smuggle a marker past a reader that splits differently). A line is *dangerous* when,
+after any leading backslashes, it starts like a marker (`<!-- scratchpad:`, any spacing or case)
+or is a frontmatter fence (three or more `-`, then only whitespace). A dangerous line gets one
+more leading backslash; decoding removes one backslash from a dangerous line that starts with a
+backslash. Every other line, including an ordinary line that starts with a backslash, passes
+untouched, so encode then decode returns any text unchanged. It is also Markdown's own escape:
+`\\---` displays as `---` and `\\<!--` shows the text instead of hiding a comment.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+from assembler.errors import AssemblerError
+from assembler.tokens import TokenCounter, estimate_tokens
+
+if TYPE_CHECKING:
+    from filelock import BaseFileLock
+
+    from assembler.config import Config
+
+
+class SectionError(AssemblerError):
+    """A section name, the journal or its lock cannot be used."""
+
+
+JOURNAL_NAME: Final = "sections.jsonl"
+AGENT_SECTIONS: Final = ("goal", "findings", "artifacts", "errors", "main")
+DEFAULT_SECTION: Final = "main"
+TOOL_ACTIONS: Final = ("write", "append", "read", "clear")
+EVENT_ACTIONS: Final = ("write", "append", "clear", "set", "rm")
+OPENCLAW_SCRATCHPAD_TYPE: Final = "openclaw:scratchpad"
+DEFAULT_AGENT_CAP: Final = 2000
+COMPACT_MAX_EVENTS: Final = 1000
+COMPACT_MAX_BYTES: Final = 1024 * 1024
+LOCK_TIMEOUT_S: Final = 10.0
+
+NAME_RULE: Final = (
+    "a section is goal, findings, artifacts, errors, main, or a custom name of 1 to 32 "
+    "characters: a lowercase letter, then lowercase letters, digits, '-' or '_' "
+    "(e.g. 'api-notes')"
+)
+_NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+_NO_CAPS: Mapping[str, int] = MappingProxyType({})
+_MAX_TTL: Final = 100 * 365 * 86400.0  # seconds; a longer TTL in the journal is corrupt
+
+EventAction = Literal["write", "append", "clear", "set", "rm"]
+SectionKind = Literal["agent", "subsystem"]
+
+
+def _local_now() -> datetime:
+    return datetime.now().astimezone()
+
+
+def _aware(moment: datetime) -> datetime:
+    # A naive datetime is local time by Python's convention.
+    return moment if moment.tzinfo is not None else moment.astimezone()
+
+
+def journal_path(state_dir: Path) -> Path:
+    """Given the workspace's state folder (`.scratchpad/`), return the sections journal's path."""
+    return state_dir / JOURNAL_NAME
+
+
+# --------------------------------------------------------------------------------------------
+# Names and order.
+# --------------------------------------------------------------------------------------------
+
+
+def is_valid_section_name(name: object) -> bool:
+    """Given any value, return whether it is a usable section name."""
+    return isinstance(name, str) and _NAME.fullmatch(name) is not None
+
+
+def validate_section_name(name: object) -> str:
+    """Given a section name, return it. Raise SectionError, stating the rule, if it is invalid."""
+    if not is_valid_section_name(name):
+        raise SectionError(f"Section name {name!r} is not valid: {NAME_RULE}")
+    assert isinstance(name, str)
+    return name
+
+
+def section_title(name: str) -> str:
+    """Given a section name, return its heading text: 'findings' -> 'Findings'."""
+    return name.replace("_", " ").replace("-", " ").capitalize()
+
+
+@dataclass(frozen=True)
+class SectionState:
+    """One section as the journal folds it."""
+
+    name: str
+    content: str
+    updated: datetime
+    source: str
+    kind: SectionKind
+    expires: datetime | None = None
+
+
+def _order_key(state: SectionState) -> tuple[int, int, str]:
+    if state.kind == "subsystem":
+        return (2, 0, state.name)
+    if state.name in AGENT_SECTIONS:
+        return (0, AGENT_SECTIONS.index(state.name), "")
+    return (1, 0, state.name)
+
+
+def ordered(states: Iterable[SectionState]) -> list[SectionState]:
+    """Given section states, return them in display order.
+
+    The order is goal, findings, artifacts, errors, main, then custom agent sections
+    alphabetically, then subsystem sections alphabetically.
+    """
+    return sorted(states, key=_order_key)
+
+
+# --------------------------------------------------------------------------------------------
+# Events and folding.
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Event:
+    """One line of the journal."""
+
+    time: datetime
+    section: str
+    action: EventAction
+    content: str = ""
+    source: str = ""
+    ttl_seconds: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the event as the JSON object stored in the journal."""
+        return {
+            "time": _aware(self.time).isoformat(),
+            "section": self.section,
+            "action": self.action,
+            "content": self.content,
+            "source": self.source,
+            "ttl_seconds": self.ttl_seconds,
+        }
+
+    def to_line(self) -> str:
+        """Return the event as one journal line, newline included, always encodable as UTF-8."""
+        data = self.to_dict()
+        line = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        try:
+            line.encode("utf-8")
+        except UnicodeEncodeError:
+            # Lone surrogates (from a JSON "\ud800" escape) survive only as escapes.
+            line = json.dumps(data, separators=(",", ":"))
+        return line + "\n"
+
+    @classmethod
+    def from_obj(cls, value: object) -> Event | None:
+        """Given a parsed journal line, return the event, or None if it is not a valid one."""
+        if not isinstance(value, dict):
+            return None
+        time, section, action = value.get("time"), value.get("section"), value.get("action")
+        content, source = value.get("content", ""), value.get("source", "")
+        ttl = value.get("ttl_seconds")
+        if not (isinstance(time, str) and isinstance(section, str) and action in EVENT_ACTIONS):
+            return None
+        if not isinstance(content, str) or not isinstance(source, str):
+            return None
+        if ttl is not None and (
+            isinstance(ttl, bool) or not isinstance(ttl, int | float) or not 0 <= ttl <= _MAX_TTL
+        ):
+            return None  # also NaN and Infinity, which json.loads lets through
+        try:
+            moment = datetime.fromisoformat(time)
+        except ValueError:
+            return None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        return cls(moment, section, action, content, source, None if ttl is None else float(ttl))
+
+
+def _expiry(time: datetime, ttl_seconds: float | None) -> datetime | None:
+    if ttl_seconds is None:
+        return None
+    try:
+        return time + timedelta(seconds=ttl_seconds)
+    except OverflowError:
+        return None  # past year 9999: as good as never
+
+
+def fold_events(events: Iterable[Event], now: datetime) -> dict[str, SectionState]:
+    """Given journal events in file order and the current time, return the current sections.
+
+    `write` and `set` replace a section, `append` adds a line to an agent section (or starts
+    it), `clear` and `rm` remove it. Subsystem sections whose TTL has run out by `now` are
+    absent. The result is keyed by name, in display order.
+    """
+    state: dict[str, SectionState] = {}
+    for event in events:
+        if event.action == "write":
+            state[event.section] = SectionState(
+                event.section, event.content, event.time, event.source, "agent"
+            )
+        elif event.action == "append":
+            old = state.get(event.section)
+            if old is not None and old.kind == "agent" and old.content:
+                content = f"{old.content}\n{event.content}"
+            else:
+                content = event.content
+            state[event.section] = SectionState(
+                event.section, content, event.time, event.source, "agent"
+            )
+        elif event.action == "set":
+            expires = _expiry(event.time, event.ttl_seconds)
+            state[event.section] = SectionState(
+                event.section, event.content, event.time, event.source, "subsystem", expires
+            )
+        else:
+            state.pop(event.section, None)
+    moment = _aware(now)
+    live = (s for s in state.values() if s.expires is None or s.expires > moment)
+    return {s.name: s for s in ordered(live)}
+
+
+def last_changes(events: Iterable[Event]) -> dict[str, datetime]:
+    """Given journal events, return for each section name the time of its last event."""
+    return {event.section: event.time for event in events}
+
+
+def compacted_events(events: Sequence[Event], now: datetime) -> list[Event]:
+    """Given journal events and the current time, return the fewest events that fold the same.
+
+    Each live section becomes one `write` (agent) or `set` (subsystem, with the TTL that ends
+    at the same moment). An agent section whose last event is a `clear` keeps that event as a
+    tombstone: it folds to nothing, but keeps the time of the clear, so an older OpenClaw
+    scratchpad entry cannot bring the section back.
+    """
+    state = fold_events(events, now)
+    last: dict[str, Event] = {event.section: event for event in events}
+    tombstones = [
+        Event(event.time, name, "clear", "", event.source)
+        for name, event in last.items()
+        if name not in state and event.action == "clear"
+    ]
+    live = []
+    for section in state.values():
+        if section.kind == "agent":
+            live.append(
+                Event(section.updated, section.name, "write", section.content, section.source)
+            )
+        else:
+            ttl = None
+            if section.expires is not None:
+                ttl = (section.expires - section.updated).total_seconds()
+            live.append(
+                Event(section.updated, section.name, "set", section.content, section.source, ttl)
+            )
+    return sorted(tombstones, key=lambda e: e.time) + sorted(live, key=lambda e: e.time)
+
+
+# --------------------------------------------------------------------------------------------
+# The journal.
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JournalRead:
+    """The valid events of the journal, in file order, and how many lines were skipped."""
+
+    events: list[Event]
+    bad_lines: int = 0
+
+
+def _parse_journal(data: bytes) -> JournalRead:
+    events: list[Event] = []
+    bad = 0
+    for raw in data.split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            event = Event.from_obj(json.loads(raw))
+        except ValueError:  # includes JSONDecodeError and UnicodeDecodeError
+            event = None
+        if event is None:
+            bad += 1  # a line cut short by a crash, or one written by hand
+        else:
+            events.append(event)
+    return JournalRead(events, bad)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+class Journal:
+    """The append-only sections journal, with an inter-process lock on `<journal>.lock`."""
+
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        now: Callable[[], datetime] = _local_now,
+        max_events: int = COMPACT_MAX_EVENTS,
+        max_bytes: int = COMPACT_MAX_BYTES,
+        lock_timeout: float = LOCK_TIMEOUT_S,
+    ) -> None:
+        self.path = Path(path)
+        self.lock_path = self.path.with_name(self.path.name + ".lock")
+        self.now = now
+        self.max_events = max_events
+        self.max_bytes = max_bytes
+        self.lock_timeout = lock_timeout
+        self._lock: BaseFileLock | None = None
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the journal's inter-process lock for the block (re-entrant in one process).
+
+        Raise SectionError if another process holds it longer than `lock_timeout` seconds.
+        """
+        # filelock costs about 30 ms to import; commands that only read never pay for it.
+        from filelock import FileLock, Timeout
+
+        if self._lock is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._lock = FileLock(self.lock_path)
+        try:
+            # filelock polls; its default 50 ms would let one busy writer starve the others.
+            self._lock.acquire(timeout=self.lock_timeout, poll_interval=0.002)
+        except Timeout as error:
+            raise SectionError(
+                f"Another process has held {self.lock_path} for more than {self.lock_timeout:g} "
+                "seconds; retry when it has finished"
+            ) from error
+        try:
+            yield
+        finally:
+            self._lock.release()
+
+    def record(self, event: Event) -> None:
+        """Given an event, append it to the journal as one line, under the lock, and fsync.
+
+        Raise SectionError if the lock cannot be had, OSError if the file cannot be written.
+        """
+        self.record_many([event])
+
+    def record_many(self, events: Sequence[Event]) -> None:
+        """Given events, append them in one write under the lock, and fsync.
+
+        Raise SectionError if the lock cannot be had, OSError if the file cannot be written.
+        """
+        if not events:
+            return
+        data = "".join(event.to_line() for event in events).encode("utf-8")
+        with self.locked():
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                size = os.fstat(fd).st_size
+                if size:
+                    os.lseek(fd, size - 1, os.SEEK_SET)
+                    if os.read(fd, 1) != b"\n":
+                        # A crash left half a line; end it so it stays one skipped line.
+                        data = b"\n" + data
+                _write_all(fd, data)  # O_APPEND: at the end, whatever the offset
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    def read(self) -> JournalRead:
+        """Return the journal's valid events in file order and the number of bad lines skipped.
+
+        A missing journal has no events. Raise SectionError if it exists but cannot be read.
+        """
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return JournalRead([])
+        except OSError as error:
+            raise SectionError(
+                f"Cannot read the sections journal {self.path} ({error}); check its permissions"
+            ) from error
+        return _parse_journal(data)
+
+    def events(self) -> list[Event]:
+        """Return the journal's valid events in file order (bad lines are skipped)."""
+        return self.read().events
+
+    def fold(self, now: datetime | None = None) -> dict[str, SectionState]:
+        """Given the current time (default: the journal's clock), return the current sections."""
+        return fold_events(self.events(), now if now is not None else self.now())
+
+    def compact(self, *, force: bool = False, now: datetime | None = None) -> bool:
+        """Rewrite the journal to the fewest events that fold the same, if it has grown large.
+
+        It is rewritten when it has more than `max_events` lines or `max_bytes` bytes (or when
+        `force`), atomically (temp file and rename) under the lock. Return whether it was
+        rewritten. Raise SectionError if the lock cannot be had.
+        """
+        with self.locked():
+            try:
+                data = self.path.read_bytes()
+            except FileNotFoundError:
+                return False
+            large = data.count(b"\n") > self.max_events or len(data) > self.max_bytes
+            if not (force or large):
+                return False
+            read = _parse_journal(data)
+            events = compacted_events(read.events, now if now is not None else self.now())
+            if not force and read.bad_lines == 0 and len(events) == len(read.events):
+                return False  # already minimal: its sections alone are this large
+            from assembler.fsutil import atomic_write
+
+            atomic_write(self.path, "".join(event.to_line() for event in events))
+            return True
+
+
+# --------------------------------------------------------------------------------------------
+# Answers and budgets.
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Answer:
+    """The result of a scratchpad call: whether it was done, what to tell the caller, details."""
+
+    ok: bool
+    message: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        """Return the answer as a JSON object with `ok`, `message` and `data`."""
+        return json.dumps(
+            {"ok": self.ok, "message": self.message, "data": self.data}, ensure_ascii=False
+        )
+
+
+@dataclass(frozen=True)
+class _Budget:
+    section_cap: int | None  # the section's own cap, if it has one
+    others: int  # tokens of the other agent sections
+    agent_cap: int
+
+    @property
+    def room(self) -> int:
+        return self.agent_cap - self.others
+
+    @property
+    def limit(self) -> int:
+        if self.section_cap is None:
+            return self.room
+        return min(self.section_cap, self.room)
+
+    @property
+    def binding(self) -> Literal["section", "agent part"]:
+        if self.section_cap is not None and self.section_cap <= self.room:
+            return "section"
+        return "agent part"
+
+
+@dataclass(frozen=True)
+class _Stored:
+    """What a write or append did, with the numbers the messages need."""
+
+    outcome: Literal["stored", "truncated", "rejected", "no_room", "conflict", "empty"]
+    budget: _Budget
+    tokens: int = 0  # the section's tokens after the call
+    original: int = 0  # tokens of the content given to a write
+    current: int = 0  # the section's tokens before an append
+    added: int = 0  # how many tokens the append adds
+    over: Literal["section", "agent part"] | None = None
+    conflict: SectionState | None = None
+
+
+def truncate_to_tokens(text: str, limit: int, count: TokenCounter = estimate_tokens) -> str:
+    """Given a text, a token limit and a counter, return the longest prefix within the limit.
+
+    The cut is at a character boundary; a line end, else a word end, is preferred when it keeps
+    at least 80% of the prefix.
+    """
+    if count(text) <= limit:
+        return text
+    if limit <= 0:
+        return ""
+    low, high = 0, len(text)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if count(text[:middle]) <= limit:
+            low = middle
+        else:
+            high = middle - 1
+    floor = (low * 4) // 5
+    for separators in (("\n",), ("\n", " ", "\t")):
+        at = max(text.rfind(sep, 0, low + 1) for sep in separators)
+        if at >= floor and at > 0:
+            candidate = text[:at].rstrip(" \t\r")
+            if candidate and count(candidate) <= limit:
+                return candidate
+    return text[:low]
+
+
+# --------------------------------------------------------------------------------------------
+# The scratchpad: the operations agents and subsystems call.
+# --------------------------------------------------------------------------------------------
+
+_TOOL_KEYS: Final = ("action", "section", "content")
+_ACTION_ALIASES: Final = ("op", "operation", "cmd", "command", "method", "mode", "type", "verb")
+_CONTENT_ALIASES: Final = tuple("text value note notes message data body contents entry".split())
+_SECTION_ALIASES: Final = ("name", "category", "key", "title", "sections", "section_name")
+# Words agents use for an action; the answer names the action they meant.
+_ACTION_SYNONYMS: Final = {
+    **dict.fromkeys("save set replace overwrite update put store".split(), "write"),
+    **dict.fromkeys("add insert push".split(), "append"),
+    **dict.fromkeys("get show list view load".split(), "read"),
+    **dict.fromkeys("delete remove reset erase wipe".split(), "clear"),
+}
+_ACTION_PURPOSE: Final = {
+    "write": "overwrite a section",
+    "append": "add to a section",
+    "read": "read sections",
+    "clear": "erase sections",
+}
+
+
+def _preview(text: str, width: int = 60) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1].rstrip() + "…"
+
+
+def _looks_like_text(value: str) -> bool:
+    """Whether a value reads as prose rather than a keyword: spaces, length or punctuation."""
+    return (
+        any(ch.isspace() for ch in value)
+        or len(value) > 24
+        or any(not (ch.isalnum() or ch in "_-") for ch in value)
+    )
+
+
+def _call(action: str, section: str | None = None, content: str | None = None) -> str:
+    call: dict[str, str] = {"action": action}
+    if section is not None:
+        call["section"] = section
+    if content is not None:
+        call["content"] = content
+    return json.dumps(call, ensure_ascii=False)
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, list | tuple):
+        return "array"
+    if isinstance(value, Mapping):
+        return "object"
+    return type(value).__name__
+
+
+def _mistake(mistake: str, message: str) -> Answer:
+    return Answer(False, message, {"mistake": mistake})
+
+
+class Scratchpad:
+    """Agent and subsystem sections over a journal, held to per-section and agent-part caps.
+
+    Calls that an agent can get wrong return an Answer with `ok=False` and a message that says
+    what to do; only programming errors raise.
+    """
+
+    def __init__(
+        self,
+        journal: Journal,
+        *,
+        agent_cap: int = DEFAULT_AGENT_CAP,
+        section_caps: Mapping[str, int] = _NO_CAPS,
+        count: TokenCounter = estimate_tokens,
+        now: Callable[[], datetime] | None = None,
+    ) -> None:
+        if agent_cap <= 0:
+            raise ValueError(f"agent_cap must be positive, got {agent_cap}")
+        for name, cap in section_caps.items():
+            if cap <= 0:
+                raise ValueError(f"the cap of section {name!r} must be positive, got {cap}")
+        self.journal = journal
+        self.agent_cap = agent_cap
+        self.section_caps = dict(section_caps)
+        self.count = count
+        self.now = now if now is not None else journal.now
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def state(self) -> dict[str, SectionState]:
+        """Return the current sections (agent and live subsystem ones) in display order."""
+        return self.journal.fold(_aware(self.now()))
+
+    def cap_of(self, section: str) -> int | None:
+        """Given a section name, return its own token cap (main: the agent cap), or None."""
+        if section in self.section_caps:
+            return self.section_caps[section]
+        return self.agent_cap if section == DEFAULT_SECTION else None
+
+    def agent_tokens(self, state: Mapping[str, SectionState]) -> int:
+        """Given folded sections, return the tokens of the agent part (sum over sections)."""
+        return sum(self.count(s.content) for s in state.values() if s.kind == "agent")
+
+    def read(self, section: str | None = None) -> Answer:
+        """Given a section name, or None for all, return its text as written.
+
+        One section: `data["content"]` is its text exactly (empty if it has none). All:
+        `data["sections"]` maps agent sections to their text, `data["subsystem"]` the live
+        subsystem sections, in display order.
+        """
+        state = self.state()
+        total = self.agent_tokens(state)
+        if section is None:
+            agent = {n: s.content for n, s in state.items() if s.kind == "agent"}
+            subsystem = {n: s.content for n, s in state.items() if s.kind == "subsystem"}
+            if agent:
+                message = (
+                    f"{len(agent)} section{'s' if len(agent) != 1 else ''} "
+                    f"({total}/{self.agent_cap} tokens used): {', '.join(agent)}."
+                )
+            else:
+                message = "The scratchpad is empty."
+            return Answer(
+                True,
+                message,
+                {
+                    "action": "read",
+                    "sections": agent,
+                    "subsystem": subsystem,
+                    "tokens": {n: self.count(s.content) for n, s in state.items()},
+                    "agent_tokens": total,
+                    "agent_cap": self.agent_cap,
+                },
+            )
+        if not is_valid_section_name(section):
+            return _mistake("section-name", f"Section name {section!r} is not valid: {NAME_RULE}.")
+        found = state.get(section)
+        if found is None:
+            present = [n for n, s in state.items() if s.kind == "agent"]
+            others = f" Sections with content: {', '.join(present)}." if present else ""
+            return Answer(
+                True,
+                f"Section '{section}' is empty.{others}",
+                {"action": "read", "section": section, "content": "", "tokens": 0},
+            )
+        tokens = self.count(found.content)
+        return Answer(
+            True,
+            f"Section '{section}' ({tokens} tokens, updated {found.updated.isoformat()} "
+            f"by {found.source or 'unknown'}).",
+            {
+                "action": "read",
+                "section": section,
+                "content": found.content,
+                "tokens": tokens,
+                "kind": found.kind,
+                "updated": found.updated.isoformat(),
+                "source": found.source,
+                "expires": found.expires.isoformat() if found.expires else None,
+            },
+        )
+
+    # -- writing -------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[tuple[datetime, dict[str, SectionState]]]:
+        # The caps are checked against the state read under the same lock as the append, so
+        # two processes cannot both fit into the same room.
+        with self.journal.locked():
+            now = _aware(self.now())
+            yield now, fold_events(self.journal.events(), now)
+
+    def _commit(self, events: Sequence[Event], now: datetime) -> None:
+        self.journal.record_many(events)
+        self.journal.compact(now=now)
+
+    def _budget(self, state: Mapping[str, SectionState], section: str) -> _Budget:
+        others = sum(
+            self.count(s.content) for s in state.values() if s.kind == "agent" and s.name != section
+        )
+        return _Budget(self.cap_of(section), others, self.agent_cap)
+
+    def _store(
+        self, section: str, content: str, mode: Literal["write", "append"], source: str
+    ) -> _Stored:
+        with self._transaction() as (now, state):
+            budget = self._budget(state, section)
+            existing = state.get(section)
+            if existing is not None and existing.kind == "subsystem":
+                return _Stored("conflict", budget, conflict=existing)
+            current_text = existing.content if existing is not None else ""
+            current = self.count(current_text)
+            if mode == "append":
+                if not content:
+                    return _Stored("empty", budget, tokens=current, current=current)
+                combined = f"{current_text}\n{content}" if current_text else content
+                after = self.count(combined)
+                over: Literal["section", "agent part"] | None = None
+                if budget.section_cap is not None and after > budget.section_cap:
+                    over = "section"
+                elif budget.others + after > budget.agent_cap:
+                    over = "agent part"
+                if over is None:
+                    self._commit([Event(now, section, "append", content, source)], now)
+                return _Stored(
+                    "stored" if over is None else "rejected",
+                    budget,
+                    tokens=after if over is None else current,
+                    current=current,
+                    added=after - current,
+                    over=over,
+                )
+            original = self.count(content)
+            if original <= budget.limit:
+                self._commit([Event(now, section, "write", content, source)], now)
+                return _Stored("stored", budget, tokens=original, original=original)
+            if budget.limit <= 0:
+                return _Stored("no_room", budget, tokens=current, original=original)
+            kept = truncate_to_tokens(content, budget.limit, self.count)
+            self._commit([Event(now, section, "write", kept, source)], now)
+            return _Stored(
+                "truncated",
+                budget,
+                tokens=self.count(kept),
+                original=original,
+                over=budget.binding,
+            )
+
+    def _check_section(self, section: object) -> Answer | None:
+        if is_valid_section_name(section):
+            return None
+        return _mistake("section-name", f"Section name {section!r} is not valid: {NAME_RULE}.")
+
+    @staticmethod
+    def _conflict_message(section: str, owner: SectionState) -> str:
+        return (
+            f"Section '{section}' is written by a subsystem ({owner.source or 'unknown'}) and "
+            f"cannot be changed by an agent; use another section, e.g. "
+            f"{_call('write', 'findings', 'your text')}"
+        )
+
+    def _usage(self, result: _Stored) -> str:
+        total = result.budget.others + result.tokens
+        cap = result.budget.section_cap
+        own = f"{result.tokens}/{cap} tokens" if cap is not None else f"{result.tokens} tokens"
+        return f"{own}; agent part {total}/{self.agent_cap} tokens used"
+
+    def _data(self, action: str, section: str, result: _Stored) -> dict[str, Any]:
+        return {
+            "action": action,
+            "section": section,
+            "tokens": result.tokens,
+            "section_cap": result.budget.section_cap,
+            "agent_tokens": result.budget.others + result.tokens,
+            "agent_cap": self.agent_cap,
+            "truncated": result.outcome == "truncated",
+        }
+
+    def write(
+        self, content: str, *, section: str = DEFAULT_SECTION, source: str = "agent"
+    ) -> Answer:
+        """Given text and a section (default main), replace the section's text with it.
+
+        Over the section's cap or the agent-part cap the text is truncated to fit and the
+        answer gives both sizes; when the agent part has no room left the write is rejected.
+        """
+        problem = self._check_section(section)
+        if problem is not None:
+            return problem
+        result = self._store(section, content, "write", source)
+        data = self._data("write", section, result)
+        budget = result.budget
+        if result.outcome == "conflict":
+            assert result.conflict is not None
+            return Answer(False, self._conflict_message(section, result.conflict), data)
+        if result.outcome == "no_room":
+            return Answer(
+                False,
+                f"No room for section '{section}': the other agent sections use {budget.others} "
+                f"of the {self.agent_cap} token agent part, and the text has {result.original} "
+                "tokens. Clear or shorten another section first.",
+                data,
+            )
+        if result.outcome == "truncated":
+            if result.over == "section":
+                message = (
+                    f"Section '{section}' truncated to {budget.limit} tokens, its section cap "
+                    f"(original: {result.original}). Consider summarizing."
+                )
+            else:
+                message = (
+                    f"Section '{section}' truncated to {budget.limit} tokens (original: "
+                    f"{result.original}): the agent part cap is {self.agent_cap} tokens and the "
+                    f"other sections use {budget.others}. Consider summarizing, or clear "
+                    "sections you no longer need."
+                )
+            return Answer(True, message, data | {"original_tokens": result.original})
+        return Answer(True, f"Wrote section '{section}' ({self._usage(result)}).", data)
+
+    def append(
+        self, content: str, *, section: str = DEFAULT_SECTION, source: str = "agent"
+    ) -> Answer:
+        """Given text and a section (default main), add the text as a new line of the section.
+
+        If the result would exceed the section's cap or the agent-part cap the append is
+        rejected, the section is left as it was, and the answer gives current, added and cap.
+        """
+        problem = self._check_section(section)
+        if problem is not None:
+            return problem
+        result = self._store(section, content, "append", source)
+        data = self._data("append", section, result)
+        budget = result.budget
+        if result.outcome == "conflict":
+            assert result.conflict is not None
+            return Answer(False, self._conflict_message(section, result.conflict), data)
+        if result.outcome == "empty":
+            return Answer(False, "Nothing to append: `content` is empty.", data)
+        if result.outcome == "rejected":
+            data |= {"current_tokens": result.current, "append_tokens": result.added}
+            if result.over == "section":
+                message = (
+                    f"Append would exceed the {budget.section_cap} token cap of section "
+                    f"'{section}' (current: {result.current}, append: {result.added}). Use "
+                    "write to rewrite the section, or reduce content."
+                )
+            else:
+                message = (
+                    f"Append would exceed the {self.agent_cap} token cap of the agent part "
+                    f"(current: {budget.others + result.current}, append: {result.added}). "
+                    "Rewrite a section shorter with write, clear sections you no longer need, "
+                    "or reduce content."
+                )
+            return Answer(False, message, data)
+        return Answer(True, f"Appended to section '{section}' ({self._usage(result)}).", data)
+
+    def clear(self, section: str | None = None, *, source: str = "agent") -> Answer:
+        """Given a section name, or None for all agent sections, erase it.
+
+        Subsystem sections are left alone (they are removed with `remove_section`).
+        """
+        if section is not None:
+            problem = self._check_section(section)
+            if problem is not None:
+                return problem
+        with self._transaction() as (now, state):
+            if section is None:
+                names = [n for n, s in state.items() if s.kind == "agent"]
+                self._commit([Event(now, n, "clear", "", source) for n in names], now)
+                if not names:
+                    return Answer(
+                        True,
+                        "The scratchpad was already empty.",
+                        {"action": "clear", "cleared": []},
+                    )
+                plural = "s" if len(names) != 1 else ""
+                return Answer(
+                    True,
+                    f"Cleared {len(names)} section{plural}: {', '.join(names)}.",
+                    {"action": "clear", "cleared": names},
+                )
+            found = state.get(section)
+            if found is None:
+                return Answer(
+                    True,
+                    f"Section '{section}' was already empty.",
+                    {"action": "clear", "cleared": []},
+                )
+            if found.kind == "subsystem":
+                return Answer(
+                    False,
+                    self._conflict_message(section, found),
+                    {"action": "clear", "cleared": []},
+                )
+            self._commit([Event(now, section, "clear", "", source)], now)
+        return Answer(
+            True, f"Cleared section '{section}'.", {"action": "clear", "cleared": [section]}
+        )
+
+    def session_tool(
+        self, content: object, mode: object = "replace", *, source: str = "agent"
+    ) -> Answer:
+        """Given seed 000's `{content, mode}` call, replace or append to section main.
+
+        The budget is main's cap (default: the agent cap), less what the other agent sections
+        use. `replace` over budget is truncated, `append` over budget is rejected and main left
+        unchanged; the messages are the seed's.
+        """
+        if mode not in ("replace", "append"):
+            return _mistake("mode", f"`mode` must be 'replace' or 'append', got {mode!r}.")
+        if not isinstance(content, str):
+            return _mistake(
+                "content-type",
+                f"`content` must be a string (the text to save), got {_json_type(content)}.",
+            )
+        action: Literal["write", "append"] = "append" if mode == "append" else "write"
+        result = self._store(DEFAULT_SECTION, content, action, source)
+        budget = result.budget
+        data = self._data(mode, DEFAULT_SECTION, result) | {"budget": max(budget.limit, 0)}
+        shared = ""
+        main_cap = self.cap_of(DEFAULT_SECTION)
+        if main_cap is not None and budget.limit < main_cap and budget.others:
+            shared = (
+                f" Other agent sections use {budget.others} of the {self.agent_cap} tokens of "
+                "the agent part."
+            )
+        if result.outcome == "conflict":
+            assert result.conflict is not None
+            return Answer(False, self._conflict_message(DEFAULT_SECTION, result.conflict), data)
+        if result.outcome == "empty":
+            return Answer(False, "Nothing to append: `content` is empty.", data)
+        if result.outcome == "no_room":
+            return Answer(
+                False,
+                f"No room in the scratchpad budget: other agent sections use {budget.others} of "
+                f"the {self.agent_cap} tokens of the agent part. Clear or shorten them first.",
+                data,
+            )
+        if result.outcome == "truncated":
+            return Answer(
+                True,
+                f"Scratchpad truncated to {budget.limit} tokens (original: {result.original}). "
+                f"Consider summarizing.{shared}",
+                data | {"original_tokens": result.original},
+            )
+        if result.outcome == "rejected":
+            return Answer(
+                False,
+                f"Append would exceed {budget.limit} token budget (current: {result.current}, "
+                f"append: {result.added}). Use mode 'replace' to rewrite, or reduce content."
+                f"{shared}",
+                data | {"current_tokens": result.current, "append_tokens": result.added},
+            )
+        verb = "appended" if mode == "append" else "updated"
+        return Answer(
+            True, f"Scratchpad {verb} ({result.tokens}/{budget.limit} tokens used).{shared}", data
+        )
+
+    # -- the seed 004 JSON tool ----------------------------------------------------------------
+
+    def tool_call(self, args: Mapping[str, Any], source: str = "tool") -> Answer:
+        """Given seed 004's JSON call `{"action", "section"?, "content"?}`, carry it out.
+
+        Each common mistake (missing `content`, `op` instead of `action`, text as the action,
+        text in `section`, unknown keys, wrong types, unknown actions) is answered with
+        `ok=False`, a message naming the mistake and the right call, and `data["mistake"]`.
+        """
+        checked = _check_tool_call(args)
+        if isinstance(checked, Answer):
+            return checked
+        action, section, content = checked
+        if action == "write":
+            assert content is not None
+            return self.write(content, section=section or DEFAULT_SECTION, source=source)
+        if action == "append":
+            assert content is not None
+            return self.append(content, section=section or DEFAULT_SECTION, source=source)
+        if action == "read":
+            return self.read(section)
+        return self.clear(section, source=source)
+
+    # -- subsystem sections --------------------------------------------------------------------
+
+    def set_section(
+        self,
+        name: str,
+        content: str,
+        *,
+        ttl: timedelta | None = None,
+        source: str = "subsystem",
+    ) -> Answer:
+        """Given a name, text, a TTL (None: no expiry) and a source, set a subsystem section.
+
+        The section disappears from the folded state when the TTL runs out. Names of agent
+        sections are refused, and a configured cap for the name truncates the text.
+        """
+        problem = self._check_section(name)
+        if problem is not None:
+            return problem
+        if name in AGENT_SECTIONS:
+            return _mistake(
+                "agent-section",
+                f"Section '{name}' is an agent section; give the subsystem section its own "
+                "name, e.g. 'alerts'.",
+            )
+        if ttl is not None and ttl.total_seconds() <= 0:
+            return _mistake("ttl", f"The TTL must be positive, got {ttl}; e.g. 2h.")
+        cap = self.section_caps.get(name)
+        original = self.count(content)
+        kept = content
+        if cap is not None and original > cap:
+            kept = truncate_to_tokens(content, cap, self.count)
+        with self._transaction() as (now, state):
+            found = state.get(name)
+            if found is not None and found.kind == "agent":
+                return _mistake(
+                    "agent-section",
+                    f"Section '{name}' is an agent section (written by "
+                    f"{found.source or 'an agent'}); give the subsystem section another name.",
+                )
+            seconds = ttl.total_seconds() if ttl is not None else None
+            self._commit([Event(now, name, "set", kept, source, seconds)], now)
+            expires = now + ttl if ttl is not None else None
+        tokens = self.count(kept)
+        until = f"expires {expires.isoformat()}" if expires else "no expiry"
+        data: dict[str, Any] = {
+            "action": "set",
+            "section": name,
+            "tokens": tokens,
+            "expires": expires.isoformat() if expires else None,
+            "truncated": kept != content,
+        }
+        if kept != content:
+            return Answer(
+                True,
+                f"Section '{name}' truncated to {cap} tokens, its section cap (original: "
+                f"{original}); {until}.",
+                data | {"original_tokens": original},
+            )
+        return Answer(True, f"Section '{name}' set ({tokens} tokens, {until}).", data)
+
+    def remove_section(self, name: str, *, source: str = "subsystem") -> Answer:
+        """Given a subsystem section's name, remove it. Agent sections are refused."""
+        problem = self._check_section(name)
+        if problem is not None:
+            return problem
+        with self._transaction() as (now, state):
+            found = state.get(name)
+            if found is None:
+                return Answer(True, f"Section '{name}' was not set.", {"removed": False})
+            if found.kind == "agent":
+                return _mistake(
+                    "agent-section",
+                    f"Section '{name}' is an agent section; clear it with "
+                    f"{_call('clear', name)} or `assemble pad clear --section {name}`.",
+                )
+            self._commit([Event(now, name, "rm", "", source)], now)
+        return Answer(True, f"Removed section '{name}'.", {"removed": True})
+
+    # -- imports -------------------------------------------------------------------------------
+
+    def import_file_edits(
+        self, edited: Mapping[str, str | None], source: str = "file-edit"
+    ) -> Answer:
+        """Given agent sections found in an edited SCRATCHPAD.md (None: deleted), journal them.
+
+        Changed sections get a `write` with the text as found (no cap cuts it: nothing the
+        agent wrote is lost), deleted ones a `clear`; unchanged ones nothing. Names that are
+        invalid or belong to subsystem sections are skipped. Pass only the sections whose text
+        differs from what was rendered (see `file_edits`): a section the render shortened would
+        otherwise be imported shortened. `data` lists `written`, `cleared` and `skipped`.
+        """
+        written: list[str] = []
+        cleared: list[str] = []
+        skipped: list[str] = []
+        with self._transaction() as (now, state):
+            events = []
+            for name, content in edited.items():
+                found = state.get(name)
+                if not is_valid_section_name(name) or (
+                    found is not None and found.kind == "subsystem"
+                ):
+                    skipped.append(name)
+                elif content is None:
+                    if found is not None:
+                        events.append(Event(now, name, "clear", "", source))
+                        cleared.append(name)
+                elif (found is None and content) or (
+                    found is not None and found.content != content
+                ):
+                    events.append(Event(now, name, "write", content, source))
+                    written.append(name)
+            self._commit(events, now)
+        parts = []
+        if written:
+            parts.append(f"wrote {', '.join(written)}")
+        if cleared:
+            parts.append(f"cleared {', '.join(cleared)}")
+        message = f"Imported edits: {'; '.join(parts)}." if parts else "No edits to import."
+        if skipped:
+            message += f" Skipped {', '.join(repr(n) for n in skipped)} (not agent sections)."
+        return Answer(True, message, {"written": written, "cleared": cleared, "skipped": skipped})
+
+    def import_openclaw_entries(
+        self, entries: Iterable[Mapping[str, Any]], *, source: str = "openclaw"
+    ) -> Answer:
+        """Given OpenClaw session entries, import the newest scratchpad entry as section main.
+
+        Entries count when they are `custom` entries whose `customType` starts with
+        `openclaw:scratchpad` and that have a timestamp and text (`data` as a string, or its
+        `content` or `text`). The newest one is written to main (with its own time) only if its
+        text differs from main's and it is newer than main's last change (a write or a clear).
+        """
+        candidates: list[tuple[datetime, int, str]] = []
+        for index, entry in enumerate(entries):
+            if not is_openclaw_scratchpad_entry(entry):
+                continue
+            text = openclaw_entry_text(entry)
+            moment = openclaw_entry_time(entry)
+            if text is not None and moment is not None:
+                candidates.append((moment, index, text))
+        if not candidates:
+            return Answer(True, "No OpenClaw scratchpad entries to import.", {"imported": False})
+        moment, _, text = max(candidates)
+        with self._transaction() as (now, state):
+            main = state.get(DEFAULT_SECTION)
+            changed = last_changes(self.journal.events()).get(DEFAULT_SECTION)
+            data: dict[str, Any] = {"imported": False, "entry_time": moment.isoformat()}
+            if main is not None and main.content == text:
+                return Answer(True, "Section main already holds the newest entry.", data)
+            if changed is not None and moment <= changed:
+                return Answer(
+                    True,
+                    f"Section main changed at {changed.isoformat()}, after the newest OpenClaw "
+                    f"scratchpad entry ({moment.isoformat()}); kept main.",
+                    data,
+                )
+            self._commit([Event(moment, DEFAULT_SECTION, "write", text, source)], now)
+        return Answer(
+            True,
+            f"Imported the OpenClaw scratchpad entry of {moment.isoformat()} into section main.",
+            data | {"imported": True},
+        )
+
+
+def _check_tool_call(args: object) -> Answer | tuple[str, str | None, str | None]:
+    """Given a seed 004 call, return (action, section, content), or the Answer for a mistake."""
+    if not isinstance(args, Mapping):
+        return _mistake(
+            "not-an-object",
+            f"The call must be a JSON object, e.g. {_call('write', 'findings', 'your text')}",
+        )
+    content_given = args.get("content")
+    preview = _preview(content_given) if isinstance(content_given, str) else "your text"
+
+    if "action" not in args:
+        alias = next((k for k in args if isinstance(k, str) and k.lower() in _ACTION_ALIASES), None)
+        if alias is not None:
+            value = args[alias]
+            action = value if value in TOOL_ACTIONS else "write"
+            section = args.get("section") if is_valid_section_name(args.get("section")) else None
+            content = preview if action in ("write", "append") else None
+            return _mistake(
+                "action-alias",
+                f"The parameter is called `action`, not `{alias}`: "
+                f"{_call(action, section, content)}",
+            )
+        return _mistake(
+            "missing-action",
+            "Missing `action`: say what to do, one of write, append, read, clear. Use "
+            f"{_call('write', None, preview)}",
+        )
+
+    unknown = [k for k in args if k not in _TOOL_KEYS]
+    if unknown:
+        key = unknown[0]
+        lowered = key.lower() if isinstance(key, str) else ""
+        action = args["action"] if args["action"] in TOOL_ACTIONS else "write"
+        if lowered in _CONTENT_ALIASES:
+            value = args[key]
+            text = _preview(value) if isinstance(value, str) else "your text"
+            section = args.get("section") if is_valid_section_name(args.get("section")) else None
+            if action not in ("write", "append"):
+                action = "write"
+            return _mistake(
+                "content-alias",
+                f"The text goes in `content`, not `{key}`: {_call(action, section, text)}",
+            )
+        if lowered in _SECTION_ALIASES:
+            value = args[key]
+            name = value if is_valid_section_name(value) else "findings"
+            content = preview if action in ("write", "append") else None
+            return _mistake(
+                "section-alias",
+                f"The section name goes in `section`, not `{key}`: {_call(action, name, content)}",
+            )
+        names = ", ".join(f"`{k}`" for k in unknown)
+        plural = "s" if len(unknown) != 1 else ""
+        return _mistake(
+            "unknown-key",
+            f"Unknown parameter{plural} {names}: the call takes only `action`, `section` and "
+            f"`content`, e.g. {_call('write', 'findings', 'your text')}",
+        )
+
+    action = args["action"]
+    if not isinstance(action, str):
+        return _mistake(
+            "action-type",
+            f"`action` must be a string, one of write, append, read, clear; got "
+            f"{_json_type(action)}. Use {_call('write', None, preview)}",
+        )
+    if action not in TOOL_ACTIONS:
+        word = action.strip().lower()
+        if word in TOOL_ACTIONS:
+            return _mistake(
+                "action-case",
+                f"Unknown action {action!r}: actions are lowercase. Use "
+                f"{_call(word, None, preview if word in ('write', 'append') else None)}",
+            )
+        if word in _ACTION_SYNONYMS:
+            meant = _ACTION_SYNONYMS[word]
+            content = preview if meant in ("write", "append") else None
+            return _mistake(
+                "action-synonym",
+                f"Unknown action {action!r}: use '{meant}' to {_ACTION_PURPOSE[meant]}: "
+                f"{_call(meant, None, content)}",
+            )
+        if _looks_like_text(action):
+            return _mistake(
+                "action-is-text",
+                "Passing text as the action value is wrong. Use "
+                f"{_call('write', None, _preview(action))}",
+            )
+        return _mistake(
+            "unknown-action",
+            f"Unknown action {action!r}: use one of write, append, read, clear, e.g. "
+            f"{_call('write', 'findings', 'your text')}",
+        )
+
+    section = args.get("section")
+    if section is not None:
+        if not isinstance(section, str):
+            return _mistake(
+                "section-type",
+                f'`section` must be a string naming the category, e.g. "findings"; got '
+                f"{_json_type(section)}.",
+            )
+        if not is_valid_section_name(section):
+            lowered = section.strip().lower()
+            content = preview if action in ("write", "append") else None
+            if is_valid_section_name(lowered):
+                return _mistake(
+                    "section-case",
+                    f"Section names are lowercase: use {_call(action, lowered, content)}",
+                )
+            if _looks_like_text(section):
+                text = content_given if isinstance(content_given, str) else section
+                right = _call(
+                    action,
+                    "findings",
+                    _preview(text) if action in ("write", "append") else None,
+                )
+                return _mistake(
+                    "section-is-text",
+                    "`section` is the category name (goal, findings, artifacts, errors, main, "
+                    'or a short custom name like "api-notes"), `content` is the text. It '
+                    f"looks like you put text in `section`; use {right}",
+                )
+            return _mistake(
+                "section-name",
+                f"Section name {section!r} is not valid: {NAME_RULE}. Use "
+                f"{_call(action, 'findings', content)}",
+            )
+
+    content = args.get("content")
+    if action in ("write", "append"):
+        if content is None:
+            return _mistake(
+                "missing-content",
+                f"Missing `content`: {action} needs the text to save. Use "
+                f"{_call(action, section, 'your text')}",
+            )
+        if not isinstance(content, str):
+            hint = (
+                " (turn it into text first, e.g. one item per line)"
+                if isinstance(content, list | tuple | Mapping)
+                else ""
+            )
+            return _mistake(
+                "content-type",
+                f"`content` must be a string (the text to save), got {_json_type(content)}"
+                f"{hint}. Use {_call(action, section, 'your text')}",
+            )
+    elif content not in (None, ""):
+        return _mistake(
+            "content-not-allowed",
+            f"`content` is only for write and append; {action} takes none. Use "
+            f"{_call(action, section)}",
+        )
+    return action, section, content if isinstance(content, str) else None
+
+
+def file_edits(rendered: Mapping[str, str], found: Mapping[str, str]) -> dict[str, str | None]:
+    """Given the agent sections as rendered and as found in the file now, return the edits.
+
+    A section whose text differs is mapped to the new text, one that is gone to None; the
+    result is what `Scratchpad.import_file_edits` takes.
+    """
+    edits: dict[str, str | None] = {n: t for n, t in found.items() if rendered.get(n) != t}
+    edits.update({name: None for name in rendered if name not in found})
+    return edits
+
+
+def scratchpad_for(config: Config, *, now: Callable[[], datetime] | None = None) -> Scratchpad:
+    """Given a loaded config, return the workspace's Scratchpad with its caps and counter."""
+    from assembler.config import AUTO_SECTIONS
+    from assembler.tokens import get_counter
+
+    clock = now if now is not None else _local_now
+    journal = Journal(journal_path(config.state_dir), now=clock)
+    caps = {n: c for n, c in config.caps.sections.items() if n not in AUTO_SECTIONS}
+    return Scratchpad(
+        journal,
+        agent_cap=config.caps.agent,
+        section_caps=caps,
+        count=get_counter(config.tokens.counter),
+        now=clock,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# OpenClaw session entries.
+# --------------------------------------------------------------------------------------------
+
+
+def is_openclaw_scratchpad_entry(entry: object) -> bool:
+    """Given a session entry, return whether it is a custom `openclaw:scratchpad*` entry."""
+    if not isinstance(entry, Mapping):
+        return False
+    kind = entry.get("customType")
+    return (
+        entry.get("type", "custom") == "custom"
+        and isinstance(kind, str)
+        and kind.startswith(OPENCLAW_SCRATCHPAD_TYPE)
+    )
+
+
+def openclaw_entry_text(entry: Mapping[str, Any]) -> str | None:
+    """Given a scratchpad entry, return its text (`data`, `data.content` or `data.text`)."""
+    data = entry.get("data")
+    if isinstance(data, str):
+        return data
+    if isinstance(data, Mapping):
+        for key in ("content", "text"):
+            if isinstance(data.get(key), str):
+                return str(data[key])
+    return None
+
+
+def _parse_time(value: object) -> datetime | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        seconds = float(value)
+        if abs(seconds) >= 1e11:  # milliseconds, as OpenClaw writes them
+            seconds /= 1000
+        try:
+            return datetime.fromtimestamp(seconds, UTC)
+        except (OverflowError, OSError, ValueError):
+            return None
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value.strip())
+        except ValueError:
+            return None
+        return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    return None
+
+
+def openclaw_entry_time(entry: Mapping[str, Any]) -> datetime | None:
+    """Given a session entry, return its timestamp (the entry's, else `data.timestamp`)."""
+    moment = _parse_time(entry.get("timestamp"))
+    data = entry.get("data")
+    if moment is None and isinstance(data, Mapping):
+        moment = _parse_time(data.get("timestamp"))
+    return moment
+
+
+def read_openclaw_scratchpad_entries(paths: Iterable[Path | str]) -> list[dict[str, Any]]:
+    """Given OpenClaw session JSONL files, return their `openclaw:scratchpad*` custom entries.
+
+    Entries come in file order, files in the order given. Unreadable files and bad lines are
+    skipped.
+    """
+    needle = OPENCLAW_SCRATCHPAD_TYPE.encode()
+    found: list[dict[str, Any]] = []
+    for path in paths:
+        try:
+            with open(path, "rb") as handle:
+                for raw in handle:
+                    if needle not in raw:
+                        continue  # most lines are messages; skip them unparsed
+                    try:
+                        value = json.loads(raw)
+                    except ValueError:
+                        continue
+                    if isinstance(value, dict) and is_openclaw_scratchpad_entry(value):
+                        found.append(value)
+        except OSError:
+            continue
+    return found
+
+
+# --------------------------------------------------------------------------------------------
+# Markers: agent sections in SCRATCHPAD.md.
+# --------------------------------------------------------------------------------------------
+
+REGION_BEGIN: Final = "<!-- scratchpad:agent-sections begin -->"
+REGION_END: Final = "<!-- scratchpad:agent-sections end -->"
+
+# Every line boundary str.splitlines knows; "\r\n" first so it stays one boundary.
+_BOUNDARY = re.compile("(\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029])")
+_MARKER_LIKE = re.compile(r"\s*<!--\s*scratchpad:", re.IGNORECASE)
+_FENCE_LIKE = re.compile(r"-{3,}\s*")
+_SECTION_MARKER = re.compile(
+    r'\s*<!--\s*scratchpad:(begin|end)\s+section\s*=\s*"([^"]*)"\s*-->\s*', re.IGNORECASE
+)
+_REGION_MARKER = re.compile(r"\s*<!--\s*scratchpad:agent-sections\s+(begin|end)\s*-->\s*", re.I)
+
+
+def begin_marker(name: str) -> str:
+    """Given a section name, return the line that opens its text."""
+    return f'<!-- scratchpad:begin section="{name}" -->'
+
+
+def end_marker(name: str) -> str:
+    """Given a section name, return the line that closes its text."""
+    return f'<!-- scratchpad:end section="{name}" -->'
+
+
+def _dangerous(line: str) -> bool:
+    core = line.lstrip("\\")
+    return _MARKER_LIKE.match(core) is not None or _FENCE_LIKE.fullmatch(core) is not None
+
+
+def escape_text(text: str) -> str:
+    """Given any text, return it with marker-like and fence-like lines escaped (see module doc)."""
+    parts = _BOUNDARY.split(text)
+    for index in range(0, len(parts), 2):
+        if _dangerous(parts[index]):
+            parts[index] = "\\" + parts[index]
+    return "".join(parts)
+
+
+def unescape_text(text: str) -> str:
+    """Given text made by `escape_text` (or edited by hand), return the original text."""
+    parts = _BOUNDARY.split(text)
+    for index in range(0, len(parts), 2):
+        if parts[index].startswith("\\") and _dangerous(parts[index]):
+            parts[index] = parts[index][1:]
+    return "".join(parts)
+
+
+def encode_sections(states: Iterable[SectionState], *, heading_level: int = 2) -> str:
+    """Given section states, return the agent region: each as a heading and its marked text.
+
+    Sections come in display order; the region ends with a newline.
+    """
+    blocks = [
+        f"{'#' * heading_level} {section_title(s.name)}\n{begin_marker(s.name)}\n"
+        f"{escape_text(s.content)}\n{end_marker(s.name)}"
+        for s in ordered(states)
+    ]
+    inner = "\n\n".join(blocks) + "\n" if blocks else ""
+    return f"{REGION_BEGIN}\n{inner}{REGION_END}\n"
+
+
+def find_agent_region(body: str) -> str | None:
+    """Given a SCRATCHPAD.md text, return the text inside its agent region, or None if absent.
+
+    The region starts after the last region-begin line (anything quoted above it in the auto
+    part is ignored) and ends before the next region-end line, or at the end of the text.
+    """
+    lines = body.split("\n")
+    begin = None
+    for index, line in enumerate(lines):
+        match = _REGION_MARKER.fullmatch(line)
+        if match is not None and match.group(1).lower() == "begin":
+            begin = index
+    if begin is None:
+        return None
+    end = len(lines)
+    for index in range(begin + 1, len(lines)):
+        match = _REGION_MARKER.fullmatch(lines[index])
+        if match is not None and match.group(1).lower() == "end":
+            end = index
+            break
+    return "\n".join(lines[begin + 1 : end])
+
+
+def decode_sections(text: str) -> dict[str, str]:
+    """Given a SCRATCHPAD.md text (or just its agent region), return each section's content.
+
+    Only the agent region is read when the text has one. The content of a section is exactly
+    what was encoded. A section whose end line was lost ends at the next marker or the end.
+    """
+    region = find_agent_region(text)
+    sections: dict[str, str] = {}
+    name: str | None = None
+    lines: list[str] = []
+    for line in (region if region is not None else text).split("\n"):
+        match = _SECTION_MARKER.fullmatch(line)
+        if match is None:
+            if name is not None:
+                lines.append(line)
+            continue
+        if name is not None:
+            sections[name] = unescape_text("\n".join(lines))
+            name = None
+        if match.group(1).lower() == "begin":
+            name, lines = match.group(2), []
+    if name is not None:
+        sections[name] = unescape_text("\n".join(lines))
+    return sections

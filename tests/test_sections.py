@@ -1,0 +1,1245 @@
+"""Tests for assembler/sections.py: the journal, the caps, the seed 000/004 calls, the markers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import frontmatter
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from assembler.sections import (
+    REGION_BEGIN,
+    REGION_END,
+    Answer,
+    Event,
+    Journal,
+    Scratchpad,
+    SectionError,
+    SectionState,
+    compacted_events,
+    decode_sections,
+    encode_sections,
+    escape_text,
+    file_edits,
+    find_agent_region,
+    fold_events,
+    ordered,
+    read_openclaw_scratchpad_entries,
+    truncate_to_tokens,
+    unescape_text,
+    validate_section_name,
+)
+from assembler.tokens import count_chars, estimate_tokens
+
+START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self, start: datetime = START) -> None:
+        self.moment = start
+
+    def __call__(self) -> datetime:
+        return self.moment
+
+    def advance(self, **kwargs: float) -> None:
+        self.moment += timedelta(**kwargs)
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def journal(tmp_path: Path, clock: Clock) -> Journal:
+    return Journal(tmp_path / ".scratchpad" / "sections.jsonl", now=clock)
+
+
+@pytest.fixture
+def pad(journal: Journal) -> Scratchpad:
+    return Scratchpad(journal)
+
+
+def journal_lines(journal: Journal) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in journal.path.read_text().splitlines()]
+
+
+def agent(name: str, content: str, when: datetime = START, source: str = "agent") -> SectionState:
+    return SectionState(name, content, when, source, "agent")
+
+
+# --------------------------------------------------------------------------------------------
+# The journal.
+# --------------------------------------------------------------------------------------------
+
+
+def test_record_appends_one_json_line_with_time_section_action_content_source_ttl(
+    journal: Journal,
+) -> None:
+    journal.record(Event(START, "findings", "write", "Port is 8080", "agent"))
+    journal.record(Event(START, "alerts", "set", "Disk full", "monitor", 7200.0))
+
+    assert journal_lines(journal) == [
+        {
+            "time": "2026-03-01T09:00:00+00:00",
+            "section": "findings",
+            "action": "write",
+            "content": "Port is 8080",
+            "source": "agent",
+            "ttl_seconds": None,
+        },
+        {
+            "time": "2026-03-01T09:00:00+00:00",
+            "section": "alerts",
+            "action": "set",
+            "content": "Disk full",
+            "source": "monitor",
+            "ttl_seconds": 7200.0,
+        },
+    ]
+
+
+def test_fold_applies_write_append_and_clear_in_file_order(journal: Journal) -> None:
+    later = START + timedelta(minutes=5)
+    journal.record_many(
+        [
+            Event(START, "findings", "write", "one", "agent"),
+            Event(START, "findings", "append", "two", "agent"),
+            Event(START, "errors", "write", "boom", "agent"),
+            Event(later, "errors", "clear", "", "agent"),
+            Event(later, "goal", "append", "ship it", "cli"),
+        ]
+    )
+
+    state = journal.fold()
+
+    assert list(state) == ["goal", "findings"]
+    assert state["findings"].content == "one\ntwo"
+    assert state["goal"] == SectionState("goal", "ship it", later, "cli", "agent")
+
+
+def test_truncated_last_line_is_skipped_and_counted_never_fatal(journal: Journal) -> None:
+    journal.record(Event(START, "main", "write", "kept", "agent"))
+    with journal.path.open("a") as handle:
+        handle.write('{"time":"2026-03-01T09:01:00+00:00","section":"main","act')
+
+    read = journal.read()
+
+    assert read.bad_lines == 1
+    assert [e.content for e in read.events] == ["kept"]
+    assert journal.fold()["main"].content == "kept"
+
+
+def test_an_append_after_a_crash_starts_on_a_new_line_instead_of_joining_the_broken_one(
+    journal: Journal,
+) -> None:
+    journal.record(Event(START, "main", "write", "kept", "agent"))
+    with journal.path.open("a") as handle:
+        handle.write('{"time":"2026-03-01T09:01:00+00:')
+
+    journal.record(Event(START, "main", "append", "after", "agent"))
+
+    read = journal.read()
+    assert read.bad_lines == 1
+    assert journal.fold()["main"].content == "kept\nafter"
+
+
+def test_lines_with_a_bad_shape_or_an_impossible_ttl_are_skipped_and_counted(
+    journal: Journal,
+) -> None:
+    journal.record(Event(START, "main", "write", "kept", "agent"))
+    bad = [
+        '{"time":"2026-03-01T09:00:00+00:00","section":"x","action":"set","ttl_seconds":Infinity}',
+        '{"time":"2026-03-01T09:00:00+00:00","section":"x","action":"set","ttl_seconds":NaN}',
+        '{"time":"2026-03-01T09:00:00+00:00","section":"x","action":"explode"}',
+        '{"time":"yesterday","section":"x","action":"write"}',
+        "[1, 2, 3]",
+    ]
+    with journal.path.open("a") as handle:
+        handle.write("\n".join(bad) + "\n")
+
+    assert journal.read().bad_lines == len(bad)
+    assert list(journal.fold()) == ["main"]
+
+
+def test_a_writer_that_cannot_get_the_lock_in_time_gets_a_section_error(
+    tmp_path: Path,
+) -> None:
+    from filelock import FileLock
+
+    journal = Journal(tmp_path / "sections.jsonl", lock_timeout=0.05)
+    with FileLock(journal.lock_path), pytest.raises(SectionError, match="retry"):
+        journal.record(Event(START, "main", "write", "x", "agent"))
+    assert not journal.path.exists()
+
+
+def test_a_missing_journal_folds_to_no_sections(journal: Journal) -> None:
+    assert journal.fold() == {}
+    assert journal.read().bad_lines == 0
+
+
+def mixed_history() -> list[Event]:
+    t = [START + timedelta(minutes=m) for m in range(10)]
+    return [
+        Event(t[0], "goal", "write", "first goal", "agent"),
+        Event(t[1], "goal", "write", "second goal", "cli"),
+        Event(t[1], "findings", "append", "a", "agent"),
+        Event(t[2], "findings", "append", "b", "tool"),
+        Event(t[2], "errors", "write", "oops", "agent"),
+        Event(t[3], "errors", "clear", "", "agent"),
+        Event(t[3], "alerts", "set", "Meeting in 10 min", "calendar", 3600.5),
+        Event(t[4], "stale", "set", "gone by now", "monitor", 60.0),
+        Event(t[4], "build", "set", "green", "ci", None),
+        Event(t[5], "build", "rm", "", "ci"),
+        Event(t[5], "api-notes", "write", "x\n---\n<!-- scratchpad:end -->", "file-edit"),
+        Event(t[6], "main", "write", "plan", "agent"),
+        Event(t[6], "main", "append", "step 2", "agent"),
+    ]
+
+
+def test_compaction_keeps_the_folded_state_and_shrinks_the_journal(
+    journal: Journal, clock: Clock
+) -> None:
+    journal.record_many(mixed_history())
+    clock.advance(minutes=10)
+    before = journal.fold()
+
+    assert journal.compact(force=True)
+
+    assert journal.fold() == before
+    clock.advance(minutes=55)  # past the alert's TTL: both versions must agree later too
+    assert journal.fold() == fold_events(mixed_history(), clock())
+    assert len(journal.events()) < len(mixed_history())
+
+
+def test_compacted_events_are_one_per_section_plus_clear_tombstones() -> None:
+    now = START + timedelta(minutes=10)
+
+    events = compacted_events(mixed_history(), now)
+
+    assert sorted((e.section, e.action) for e in events) == [
+        ("alerts", "set"),
+        ("api-notes", "write"),
+        ("errors", "clear"),
+        ("findings", "write"),
+        ("goal", "write"),
+        ("main", "write"),
+    ]
+    assert fold_events(events, now) == fold_events(mixed_history(), now)
+
+
+def test_compaction_waits_until_the_journal_passes_its_threshold(
+    tmp_path: Path, clock: Clock
+) -> None:
+    journal = Journal(tmp_path / "sections.jsonl", now=clock, max_events=5)
+    journal.record_many([Event(START, "main", "append", str(i), "agent") for i in range(5)])
+
+    assert not journal.compact()
+    journal.record(Event(START, "main", "append", "5", "agent"))
+    assert journal.compact()
+    assert len(journal.events()) == 1
+    assert journal.fold()["main"].content == "0\n1\n2\n3\n4\n5"
+
+
+def test_scratchpad_compacts_by_itself_and_loses_no_append(tmp_path: Path, clock: Clock) -> None:
+    journal = Journal(tmp_path / "sections.jsonl", now=clock, max_events=10)
+    pad = Scratchpad(journal)
+
+    for i in range(35):
+        assert pad.append(f"item {i}", section="findings").ok
+
+    assert len(journal.events()) <= 10
+    assert pad.read("findings").data["content"] == "\n".join(f"item {i}" for i in range(35))
+
+
+def test_a_clear_survives_compaction_as_a_tombstone_so_an_older_openclaw_entry_stays_out(
+    journal: Journal, pad: Scratchpad, clock: Clock
+) -> None:
+    pad.write("plan", section="main")
+    clock.advance(minutes=10)
+    pad.clear("main")
+    journal.compact(force=True)
+    entry = {
+        "type": "custom",
+        "customType": "openclaw:scratchpad",
+        "data": "old plan",
+        "timestamp": (START + timedelta(minutes=5)).isoformat(),
+    }
+
+    answer = pad.import_openclaw_entries([entry])
+
+    assert answer.data["imported"] is False
+    assert "main" not in pad.state()
+
+
+# --------------------------------------------------------------------------------------------
+# Several processes, restart.
+# --------------------------------------------------------------------------------------------
+
+WRITER = """
+import sys, time
+from pathlib import Path
+from assembler.sections import Journal, Scratchpad
+path, writer, count, section, max_events = sys.argv[1:]
+go = Path(path).parent / "go"
+while not go.exists():
+    time.sleep(0.001)  # a start line, so the writers really overlap
+pad = Scratchpad(Journal(path, max_events=int(max_events)), agent_cap=10**9)
+for i in range(int(count)):
+    answer = pad.append(f"w{writer}-{i}", section=section, source=f"writer-{writer}")
+    assert answer.ok, answer.message
+"""
+
+
+def run_writers(path: Path, sections: list[str], count: int, max_events: int) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    writers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(path), str(n), str(count), section, str(max_events)]
+        )
+        for n, section in enumerate(sections)
+    ]
+    (path.parent / "go").touch()
+    assert [w.wait(timeout=60) for w in writers] == [0] * len(writers)
+
+
+def assert_each_writer_in_order_exactly_once(items: list[str], writers: int, count: int) -> None:
+    assert sorted(items) == sorted(f"w{n}-{i}" for n in range(writers) for i in range(count))
+    for n in range(writers):
+        mine = [int(item.split("-")[1]) for item in items if item.startswith(f"w{n}-")]
+        assert mine == list(range(count))
+
+
+def test_four_processes_appending_to_one_section_lose_nothing_and_keep_their_order(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / ".scratchpad" / "sections.jsonl"
+
+    run_writers(path, ["findings"] * 4, 100, max_events=10**6)
+
+    journal = Journal(path)
+    read = journal.read()
+    assert read.bad_lines == 0
+    assert_each_writer_in_order_exactly_once([e.content for e in read.events], 4, 100)
+    folded = journal.fold()["findings"].content.split("\n")
+    assert_each_writer_in_order_exactly_once(folded, 4, 100)
+
+
+def test_processes_appending_while_compaction_runs_lose_nothing(tmp_path: Path) -> None:
+    path = tmp_path / ".scratchpad" / "sections.jsonl"
+
+    run_writers(path, ["findings", "findings", "w2", "w3"], 60, max_events=25)
+
+    state = Journal(path).fold()
+    assert len(Journal(path).events()) <= 25 + 4
+    shared = state["findings"].content.split("\n")
+    assert_each_writer_in_order_exactly_once(shared, 2, 60)
+    for n in (2, 3):
+        assert state[f"w{n}"].content.split("\n") == [f"w{n}-{i}" for i in range(60)]
+
+
+def test_a_new_process_folds_the_journal_to_the_same_state(
+    journal: Journal, pad: Scratchpad, clock: Clock
+) -> None:
+    pad.write("Fix the database connection error", section="goal")
+    pad.append("connection refused on 5432", section="findings")
+    pad.append("PostgreSQL is stopped", section="findings")
+    pad.set_section("alerts", "Standup at 10", ttl=timedelta(days=3650), source="calendar")
+    code = (
+        "import json, sys\n"
+        "from assembler.sections import Journal\n"
+        "state = Journal(sys.argv[1]).fold()\n"
+        "print(json.dumps({n: [s.content, s.updated.isoformat(), s.source, s.kind,\n"
+        "    s.expires.isoformat() if s.expires else None] for n, s in state.items()}))\n"
+    )
+
+    output = subprocess.run(
+        [sys.executable, "-c", code, str(journal.path)], capture_output=True, text=True, check=True
+    ).stdout
+
+    expected = {
+        n: [s.content, s.updated.isoformat(), s.source, s.kind, s.expires and s.expires.isoformat()]
+        for n, s in journal.fold().items()
+    }
+    assert json.loads(output) == expected
+    assert list(expected) == ["goal", "findings", "alerts"]
+
+
+# --------------------------------------------------------------------------------------------
+# Names and order.
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name", ["goal", "findings", "artifacts", "errors", "main", "api-notes", "todo_2", "x"]
+)
+def test_builtin_names_and_short_slugs_are_valid_section_names(name: str) -> None:
+    assert validate_section_name(name) == name
+
+
+@pytest.mark.parametrize(
+    "name", ["", "Findings", "my notes", "9lives", "-x", "a" * 33, "notes!", "café", "main\n"]
+)
+def test_other_section_names_are_rejected_with_the_rule_and_an_example(name: str) -> None:
+    with pytest.raises(SectionError) as caught:
+        validate_section_name(name)
+
+    message = str(caught.value)
+    assert repr(name) in message
+    assert "lowercase letter" in message
+    assert "'api-notes'" in message
+
+
+def test_write_to_an_invalid_name_is_answered_not_raised(pad: Scratchpad) -> None:
+    answer = pad.write("text", section="My Notes")
+
+    assert not answer.ok
+    assert "'My Notes' is not valid" in answer.message
+    assert pad.state() == {}
+
+
+def test_display_order_is_builtins_then_custom_names_then_subsystem_sections() -> None:
+    states = [
+        SectionState("alerts", "", START, "cal", "subsystem"),
+        agent("zeta", ""),
+        agent("main", ""),
+        SectionState("build", "", START, "ci", "subsystem"),
+        agent("alpha", ""),
+        agent("goal", ""),
+        agent("errors", ""),
+        agent("findings", ""),
+        agent("artifacts", ""),
+    ]
+
+    assert [s.name for s in ordered(states)] == [
+        "goal",
+        "findings",
+        "artifacts",
+        "errors",
+        "main",
+        "alpha",
+        "zeta",
+        "alerts",
+        "build",
+    ]
+
+
+# --------------------------------------------------------------------------------------------
+# Seed 004: write, append, read, clear.
+# --------------------------------------------------------------------------------------------
+
+
+def test_read_of_one_section_returns_the_text_exactly_as_written(pad: Scratchpad) -> None:
+    text = '  indented\n\n---\n<!-- scratchpad:end section="findings" -->\r\ntrailing\n\n'
+
+    assert pad.write(text, section="findings").ok
+
+    assert pad.read("findings").data["content"] == text
+
+
+def test_write_and_append_default_to_section_main(pad: Scratchpad) -> None:
+    pad.write("plan")
+    pad.append("step 2")
+
+    assert pad.read("main").data["content"] == "plan\nstep 2"
+
+
+def test_append_joins_with_a_newline_only_when_the_section_has_text(pad: Scratchpad) -> None:
+    pad.append("first", section="findings")
+    pad.append("second", section="findings")
+
+    assert pad.read("findings").data["content"] == "first\nsecond"
+
+
+def test_write_answers_with_the_tokens_of_the_section_and_the_agent_part(
+    pad: Scratchpad,
+) -> None:
+    pad.write("12345678", section="goal")
+
+    answer = pad.write("hello", section="findings")
+
+    assert answer.ok
+    assert answer.message == "Wrote section 'findings' (2 tokens; agent part 4/2000 tokens used)."
+    assert answer.data["agent_tokens"] == 4
+
+
+def test_read_without_a_section_returns_every_agent_section_in_display_order(
+    pad: Scratchpad,
+) -> None:
+    pad.write("notes", section="api-notes")
+    pad.write("the plan")
+    pad.write("fix it", section="goal")
+    pad.set_section("alerts", "standup", ttl=timedelta(hours=1))
+
+    answer = pad.read()
+
+    assert list(answer.data["sections"]) == ["goal", "main", "api-notes"]
+    assert answer.data["subsystem"] == {"alerts": "standup"}
+    assert answer.message == "3 sections (6/2000 tokens used): goal, main, api-notes."
+
+
+def test_read_of_an_empty_section_says_so_and_lists_sections_with_content(
+    pad: Scratchpad,
+) -> None:
+    pad.write("fix it", section="goal")
+
+    answer = pad.read("errors")
+
+    assert answer.ok
+    assert answer.data["content"] == ""
+    assert answer.message == "Section 'errors' is empty. Sections with content: goal."
+
+
+def test_clear_of_one_section_leaves_the_others(pad: Scratchpad) -> None:
+    pad.write("fix it", section="goal")
+    pad.write("boom", section="errors")
+
+    answer = pad.clear("errors")
+
+    assert answer.message == "Cleared section 'errors'."
+    assert list(pad.state()) == ["goal"]
+
+
+def test_clear_without_a_section_erases_every_agent_section_but_no_subsystem_one(
+    pad: Scratchpad,
+) -> None:
+    pad.write("fix it", section="goal")
+    pad.write("plan")
+    pad.set_section("alerts", "standup", ttl=None)
+
+    answer = pad.clear()
+
+    assert answer.message == "Cleared 2 sections: goal, main."
+    assert list(pad.state()) == ["alerts"]
+
+
+def test_the_seed_004_example_workflow_works_as_tool_calls(pad: Scratchpad) -> None:
+    calls = [
+        {"action": "write", "section": "goal", "content": "Fix the database connection error"},
+        {
+            "action": "write",
+            "section": "findings",
+            "content": "Error says 'connection refused on port 5432'",
+        },
+        {"action": "append", "section": "findings", "content": "PostgreSQL service is stopped"},
+        {"action": "write", "section": "errors", "content": "restart failed once"},
+        {"action": "clear", "section": "errors"},
+    ]
+    assert all(pad.tool_call(call).ok for call in calls)
+
+    answer = pad.tool_call({"action": "read"})
+
+    assert answer.data["sections"] == {
+        "goal": "Fix the database connection error",
+        "findings": "Error says 'connection refused on port 5432'\nPostgreSQL service is stopped",
+    }
+    assert pad.state()["goal"].source == "tool"
+
+
+def test_an_answer_serialises_to_json_with_ok_message_and_data() -> None:
+    answer = Answer(False, "nope — ✗", {"mistake": "x"})
+
+    assert json.loads(answer.to_json()) == {
+        "ok": False,
+        "message": "nope — ✗",
+        "data": {"mistake": "x"},
+    }
+
+
+MISTAKES = [
+    (
+        {"action": "write", "section": "findings"},
+        "missing-content",
+        "Missing `content`: write needs the text to save. Use "
+        '{"action": "write", "section": "findings", "content": "your text"}',
+    ),
+    (
+        {"action": "append"},
+        "missing-content",
+        'Missing `content`: append needs the text to save. Use {"action": "append", "content": '
+        '"your text"}',
+    ),
+    (
+        {"op": "write", "content": "Port is 8080"},
+        "action-alias",
+        "The parameter is called `action`, not `op`: "
+        '{"action": "write", "content": "Port is 8080"}',
+    ),
+    (
+        {"op": "read", "section": "findings"},
+        "action-alias",
+        'The parameter is called `action`, not `op`: {"action": "read", "section": "findings"}',
+    ),
+    (
+        {"action": "The config file is at /etc/app/config.yml"},
+        "action-is-text",
+        "Passing text as the action value is wrong. Use "
+        '{"action": "write", "content": "The config file is at /etc/app/config.yml"}',
+    ),
+    (
+        {"action": "write", "section": "The port is 8080"},
+        "section-is-text",
+        "`section` is the category name (goal, findings, artifacts, errors, main, or a short "
+        'custom name like "api-notes"), `content` is the text. It looks like you put text in '
+        '`section`; use {"action": "write", "section": "findings", "content": "The port is 8080"}',
+    ),
+    (
+        {"action": "write", "content": "x", "priority": "high"},
+        "unknown-key",
+        "Unknown parameter `priority`: the call takes only `action`, `section` and `content`, "
+        'e.g. {"action": "write", "section": "findings", "content": "your text"}',
+    ),
+    (
+        {"action": "append", "section": "findings", "text": "Port is 8080"},
+        "content-alias",
+        'The text goes in `content`, not `text`: {"action": "append", "section": "findings", '
+        '"content": "Port is 8080"}',
+    ),
+    (
+        {"action": "write", "content": 8080},
+        "content-type",
+        "`content` must be a string (the text to save), got number. Use "
+        '{"action": "write", "content": "your text"}',
+    ),
+    (
+        {"action": "write", "content": ["a", "b"]},
+        "content-type",
+        "`content` must be a string (the text to save), got array (turn it into text first, "
+        'e.g. one item per line). Use {"action": "write", "content": "your text"}',
+    ),
+    (
+        {"action": "frobnicate"},
+        "unknown-action",
+        "Unknown action 'frobnicate': use one of write, append, read, clear, e.g. "
+        '{"action": "write", "section": "findings", "content": "your text"}',
+    ),
+    (
+        {"action": "save", "content": "x"},
+        "action-synonym",
+        "Unknown action 'save': use 'write' to overwrite a section: "
+        '{"action": "write", "content": "x"}',
+    ),
+    (
+        {"action": "Write", "content": "x"},
+        "action-case",
+        'Unknown action \'Write\': actions are lowercase. Use {"action": "write", "content": "x"}',
+    ),
+    (
+        {"action": "read", "section": "Findings"},
+        "section-case",
+        'Section names are lowercase: use {"action": "read", "section": "findings"}',
+    ),
+    (
+        {"action": "read", "section": 3},
+        "section-type",
+        '`section` must be a string naming the category, e.g. "findings"; got number.',
+    ),
+    (
+        {"action": "read", "section": "findings", "content": "x"},
+        "content-not-allowed",
+        "`content` is only for write and append; read takes none. Use "
+        '{"action": "read", "section": "findings"}',
+    ),
+    (
+        {"content": "x"},
+        "missing-action",
+        "Missing `action`: say what to do, one of write, append, read, clear. Use "
+        '{"action": "write", "content": "x"}',
+    ),
+    (
+        ["write", "x"],
+        "not-an-object",
+        'The call must be a JSON object, e.g. {"action": "write", "section": "findings", '
+        '"content": "your text"}',
+    ),
+]
+
+
+@pytest.mark.parametrize(("args", "mistake", "message"), MISTAKES, ids=[m[1] for m in MISTAKES])
+def test_each_tool_call_mistake_names_the_mistake_shows_the_right_call_and_changes_nothing(
+    pad: Scratchpad, journal: Journal, args: Any, mistake: str, message: str
+) -> None:
+    pad.write("keep me", section="findings")
+    before = journal.path.read_bytes()
+
+    answer = pad.tool_call(args)
+
+    assert not answer.ok
+    assert answer.data["mistake"] == mistake
+    assert answer.message == message
+    assert journal.path.read_bytes() == before
+
+
+# --------------------------------------------------------------------------------------------
+# Seed 000: {content, mode} on main with a token budget.
+# --------------------------------------------------------------------------------------------
+
+
+def test_session_tool_replace_reports_tokens_used_of_the_budget(pad: Scratchpad) -> None:
+    answer = pad.session_tool("## Plan\n1. Fix X", "replace")
+
+    assert answer.ok
+    assert answer.message == "Scratchpad updated (4/2000 tokens used)."
+    assert pad.read("main").data["content"] == "## Plan\n1. Fix X"
+
+
+def test_session_tool_defaults_to_replace(pad: Scratchpad) -> None:
+    pad.session_tool("old content")
+
+    pad.session_tool("new content")
+
+    assert pad.read("main").data["content"] == "new content"
+
+
+def test_session_tool_append_adds_a_line_and_reports_tokens_used(pad: Scratchpad) -> None:
+    pad.session_tool("line 1")
+
+    answer = pad.session_tool("line 2", "append")
+
+    assert answer.message == "Scratchpad appended (4/2000 tokens used)."
+    assert pad.read("main").data["content"] == "line 1\nline 2"
+
+
+def test_session_tool_replace_over_budget_is_truncated_and_says_both_sizes(
+    pad: Scratchpad,
+) -> None:
+    text = "\n".join(f"line {i:04d} " + "x" * 53 for i in range(200))  # 12799 characters
+    assert estimate_tokens(text) == 3200
+
+    answer = pad.session_tool(text, "replace")
+
+    assert answer.ok
+    assert answer.message == (
+        "Scratchpad truncated to 2000 tokens (original: 3200). Consider summarizing."
+    )
+    kept = pad.read("main").data["content"]
+    assert text.startswith(kept)
+    assert 1900 < estimate_tokens(kept) <= 2000
+    assert text[len(kept)] == "\n"  # cut at a line end
+
+
+def test_session_tool_append_over_budget_is_rejected_and_leaves_main_unchanged(
+    pad: Scratchpad, journal: Journal
+) -> None:
+    pad.session_tool("a" * 7200)  # 1800 tokens
+    before = journal.path.read_bytes()
+
+    answer = pad.session_tool("b" * 1999, "append")  # 500 tokens more
+
+    assert not answer.ok
+    assert answer.message == (
+        "Append would exceed 2000 token budget (current: 1800, append: 500). "
+        "Use mode 'replace' to rewrite, or reduce content."
+    )
+    assert journal.path.read_bytes() == before
+    assert pad.read("main").data["content"] == "a" * 7200
+
+
+def test_session_tool_budget_is_what_the_other_agent_sections_leave(pad: Scratchpad) -> None:
+    pad.write("g" * 2000, section="goal")  # 500 tokens
+
+    answer = pad.session_tool("m" * 40)
+
+    assert answer.message == (
+        "Scratchpad updated (10/1500 tokens used). "
+        "Other agent sections use 500 of the 2000 tokens of the agent part."
+    )
+
+
+def test_session_tool_budget_is_mains_own_cap_when_configured(journal: Journal) -> None:
+    pad = Scratchpad(journal, section_caps={"main": 10})
+
+    answer = pad.session_tool("a" * 36)
+    rejected = pad.session_tool("b" * 20, "append")
+
+    assert answer.message == "Scratchpad updated (9/10 tokens used)."
+    assert rejected.message == (
+        "Append would exceed 10 token budget (current: 9, append: 6). "
+        "Use mode 'replace' to rewrite, or reduce content."
+    )
+
+
+def test_session_tool_rejects_an_unknown_mode(pad: Scratchpad) -> None:
+    answer = pad.session_tool("x", "overwrite")
+
+    assert not answer.ok
+    assert answer.message == "`mode` must be 'replace' or 'append', got 'overwrite'."
+    assert pad.state() == {}
+
+
+# --------------------------------------------------------------------------------------------
+# Per-section and agent-part caps.
+# --------------------------------------------------------------------------------------------
+
+
+def test_write_over_a_section_cap_is_truncated_and_names_the_section_cap(
+    journal: Journal,
+) -> None:
+    pad = Scratchpad(journal, section_caps={"findings": 10})
+
+    answer = pad.write("x" * 80, section="findings")
+
+    assert answer.ok and answer.data["truncated"]
+    assert answer.message == (
+        "Section 'findings' truncated to 10 tokens, its section cap (original: 20). "
+        "Consider summarizing."
+    )
+    assert pad.read("findings").data["content"] == "x" * 40
+
+
+def test_write_over_the_agent_part_is_truncated_to_the_room_left(journal: Journal) -> None:
+    pad = Scratchpad(journal, agent_cap=100)
+    pad.write("g" * 320, section="goal")  # 80 tokens
+
+    answer = pad.write("f" * 200, section="findings")  # 50 tokens
+
+    assert answer.message == (
+        "Section 'findings' truncated to 20 tokens (original: 50): the agent part cap is 100 "
+        "tokens and the other sections use 80. Consider summarizing, or clear sections you no "
+        "longer need."
+    )
+    assert pad.read("findings").data["content"] == "f" * 80
+
+
+def test_append_over_a_section_cap_is_rejected_with_current_added_and_cap(
+    journal: Journal,
+) -> None:
+    pad = Scratchpad(journal, section_caps={"findings": 10})
+    pad.write("a" * 32, section="findings")  # 8 tokens
+
+    answer = pad.append("b" * 10, section="findings")
+
+    assert not answer.ok
+    assert answer.message == (
+        "Append would exceed the 10 token cap of section 'findings' (current: 8, append: 3). "
+        "Use write to rewrite the section, or reduce content."
+    )
+    assert pad.read("findings").data["content"] == "a" * 32
+
+
+def test_append_over_the_agent_part_is_rejected_with_current_added_and_cap(
+    journal: Journal,
+) -> None:
+    pad = Scratchpad(journal, agent_cap=100)
+    pad.write("g" * 320, section="goal")  # 80 tokens
+    pad.write("f" * 40, section="findings")  # 10 tokens
+
+    answer = pad.append("x" * 43, section="findings")
+
+    assert not answer.ok
+    assert answer.message == (
+        "Append would exceed the 100 token cap of the agent part (current: 90, append: 11). "
+        "Rewrite a section shorter with write, clear sections you no longer need, or reduce "
+        "content."
+    )
+    assert pad.read("findings").data["content"] == "f" * 40
+
+
+def test_a_write_with_no_room_left_in_the_agent_part_is_rejected(journal: Journal) -> None:
+    pad = Scratchpad(journal, agent_cap=10)
+    pad.write("g" * 40, section="goal")
+
+    answer = pad.write("more", section="findings")
+
+    assert not answer.ok
+    assert answer.message == (
+        "No room for section 'findings': the other agent sections use 10 of the 10 token agent "
+        "part, and the text has 1 tokens. Clear or shorten another section first."
+    )
+    assert "findings" not in pad.state()
+
+
+def test_caps_are_counted_with_the_injected_counter(journal: Journal) -> None:
+    pad = Scratchpad(journal, agent_cap=5, count=count_chars)
+
+    answer = pad.write("abcdefgh", section="findings")
+
+    assert answer.message.startswith("Section 'findings' truncated to 5 tokens (original: 8)")
+    assert pad.read("findings").data["content"] == "abcde"
+
+
+def test_truncation_prefers_a_line_end_then_a_word_end_near_the_cut() -> None:
+    lines = "first line here\nsecond line here\nthird"
+    words = "alpha beta gamma delta epsilon"
+
+    assert truncate_to_tokens(lines, 9) == "first line here\nsecond line here"
+    assert truncate_to_tokens(words, 7) == "alpha beta gamma delta"
+    assert truncate_to_tokens("x" * 100, 5) == "x" * 20
+    assert truncate_to_tokens("short", 5) == "short"
+
+
+# --------------------------------------------------------------------------------------------
+# Subsystem sections.
+# --------------------------------------------------------------------------------------------
+
+
+def test_a_subsystem_section_expires_on_its_ttl(pad: Scratchpad, clock: Clock) -> None:
+    answer = pad.set_section("alerts", "Standup in 10 min", ttl=timedelta(hours=2), source="cal")
+
+    assert answer.message == ("Section 'alerts' set (5 tokens, expires 2026-03-01T11:00:00+00:00).")
+    clock.advance(hours=1, minutes=59)
+    assert pad.state()["alerts"].kind == "subsystem"
+    assert pad.state()["alerts"].source == "cal"
+    clock.advance(minutes=1)
+    assert "alerts" not in pad.state()
+
+
+def test_a_subsystem_section_without_ttl_stays_until_removed(pad: Scratchpad, clock: Clock) -> None:
+    pad.set_section("build", "green", ttl=None, source="ci")
+    clock.advance(days=400)
+    assert pad.state()["build"].expires is None
+
+    answer = pad.remove_section("build", source="ci")
+
+    assert answer.message == "Removed section 'build'."
+    assert pad.state() == {}
+
+
+def test_agents_cannot_write_append_or_clear_a_subsystem_section(pad: Scratchpad) -> None:
+    pad.set_section("alerts", "Disk full", ttl=None, source="monitor")
+
+    answers = [
+        pad.write("mine now", section="alerts"),
+        pad.append("me too", section="alerts"),
+        pad.clear("alerts"),
+    ]
+
+    assert not any(a.ok for a in answers)
+    assert "written by a subsystem (monitor)" in answers[0].message
+    assert pad.state()["alerts"].content == "Disk full"
+
+
+def test_set_section_refuses_agent_section_names_and_bad_ttls(pad: Scratchpad) -> None:
+    pad.write("notes", section="api-notes")
+
+    refused = [
+        pad.set_section("goal", "x"),
+        pad.set_section("api-notes", "x"),
+        pad.set_section("alerts", "x", ttl=timedelta(0)),
+        pad.set_section("Alerts!", "x"),
+    ]
+
+    assert [a.data["mistake"] for a in refused] == [
+        "agent-section",
+        "agent-section",
+        "ttl",
+        "section-name",
+    ]
+    assert list(pad.state()) == ["api-notes"]
+
+
+def test_remove_section_refuses_agent_sections(pad: Scratchpad) -> None:
+    pad.write("plan")
+
+    answer = pad.remove_section("main")
+
+    assert not answer.ok
+    assert pad.read("main").data["content"] == "plan"
+
+
+# --------------------------------------------------------------------------------------------
+# Imports: file edits and OpenClaw session entries.
+# --------------------------------------------------------------------------------------------
+
+
+def test_file_edit_import_writes_changed_clears_deleted_and_leaves_unchanged_alone(
+    pad: Scratchpad, journal: Journal
+) -> None:
+    pad.write("fix it", section="goal")
+    pad.write("port 8080", section="findings")
+    pad.write("boom", section="errors")
+    events_before = len(journal.events())
+
+    answer = pad.import_file_edits(
+        {"goal": "fix it", "findings": "port 8081", "errors": None, "api-notes": "new"}
+    )
+
+    assert answer.data == {
+        "written": ["findings", "api-notes"],
+        "cleared": ["errors"],
+        "skipped": [],
+    }
+    assert answer.message == "Imported edits: wrote findings, api-notes; cleared errors."
+    assert {n: s.content for n, s in pad.state().items()} == {
+        "goal": "fix it",
+        "findings": "port 8081",
+        "api-notes": "new",
+    }
+    assert pad.state()["findings"].source == "file-edit"
+    assert len(journal.events()) == events_before + 3
+
+
+def test_file_edit_import_with_nothing_changed_records_no_event(
+    pad: Scratchpad, journal: Journal
+) -> None:
+    pad.write("fix it", section="goal")
+    before = journal.path.read_bytes()
+
+    answer = pad.import_file_edits({"goal": "fix it", "errors": None})
+
+    assert answer.message == "No edits to import."
+    assert journal.path.read_bytes() == before
+
+
+def test_file_edit_import_keeps_text_over_the_caps_and_skips_subsystem_sections(
+    journal: Journal,
+) -> None:
+    pad = Scratchpad(journal, agent_cap=5)
+    pad.set_section("alerts", "Disk full", ttl=None)
+
+    answer = pad.import_file_edits({"main": "a long text that is over the cap", "alerts": None})
+
+    assert answer.data["skipped"] == ["alerts"]
+    assert pad.read("main").data["content"] == "a long text that is over the cap"
+    assert "alerts" in pad.state()
+
+
+def test_file_edits_maps_changed_sections_to_text_and_deleted_ones_to_none() -> None:
+    rendered = {"goal": "a", "findings": "b", "errors": "c"}
+    found = {"goal": "a", "findings": "B", "main": "new"}
+
+    assert file_edits(rendered, found) == {"findings": "B", "main": "new", "errors": None}
+
+
+def scratchpad_entry(data: Any, minute: int, kind: str = "openclaw:scratchpad") -> dict[str, Any]:
+    stamp = (START + timedelta(minutes=minute)).isoformat().replace("+00:00", "Z")
+    return {"type": "custom", "customType": kind, "data": data, "timestamp": stamp}
+
+
+def test_openclaw_import_takes_the_newest_scratchpad_entry_as_main(pad: Scratchpad) -> None:
+    entries = [
+        scratchpad_entry("middle", 5),
+        scratchpad_entry("newest", 9, "openclaw:scratchpad:v2"),
+        {"type": "custom", "customType": "model-snapshot", "data": "no", "timestamp": "2027-01-01"},
+        scratchpad_entry("oldest", 1),
+    ]
+
+    answer = pad.import_openclaw_entries(entries)
+
+    assert answer.data["imported"] is True
+    main = pad.state()["main"]
+    assert (main.content, main.source, main.updated) == (
+        "newest",
+        "openclaw",
+        START + timedelta(minutes=9),
+    )
+
+
+@pytest.mark.parametrize(
+    "data", ["the plan", {"content": "the plan"}, {"text": "the plan", "timestamp": 1}]
+)
+def test_openclaw_import_reads_data_as_text_or_its_content_or_text(
+    pad: Scratchpad, data: Any
+) -> None:
+    pad.import_openclaw_entries([scratchpad_entry(data, 1)])
+
+    assert pad.read("main").data["content"] == "the plan"
+
+
+def test_openclaw_import_keeps_main_when_main_changed_after_the_entry(
+    pad: Scratchpad, clock: Clock
+) -> None:
+    clock.advance(minutes=10)
+    pad.write("written by the agent later")
+
+    answer = pad.import_openclaw_entries([scratchpad_entry("older plan", 5)])
+
+    assert answer.data["imported"] is False
+    assert pad.read("main").data["content"] == "written by the agent later"
+
+
+def test_openclaw_import_records_nothing_when_main_already_holds_the_text(
+    pad: Scratchpad, journal: Journal
+) -> None:
+    pad.import_openclaw_entries([scratchpad_entry("plan", 1)])
+    before = journal.path.read_bytes()
+
+    answer = pad.import_openclaw_entries([scratchpad_entry("plan", 1)])
+
+    assert answer.data["imported"] is False
+    assert journal.path.read_bytes() == before
+
+
+def test_reading_openclaw_session_files_finds_scratchpad_entries_and_skips_bad_lines(
+    tmp_path: Path,
+) -> None:
+    session = tmp_path / "s.jsonl"
+    lines = [
+        json.dumps({"type": "session", "version": 3, "id": "x"}),
+        json.dumps(scratchpad_entry("first", 1)),
+        '{"type":"custom","customType":"openclaw:scratchpad","data":"cut sho',
+        json.dumps({"type": "message", "message": {"role": "user", "content": "hi"}}),
+        json.dumps(scratchpad_entry({"content": "second"}, 2)),
+        json.dumps({"type": "custom", "customType": "openclaw:prompt-error", "data": "x"}),
+    ]
+    session.write_text("\n".join(lines) + "\n")
+
+    entries = read_openclaw_scratchpad_entries([session, tmp_path / "missing.jsonl"])
+
+    assert [e["data"] for e in entries] == ["first", {"content": "second"}]
+
+
+# --------------------------------------------------------------------------------------------
+# Markers and escaping.
+# --------------------------------------------------------------------------------------------
+
+TRICKY_PIECES = [
+    "\n",
+    "\r",
+    "\r\n",
+    "\n\n",
+    "---",
+    "----  ",
+    "---\r",
+    "\\",
+    "\\---",
+    "\\\\<!-- scratchpad:",
+    '<!-- scratchpad:begin section="main" -->',
+    '<!-- scratchpad:end section="main" -->',
+    '  <!--SCRATCHPAD:END section = "goal"-->  ',
+    REGION_BEGIN,
+    REGION_END,
+    "\u2028",
+    "\x85",
+    "\x0c",
+    "## Main",
+    "é 🙂 中文",
+    "   ",
+]
+
+texts = st.lists(st.one_of(st.sampled_from(TRICKY_PIECES), st.text(max_size=12)), max_size=12).map(
+    "".join
+)
+section_texts = st.dictionaries(
+    st.sampled_from(["goal", "findings", "artifacts", "errors", "main", "api-notes", "x_1"]),
+    texts,
+    max_size=7,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(section_texts)
+def test_any_text_in_any_sections_survives_encode_then_decode(sections: dict[str, str]) -> None:
+    states = [agent(name, text) for name, text in sections.items()]
+
+    assert decode_sections(encode_sections(states)) == sections
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(section_texts, texts)
+def test_any_text_survives_a_whole_file_with_frontmatter_and_an_auto_part(
+    sections: dict[str, str], auto_text: str
+) -> None:
+    auto = f"# Scratchpad\n\n## Daily Context\n{escape_text(auto_text)}\n\n"
+    body = auto + encode_sections([agent(n, t) for n, t in sections.items()])
+    text = frontmatter.dumps(frontmatter.Post(body, generator="test", ttl_minutes=30))
+
+    # Decoded from the file's raw text: python-frontmatter's `content` turns "\r\n" into "\n".
+    assert decode_sections(text) == sections
+    assert frontmatter.loads(text).metadata == {"generator": "test", "ttl_minutes": 30}
+
+
+@given(texts)
+def test_unescape_reverses_escape_for_any_text(text: str) -> None:
+    assert unescape_text(escape_text(text)) == text
+
+
+def test_markers_and_fences_get_one_backslash_and_other_lines_stay_as_they_are() -> None:
+    text = '---\n<!-- scratchpad:end section="main" -->\n\\---\n\\n is a newline\n-- not a fence'
+
+    assert escape_text(text) == (
+        '\\---\n\\<!-- scratchpad:end section="main" -->\n\\\\---\n\\n is a newline\n-- not a fence'
+    )
+
+
+def test_encoded_sections_have_a_heading_and_markers_inside_the_agent_region() -> None:
+    encoded = encode_sections([agent("main", "plan"), agent("goal", "---")])
+
+    assert encoded == (
+        f"{REGION_BEGIN}\n"
+        "## Goal\n"
+        '<!-- scratchpad:begin section="goal" -->\n'
+        "\\---\n"
+        '<!-- scratchpad:end section="goal" -->\n'
+        "\n"
+        "## Main\n"
+        '<!-- scratchpad:begin section="main" -->\n'
+        "plan\n"
+        '<!-- scratchpad:end section="main" -->\n'
+        f"{REGION_END}\n"
+    )
+
+
+def test_decode_ignores_marker_text_in_the_auto_part_above_the_agent_region() -> None:
+    auto = (
+        "## Relevant Memories\n"
+        '<!-- scratchpad:begin section="goal" -->\nfake\n<!-- scratchpad:end section="goal" -->\n'
+        f"{REGION_BEGIN}\nquoted region start\n"
+    )
+    body = auto + encode_sections([agent("findings", "real")])
+
+    assert decode_sections(body) == {"findings": "real"}
+
+
+def test_find_agent_region_returns_none_when_the_file_has_none() -> None:
+    assert find_agent_region("# Scratchpad\n\nno agent sections\n") is None
+    assert find_agent_region(encode_sections([])) == ""
+
+
+def test_a_section_whose_end_marker_was_deleted_keeps_its_text() -> None:
+    body = (
+        f"{REGION_BEGIN}\n"
+        '<!-- scratchpad:begin section="goal" -->\nfix it\n'
+        '<!-- scratchpad:begin section="main" -->\nplan\n<!-- scratchpad:end section="main" -->\n'
+        f"{REGION_END}\n"
+    )
+
+    assert decode_sections(body) == {"goal": "fix it", "main": "plan"}
+
+
+def test_an_agent_edit_made_in_the_file_comes_back_through_the_journal(
+    pad: Scratchpad,
+) -> None:
+    pad.write("fix it", section="goal")
+    pad.write("port 8080", section="findings")
+    rendered_states = list(pad.state().values())
+    file_text = "# Scratchpad\n\n" + encode_sections(rendered_states)
+    rendered = decode_sections(file_text)
+
+    edited_text = file_text.replace("port 8080", "port 8081\n---\nsee /etc/app")
+    edited_text = edited_text.replace("fix it", "")  # emptied by hand, markers kept
+    pad.import_file_edits(file_edits(rendered, decode_sections(edited_text)))
+
+    assert pad.read("findings").data["content"] == "port 8081\n---\nsee /etc/app"
+    assert pad.read("goal").data["content"] == ""
+    reencoded = encode_sections(list(pad.state().values()))
+    assert decode_sections(reencoded)["findings"] == "port 8081\n---\nsee /etc/app"
+
+
+# --------------------------------------------------------------------------------------------
+# Import cost.
+# --------------------------------------------------------------------------------------------
+
+
+def test_importing_sections_pulls_in_no_heavy_module() -> None:
+    code = (
+        "import sys, assembler.sections\n"
+        "heavy = ('torch', 'numpy', 'jinja2', 'frontmatter', 'yaml', 'filelock', "
+        "'sentence_transformers', 'assembler.config')\n"
+        "print([m for m in heavy if m in sys.modules])\n"
+    )
+
+    output = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+
+    assert output.strip() == "[]"
