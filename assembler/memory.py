@@ -1,0 +1,1301 @@
+"""The agent's markdown memory: an incremental SQLite index and hybrid search over it.
+
+The index (`.scratchpad/index.sqlite`) holds four tables:
+
+- `files(path, mtime_ns, size, content_hash)`: what each indexed file looked like;
+- `chunks(id, path, start_line, end_line, text, hash, heading)` and `chunks_fts`, an FTS5
+  table (porter stemming over unicode61) whose rowid is the chunk id, for BM25;
+- `embeddings(model_id, chunk_hash, vector, created)`: one float32 vector per model and chunk
+  hash. Vectors are keyed by content, not by file, so a chunk that did not change is never
+  embedded twice, even after a rename or a rebuild of the chunk table.
+
+Chunking follows the Markdown structure: blocks are ATX headings, paragraphs, list items and
+fenced code blocks; blocks are packed to about `chunk_tokens`, with the tail blocks of one
+chunk repeated at the head of the next (about `overlap_tokens`), and a new section starts a
+new chunk once the current one is half full. Each chunk keeps its 1-based line range and its
+heading path ("Infra > Kubernetes"); the text embedded and indexed for BM25 is the heading
+path, a blank line, then the chunk text.
+
+Sync is incremental. A file whose (mtime_ns, size) is unchanged is not even opened. A changed
+file is read and hashed; if its content is the same only the stat is updated, otherwise it is
+re-chunked in one transaction (its chunk rows and its file row together, so a half-written
+file does not exist). Then every chunk whose hash has no vector for the current model is
+embedded, longest texts first, and each batch of vectors is committed as soon as it is
+computed. A process killed at any point therefore leaves an index that the next sync
+completes: files not yet written are still "changed", and chunks without vectors are found
+by one query and embedded then. A database that is not one, is corrupt, or has another schema
+version is moved aside and rebuilt, with a warning in the sync report.
+
+Search fuses two candidate lists, the top chunks by cosine similarity (a numpy matrix of the
+current chunks' vectors, cached until the database changes) and the top chunks by FTS5 BM25,
+into `vector_weight * cosine + bm25_weight * bm25`, with an optional recency boost for dated
+daily notes, a minimum score, and optional MMR for diversity. Without an embedder the same
+code runs on BM25 alone. torch is never imported here: the embedder is injected.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import hashlib
+import math
+import os
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from assembler.config import STATE_DIR
+from assembler.embeddings import Embedder
+from assembler.errors import ConfigError, WorkspaceError
+from assembler.tokens import TokenCounter, estimate_tokens
+
+SCHEMA_VERSION = 1
+# Bump when chunking changes its output for the same input, so every file is re-chunked.
+CHUNKER_VERSION = 1
+SCRATCHPAD_NAME = "SCRATCHPAD.md"
+
+# Vectors of chunks that no file has any more are kept this long, so a file moved out and
+# back, or an edit that is undone, does not cost a new embedding.
+ORPHAN_VECTOR_DAYS = 30.0
+BUSY_TIMEOUT_MS = 5000
+_SQL_VARIABLES = 500  # ids per "IN (...)": well under SQLite's limit of 32766
+_MAX_QUERY_TERMS = 64
+_SNIPPET_CHARS = 200
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]+|$)")
+_DATED = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+# Letters and digits only: FTS5's unicode61 tokenizer splits on everything else too.
+_TERM = re.compile(r"[^\W_]+")
+_STOPWORDS = frozenset(
+    "a an and are as at be but by for from has have he her his i if in into is it its me my "
+    "no not of on or our she so that the their them then there these they this to was we "
+    "were what when which who why will with you your".split()
+)
+
+Vector = npt.NDArray[np.float32]
+Matrix = npt.NDArray[np.float32]
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result: where it is, how it scored, and what to show."""
+
+    path: str  # relative to the workspace, POSIX separators
+    start_line: int  # 1-based, inclusive
+    end_line: int  # 1-based, inclusive
+    score: float  # the fused score the ranking used (after recency boost)
+    vector: float | None  # the vector part (cosine, 0..1 after clamping), None without one
+    bm25: float | None  # the BM25 part, 0..1: the share of the best score the query's words allow
+    recency: float  # the boost factor applied (1.0 = none)
+    snippet: str  # a short excerpt (one or two lines, <= ~200 chars) for display
+    text: str  # the chunk's full text
+    chunk_hash: str
+    heading: str = ""  # the chunk's heading path, e.g. "Infra > Kubernetes"
+
+
+@dataclass
+class SyncReport:
+    """What one sync did."""
+
+    files_seen: int = 0
+    files_changed: int = 0  # re-chunked
+    files_removed: int = 0
+    chunks_total: int = 0
+    chunks_embedded: int = 0
+    chunks_reused: int = 0  # chunks of changed files whose vector already existed
+    skipped: list[str] = field(default_factory=list)  # warnings, each naming the file
+    degraded: str | None = None  # why there are no vectors, else None
+    seconds: float = 0.0
+    files_read: int = 0  # files opened (a file whose stat is unchanged is not)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A piece of a Markdown file: its 1-based line range, exact text and heading path."""
+
+    start_line: int
+    end_line: int
+    text: str
+    heading: str
+
+    @property
+    def embed_text(self) -> str:
+        """Return the text that is embedded and indexed: heading path, blank line, text."""
+        return f"{self.heading}\n\n{self.text}" if self.heading else self.text
+
+    @property
+    def hash(self) -> str:
+        return _digest(self.embed_text.encode("utf-8"))
+
+
+@dataclass(frozen=True)
+class _Block:
+    start: int  # 0-based index of the first line
+    end: int  # 0-based index after the last line
+    heading: str  # the heading path in force (a heading's own path includes itself)
+    level: int  # 1..6 for an ATX heading, else 0
+    tokens: int
+
+
+@dataclass(frozen=True)
+class _Vectors:
+    """The current chunks' vectors for one model, as one matrix."""
+
+    ids: npt.NDArray[np.int64]
+    matrix: Matrix
+    row_of: dict[int, int]
+
+
+@dataclass
+class _Candidate:
+    id: int
+    cosine: float | None = None
+    bm25_raw: float = 0.0  # -bm25(): higher is better, 0 when the chunk does not match
+    path: str = ""
+    start_line: int = 0
+    end_line: int = 0
+    text: str = ""
+    hash: str = ""
+    heading: str = ""
+    vector_part: float | None = None
+    bm25_part: float = 0.0
+    recency: float = 1.0
+    score: float = 0.0
+
+
+class _SchemaMismatch(Exception):
+    def __init__(self, found: int) -> None:
+        super().__init__(found)
+        self.found = found
+
+
+_SCHEMA = (
+    """CREATE TABLE files (
+        path TEXT PRIMARY KEY,
+        mtime_ns INTEGER NOT NULL,
+        size INTEGER NOT NULL,
+        content_hash TEXT NOT NULL
+    ) WITHOUT ROWID""",
+    """CREATE TABLE chunks (
+        id INTEGER PRIMARY KEY,
+        path TEXT NOT NULL,
+        start_line INTEGER NOT NULL,
+        end_line INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        heading TEXT NOT NULL DEFAULT ''
+    )""",
+    "CREATE INDEX chunks_by_path ON chunks(path)",
+    "CREATE INDEX chunks_by_hash ON chunks(hash)",
+    """CREATE VIRTUAL TABLE chunks_fts USING fts5(
+        body, tokenize = 'porter unicode61 remove_diacritics 2'
+    )""",
+    """CREATE TABLE embeddings (
+        model_id TEXT NOT NULL,
+        chunk_hash TEXT NOT NULL,
+        vector BLOB NOT NULL,
+        created REAL NOT NULL,
+        PRIMARY KEY (model_id, chunk_hash)
+    ) WITHOUT ROWID""",
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
+    f"PRAGMA user_version = {SCHEMA_VERSION}",
+)
+_TABLES = frozenset({"files", "chunks", "chunks_fts", "embeddings", "meta"})
+
+
+def chunk_markdown(
+    text: str,
+    *,
+    chunk_tokens: int = 400,
+    overlap_tokens: int = 80,
+    count: TokenCounter = estimate_tokens,
+) -> list[Chunk]:
+    """Given a Markdown text, return its chunks in order.
+
+    Blocks (headings, paragraphs, list items, fenced code) are packed up to about
+    `chunk_tokens` as measured by `count`; the next chunk repeats the previous one's tail
+    blocks up to about `overlap_tokens`, except when it starts a new section. A block larger
+    than `chunk_tokens` is split between lines (a fence too); a single line is never split.
+    Raise ValueError if `overlap_tokens` is not smaller than `chunk_tokens`.
+    """
+    if chunk_tokens <= 0 or not 0 <= overlap_tokens < chunk_tokens:
+        raise ValueError(
+            f"need 0 <= overlap_tokens < chunk_tokens, got {overlap_tokens} and {chunk_tokens}"
+        )
+    lines = [line.rstrip("\r") for line in text.split("\n")]
+    blocks = _split_oversized(_blocks(lines, count), lines, chunk_tokens, count)
+    chunks: list[Chunk] = []
+    current: list[_Block] = []
+    current_tokens = 0
+    fresh_tokens = 0  # tokens of `current` that are not overlap from the previous chunk
+
+    def emit(group: list[_Block]) -> None:
+        first, last = group[0], group[-1]
+        body = "\n".join(lines[first.start : last.end])
+        # The heading path of the first text, so "# Infra / ## Kubernetes / text" is under
+        # "Infra > Kubernetes", not just "Infra".
+        context = next((b for b in group if b.level == 0), last)
+        chunks.append(Chunk(first.start + 1, last.end, body, context.heading))
+
+    for block in blocks:
+        if current:
+            full = current_tokens + block.tokens > chunk_tokens
+            new_section = block.level > 0 and fresh_tokens >= chunk_tokens / 2
+            if full or new_section:
+                # Headings at the end belong with what follows them, not with what precedes.
+                carried: list[_Block] = []
+                while current and current[-1].level > 0:
+                    carried.insert(0, current.pop())
+                if current:
+                    emit(current)
+                if carried or block.level > 0:
+                    current = carried
+                else:
+                    budget = min(overlap_tokens, chunk_tokens - block.tokens)
+                    current = _tail(current, budget)
+                current_tokens = sum(b.tokens for b in current)
+                fresh_tokens = sum(b.tokens for b in carried)
+        current.append(block)
+        current_tokens += block.tokens
+        fresh_tokens += block.tokens
+    if current:  # it always ends with a block not emitted yet
+        emit(current)
+    return chunks
+
+
+def _blocks(lines: list[str], count: TokenCounter) -> list[_Block]:
+    """Given the lines of a Markdown file, return its blocks (blank lines belong to none)."""
+    blocks: list[_Block] = []
+    headings: list[tuple[int, str]] = []
+
+    def path() -> str:
+        return " > ".join(title for _, title in headings if title)
+
+    def add(start: int, end: int, level: int = 0) -> None:
+        tokens = count("\n".join(lines[start:end]))
+        blocks.append(_Block(start, end, path(), level, tokens))
+
+    i, n = 0, len(lines)
+    while i < n:
+        line = lines[i]
+        if not line.strip():
+            i += 1
+            continue
+        if fence := _FENCE.match(line):
+            marker = fence.group(1)
+            closing = re.compile(rf"^ {{0,3}}{re.escape(marker[0])}{{{len(marker)},}}[ \t]*$")
+            end = next((j for j in range(i + 1, n) if closing.match(lines[j])), n - 1)
+            add(i, end + 1)
+            i = end + 1
+            continue
+        if heading := _ATX.match(line):
+            level = len(heading.group(1))
+            while headings and headings[-1][0] >= level:
+                headings.pop()
+            headings.append((level, (heading.group(2) or "").strip()))
+            add(i, i + 1, level)
+            i += 1
+            continue
+        end = i + 1
+        while end < n and lines[end].strip() and not _starts_block(lines[end]):
+            end += 1
+        add(i, end)
+        i = end
+    return blocks
+
+
+def _starts_block(line: str) -> bool:
+    return bool(_FENCE.match(line) or _ATX.match(line) or _LIST_ITEM.match(line))
+
+
+def _split_oversized(
+    blocks: list[_Block], lines: list[str], chunk_tokens: int, count: TokenCounter
+) -> list[_Block]:
+    """Given blocks, return them with each one over `chunk_tokens` cut between lines."""
+    result: list[_Block] = []
+    for block in blocks:
+        if block.tokens <= chunk_tokens or block.end - block.start == 1:
+            result.append(block)
+            continue
+        start, tokens = block.start, 0
+        for i in range(block.start, block.end):
+            line_tokens = count(lines[i]) + 1  # the newline joining it to the piece
+            if i > start and tokens + line_tokens > chunk_tokens:
+                result.append(_Block(start, i, block.heading, 0, tokens))
+                start, tokens = i, 0
+            tokens += line_tokens
+        result.append(_Block(start, block.end, block.heading, 0, tokens))
+    return result
+
+
+def _tail(blocks: list[_Block], budget: int) -> list[_Block]:
+    """Given a chunk's blocks, return its last blocks that fit in `budget` tokens."""
+    tail: list[_Block] = []
+    used = 0
+    for block in reversed(blocks):
+        if used + block.tokens > budget:
+            break
+        tail.insert(0, block)
+        used += block.tokens
+    return tail
+
+
+def query_terms(text: str) -> list[str]:
+    """Given free text, return its distinct lower-case words for BM25, stopwords left out
+    (unless there is nothing else)."""
+    words = list(dict.fromkeys(t.lower() for t in _TERM.findall(text)))
+    content = [word for word in words if word not in _STOPWORDS]
+    return (content or words)[:_MAX_QUERY_TERMS]
+
+
+def fts_query(text: str) -> str | None:
+    """Given free text, return an FTS5 MATCH expression that matches any of its words.
+
+    Every word is quoted, so nothing the user types ('"foo', 'a AND (', 'NEAR', '*', 'col:')
+    is read as FTS5 syntax. Return None if the text has no words.
+    """
+    terms = query_terms(text)
+    if not terms:
+        return None
+    return " OR ".join(f'"{term}"' for term in terms)
+
+
+class MemoryIndex:
+    """The incremental index of a workspace's memory files, and search over it.
+
+    Safe to share between threads (calls are serialised) and between processes (SQLite WAL
+    with a busy timeout; each process sees the others' commits).
+    """
+
+    def __init__(
+        self,
+        workspace: Path,
+        *,
+        db_path: Path,
+        sources: Sequence[str],
+        exclude: Sequence[str] = (),
+        embedder: Embedder | None,
+        chunk_tokens: int = 400,
+        overlap_tokens: int = 80,
+        count: TokenCounter = estimate_tokens,
+        embed_batch: int = 256,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        """Given the workspace, the database path, the source and exclude globs and the
+        embedder (None for BM25 alone), open or create the index.
+
+        `embed_batch` is how many chunks are encoded (and committed) at a time; `clock` gives
+        the time in seconds that ages orphaned vectors. Raise ConfigError if the chunk sizes
+        are inconsistent, WorkspaceError if the database folder cannot be created or the
+        database cannot be opened (a corrupt one is moved aside, not raised).
+        """
+        if chunk_tokens <= 0:
+            raise ConfigError(f"chunk_tokens must be positive, got {chunk_tokens}")
+        if not 0 <= overlap_tokens < chunk_tokens:
+            raise ConfigError(
+                f"overlap_tokens ({overlap_tokens}) must be at least 0 and smaller than "
+                f"chunk_tokens ({chunk_tokens}); lower memory.chunk_overlap"
+            )
+        if embed_batch <= 0:
+            raise ConfigError(f"embed_batch must be positive, got {embed_batch}")
+        self.workspace = Path(workspace)
+        self.db_path = Path(db_path)
+        self.sources = list(sources)
+        self.exclude = list(exclude)
+        self.embedder = embedder
+        self.chunk_tokens = chunk_tokens
+        self.overlap_tokens = overlap_tokens
+        self.count = count
+        self.embed_batch = embed_batch
+        # Why the last search ran without vectors although an embedder was given, else None.
+        self.search_degraded: str | None = None
+        self._clock = clock
+        self._excluded = [_glob_matcher(p) for p in self.exclude]
+        self._lock = threading.RLock()
+        self._warnings: list[str] = []
+        # Caches for search, valid while the database's data_version stays the same.
+        self._cache_version: int | None = None
+        self._vectors: _Vectors | None = None
+        self._rows = 0
+        self._doc_freq: dict[str, int] = {}
+        self._conn: sqlite3.Connection | None = self._open()
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the database; further calls reopen nothing and fail."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+            self._forget_caches()
+
+    def __enter__(self) -> MemoryIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise WorkspaceError(f"The memory index {self.db_path} is closed; open it again")
+        return self._conn
+
+    def _open(self) -> sqlite3.Connection:
+        """Return a connection to a usable index, creating or repairing the database.
+
+        Raise WorkspaceError if the folder or the database cannot be used at all.
+        """
+        try:
+            self.db_path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise WorkspaceError(
+                f"Cannot create the index folder '{self.db_path.parent}' ({error}); check "
+                "that the workspace is writable"
+            ) from error
+        for attempt in range(3):
+            conn: sqlite3.Connection | None = None
+            try:
+                conn = sqlite3.connect(
+                    self.db_path, isolation_level=None, check_same_thread=False, timeout=5.0
+                )
+                self._prepare(conn)
+                return conn
+            except _SchemaMismatch as mismatch:
+                assert conn is not None
+                conn.close()
+                aside = self._move_aside(f"v{mismatch.found}")
+                self._warnings.append(
+                    f"Index {self.db_path} has schema version {mismatch.found}, this program "
+                    f"uses {SCHEMA_VERSION}; moved it to {aside.name} and rebuilt the index"
+                )
+            except sqlite3.DatabaseError as error:
+                if conn is not None:
+                    conn.close()
+                if not _is_corruption(error) or attempt == 2:
+                    raise WorkspaceError(
+                        f"Cannot open the memory index {self.db_path} ({error}); check the "
+                        f"folder's permissions, or delete {self.db_path.name}* to rebuild it"
+                    ) from error
+                self._warnings.append(self._repair_note(error))
+        raise WorkspaceError(  # pragma: no cover - every loop pass returns, retries or raises
+            f"Cannot open the memory index {self.db_path}; delete {self.db_path.name}* to "
+            "rebuild it"
+        )
+
+    def _prepare(self, conn: sqlite3.Connection) -> None:
+        """Given a fresh connection, set it up and make sure the schema is ours.
+
+        Raise _SchemaMismatch for another schema, sqlite3.DatabaseError for a corrupt file.
+        """
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        # Reading the header and the schema is what fails on a file that is not a database.
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        for _ in range(2):
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+            if version == SCHEMA_VERSION and names >= _TABLES:
+                return
+            if version != 0 or names:
+                raise _SchemaMismatch(version)
+            # Two processes may create the schema at once: the second waits for the write
+            # lock, then sees the first one's tables and creates nothing.
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                if conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0:
+                    for statement in _SCHEMA:
+                        conn.execute(statement)
+                conn.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+                raise
+
+    def _repair_note(self, error: sqlite3.DatabaseError) -> str:
+        """Move a corrupt database aside; return the warning that says so."""
+        aside = self._move_aside("corrupt")
+        return (
+            f"Index {self.db_path} was unreadable ({error}); moved it to {aside.name} and "
+            "rebuilt the index"
+        )
+
+    def _move_aside(self, suffix: str) -> Path:
+        """Rename the database to `<name>.<suffix>` (replacing an older one) and drop its WAL.
+
+        Raise WorkspaceError if the file cannot be renamed.
+        """
+        aside = self.db_path.with_name(f"{self.db_path.name}.{suffix}")
+        try:
+            if self.db_path.exists():
+                os.replace(self.db_path, aside)
+        except OSError as error:
+            raise WorkspaceError(
+                f"The memory index {self.db_path} is unusable and cannot be moved aside "
+                f"({error}); delete it by hand to rebuild the index"
+            ) from error
+        for extra in ("-wal", "-shm", "-journal"):
+            with contextlib.suppress(FileNotFoundError):
+                self.db_path.with_name(self.db_path.name + extra).unlink()
+        return aside
+
+    def _recover(self, error: sqlite3.DatabaseError) -> None:
+        """Replace a database found corrupt while in use by a fresh one (with a warning)."""
+        if self._conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.close()
+            self._conn = None
+        self._forget_caches()
+        self._warnings.append(self._repair_note(error))
+        self._conn = self._open()
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        db = self._db
+        # IMMEDIATE takes the write lock up front, so two writers wait for each other (busy
+        # timeout) instead of failing when a read transaction tries to become a write.
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
+    # -- sync -----------------------------------------------------------------------------
+
+    def sync(self, *, rebuild: bool = False, progress: Progress | None = None) -> SyncReport:
+        """Bring the index up to date with the memory files; return what was done.
+
+        `rebuild` forgets every file and chunk (not the vectors) and reads everything again.
+        `progress(stage, done, total)` is called with stage "read" and "embed". Raise
+        ModelError (or whatever the embedder raises) if embedding fails; the index stays
+        consistent, and the next sync embeds what is missing. Raise WorkspaceError if the
+        database cannot be used at all.
+        """
+        with self._lock:
+            started = time.perf_counter()
+            try:
+                report = self._sync(rebuild, progress)
+            except sqlite3.DatabaseError as error:
+                if not _is_corruption(error):
+                    raise
+                self._recover(error)
+                report = self._sync(True, progress)
+            finally:
+                self._forget_caches()
+            report.skipped[:0] = self._warnings
+            self._warnings = []
+            report.seconds = time.perf_counter() - started
+            return report
+
+    def _sync(self, rebuild: bool, progress: Progress | None) -> SyncReport:
+        report = SyncReport()
+        model_id = self.embedder.model_id if self.embedder is not None else None
+        db = self._db
+        if rebuild:
+            with self._transaction() as tx:
+                tx.execute("DELETE FROM chunks_fts")
+                tx.execute("DELETE FROM chunks")
+                tx.execute("DELETE FROM files")
+        chunker = (
+            f"{CHUNKER_VERSION}:{self.chunk_tokens}:{self.overlap_tokens}:"
+            f"{getattr(self.count, '__module__', '')}.{getattr(self.count, '__qualname__', '')}"
+        )
+        row = db.execute("SELECT value FROM meta WHERE key = 'chunker'").fetchone()
+        if row is None or row[0] != chunker:
+            # Files chunked with other settings must look changed, content included (so they
+            # are re-chunked, not just restamped). The new settings are recorded at once: a
+            # sync killed half-way keeps the files it has already re-chunked.
+            with self._transaction() as tx:
+                tx.execute("UPDATE files SET mtime_ns = -1, content_hash = ''")
+                tx.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('chunker', ?)", (chunker,)
+                )
+        known = {
+            path: (mtime, size, digest)
+            for path, mtime, size, digest in db.execute(
+                "SELECT path, mtime_ns, size, content_hash FROM files"
+            )
+        }
+        present: set[str] = set()
+        to_read: list[tuple[str, Path, os.stat_result]] = []
+        for rel, path in self._discover():
+            try:
+                stat = path.stat()
+            except OSError as error:
+                report.skipped.append(f"{rel}: cannot be read ({_reason(error)}); skipped")
+                continue
+            report.files_seen += 1
+            present.add(rel)
+            old = known.get(rel)
+            if old and (old[0], old[1]) == (stat.st_mtime_ns, stat.st_size):
+                continue
+            to_read.append((rel, path, stat))
+
+        changed_hashes: list[str] = []
+        restamped: list[tuple[int, int, str]] = []
+        _report(progress, "read", 0, len(to_read))
+        for done, (rel, path, stat) in enumerate(to_read, start=1):
+            text, digest, problem = self._read(path)
+            report.files_read += 1
+            if problem is not None:
+                report.skipped.append(f"{rel}: {problem}; skipped")
+                present.discard(rel)
+            elif (old := known.get(rel)) and old[2] == digest:
+                restamped.append((stat.st_mtime_ns, stat.st_size, rel))
+            else:
+                assert text is not None and digest is not None
+                chunks = chunk_markdown(
+                    text,
+                    chunk_tokens=self.chunk_tokens,
+                    overlap_tokens=self.overlap_tokens,
+                    count=self.count,
+                )
+                self._write_file(rel, stat, digest, chunks)
+                report.files_changed += 1
+                changed_hashes.extend(chunk.hash for chunk in chunks)
+            _report(progress, "read", done, len(to_read))
+
+        removed = [path for path in known if path not in present]
+        with self._transaction() as tx:
+            tx.executemany("UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?", restamped)
+            for path in removed:
+                self._delete_file(tx, path)
+        report.files_removed = len(removed)
+
+        if model_id is None:
+            report.degraded = "no embedding model: search uses keyword (BM25) matching alone"
+        else:
+            existing = self._hashes_with_vectors(model_id, set(changed_hashes))
+            report.chunks_reused = sum(1 for h in changed_hashes if h in existing)
+            report.chunks_embedded = self._embed_missing(model_id, progress)
+        if report.files_changed or report.files_removed:
+            self._forget_orphan_vectors()
+        report.chunks_total = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        return report
+
+    def _discover(self) -> list[tuple[str, Path]]:
+        """Return the memory files (relative POSIX path, path), sorted, without exclusions."""
+        found: dict[str, Path] = {}
+        root = str(self.workspace)
+        for pattern in self.sources:
+            expanded = os.path.expanduser(pattern.strip())
+            if not expanded:
+                continue
+            if os.path.isabs(expanded):
+                names = glob.glob(expanded, recursive=True)
+            else:
+                names = glob.glob(expanded, root_dir=root, recursive=True)
+            for name in names:
+                path = Path(name) if os.path.isabs(name) else self.workspace / name
+                rel = Path(os.path.relpath(path, root)).as_posix()
+                if rel not in found and path.is_file() and not self._is_excluded(rel):
+                    found[rel] = path
+        return sorted(found.items())
+
+    def _is_excluded(self, rel: str) -> bool:
+        parts = rel.split("/")
+        if parts[0] == STATE_DIR or (len(parts) == 1 and rel.casefold() == "scratchpad.md"):
+            return True
+        return any(matches(rel) for matches in self._excluded)
+
+    def _read(self, path: Path) -> tuple[str | None, str | None, str | None]:
+        """Given a file, return (text, content hash, None), or (None, None, why unusable)."""
+        try:
+            data = path.read_bytes()
+        except OSError as error:
+            return None, None, f"cannot be read ({_reason(error)}); fix its permissions"
+        if b"\x00" in data:
+            return None, None, "looks binary (it contains NUL bytes); only text is indexed"
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            return (
+                None,
+                None,
+                (f"is not UTF-8 text (bad byte at offset {error.start}); convert it to UTF-8"),
+            )
+        return text.removeprefix("\ufeff"), _digest(data), None
+
+    def _write_file(
+        self, rel: str, stat: os.stat_result, digest: str, chunks: Sequence[Chunk]
+    ) -> None:
+        # The file row is written in the same transaction as its chunks: a file either has
+        # all its new chunks and its new stamp, or still looks changed to the next sync.
+        with self._transaction() as tx:
+            self._delete_file(tx, rel)
+            for chunk in chunks:
+                cursor = tx.execute(
+                    "INSERT INTO chunks (path, start_line, end_line, text, hash, heading) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (rel, chunk.start_line, chunk.end_line, chunk.text, chunk.hash, chunk.heading),
+                )
+                tx.execute(
+                    "INSERT INTO chunks_fts (rowid, body) VALUES (?, ?)",
+                    (cursor.lastrowid, chunk.embed_text),
+                )
+            tx.execute(
+                "INSERT OR REPLACE INTO files (path, mtime_ns, size, content_hash) "
+                "VALUES (?, ?, ?, ?)",
+                (rel, stat.st_mtime_ns, stat.st_size, digest),
+            )
+
+    @staticmethod
+    def _delete_file(tx: sqlite3.Connection, rel: str) -> None:
+        tx.execute(
+            "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE path = ?)", (rel,)
+        )
+        tx.execute("DELETE FROM chunks WHERE path = ?", (rel,))
+        tx.execute("DELETE FROM files WHERE path = ?", (rel,))
+
+    def _hashes_with_vectors(self, model_id: str, hashes: set[str]) -> set[str]:
+        found: set[str] = set()
+        ordered = sorted(hashes)
+        for start in range(0, len(ordered), _SQL_VARIABLES):
+            part = ordered[start : start + _SQL_VARIABLES]
+            marks = ",".join("?" * len(part))
+            found.update(
+                row[0]
+                for row in self._db.execute(
+                    f"SELECT chunk_hash FROM embeddings WHERE model_id = ? "
+                    f"AND chunk_hash IN ({marks})",
+                    (model_id, *part),
+                )
+            )
+        return found
+
+    def _embed_missing(self, model_id: str, progress: Progress | None) -> int:
+        """Embed every current chunk that has no vector for this model; return how many.
+
+        Each batch is committed as soon as it is encoded, so work survives a kill.
+        """
+        assert self.embedder is not None
+        missing = self._db.execute(
+            "SELECT hash, heading, text FROM chunks c WHERE NOT EXISTS ("
+            "SELECT 1 FROM embeddings e WHERE e.model_id = ? AND e.chunk_hash = c.hash"
+            ") GROUP BY hash",
+            (model_id,),
+        ).fetchall()
+        if not missing:
+            return 0
+        items = [(h, Chunk(0, 0, text, heading).embed_text) for h, heading, text in missing]
+        # Longest first across all batches: each batch then pads to similar lengths.
+        items.sort(key=lambda item: len(item[1]), reverse=True)
+        total = len(items)
+        _report(progress, "embed", 0, total)
+        for start in range(0, total, self.embed_batch):
+            batch = items[start : start + self.embed_batch]
+            vectors = _checked(self.embedder.encode([t for _, t in batch]), len(batch))
+            now = self._clock()
+            with self._transaction() as tx:
+                tx.executemany(
+                    "INSERT OR REPLACE INTO embeddings (model_id, chunk_hash, vector, created) "
+                    "VALUES (?, ?, ?, ?)",
+                    [
+                        (model_id, h, vector.tobytes(), now)
+                        for (h, _), vector in zip(batch, vectors, strict=True)
+                    ],
+                )
+            _report(progress, "embed", min(start + len(batch), total), total)
+        return total
+
+    def _forget_orphan_vectors(self) -> None:
+        cutoff = self._clock() - ORPHAN_VECTOR_DAYS * 86400
+        with self._transaction() as tx:
+            tx.execute(
+                "DELETE FROM embeddings WHERE created < ? AND NOT EXISTS "
+                "(SELECT 1 FROM chunks WHERE chunks.hash = embeddings.chunk_hash)",
+                (cutoff,),
+            )
+
+    # -- search ---------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        k: int = 5,
+        vector_weight: float = 0.7,
+        bm25_weight: float = 0.3,
+        min_score: float = 0.0,
+        mmr_lambda: float | None = None,
+        recency_half_life_days: float | None = None,
+        recency_weight: float = 0.0,
+        now: datetime | None = None,
+    ) -> list[Hit]:
+        """Given a query, return up to k hits, best first (in MMR order when `mmr_lambda`).
+
+        The score is `vector_weight * cosine + bm25_weight * bm25` with the weights scaled to
+        sum to 1 (BM25 alone for chunks without a vector), times the recency boost
+        `1 + recency_weight * 0.5 ** (age_days / recency_half_life_days)` for files named with
+        a date; hits under `min_score` are dropped. Raise ValueError for invalid options.
+        """
+        return self.search_many(
+            [query],
+            k=k,
+            vector_weight=vector_weight,
+            bm25_weight=bm25_weight,
+            min_score=min_score,
+            mmr_lambda=mmr_lambda,
+            recency_half_life_days=recency_half_life_days,
+            recency_weight=recency_weight,
+            now=now,
+        )[0]
+
+    def search_many(
+        self,
+        queries: Sequence[str],
+        *,
+        k: int = 5,
+        vector_weight: float = 0.7,
+        bm25_weight: float = 0.3,
+        min_score: float = 0.0,
+        mmr_lambda: float | None = None,
+        recency_half_life_days: float | None = None,
+        recency_weight: float = 0.0,
+        now: datetime | None = None,
+    ) -> list[list[Hit]]:
+        """Given queries, return the hits of each (as `search`), embedding them in one batch.
+
+        Raise ValueError for invalid options.
+        """
+        if k <= 0:
+            raise ValueError(f"k must be positive, got {k}")
+        if vector_weight < 0 or bm25_weight < 0 or vector_weight + bm25_weight <= 0:
+            raise ValueError(
+                f"weights must be >= 0 and not both 0, got {vector_weight} and {bm25_weight}"
+            )
+        if mmr_lambda is not None and not 0 <= mmr_lambda <= 1:
+            raise ValueError(f"mmr_lambda must be between 0 and 1, got {mmr_lambda}")
+        if recency_half_life_days is not None and recency_half_life_days <= 0:
+            raise ValueError(
+                f"recency_half_life_days must be positive, got {recency_half_life_days}"
+            )
+        total = vector_weight + bm25_weight
+        options = _Options(
+            k=k,
+            vector_weight=vector_weight / total,
+            bm25_weight=bm25_weight / total,
+            min_score=min_score,
+            mmr_lambda=mmr_lambda,
+            half_life=recency_half_life_days,
+            recency_weight=recency_weight,
+            today=(now or datetime.now().astimezone()).date(),
+        )
+        with self._lock:
+            try:
+                self._refresh_caches()
+                vectors = self._current_vectors()
+                query_vectors = self._embed_queries(queries, vectors)
+                return [
+                    self._rank(query, query_vectors[i], vectors, options)
+                    for i, query in enumerate(queries)
+                ]
+            except sqlite3.DatabaseError as error:
+                if not _is_corruption(error):
+                    raise
+                # The next sync rebuilds the fresh database and reports the repair.
+                self._recover(error)
+                return [[] for _ in queries]
+
+    def _forget_caches(self) -> None:
+        self._cache_version = None
+        self._vectors = None
+        self._doc_freq = {}
+
+    def _refresh_caches(self) -> None:
+        """Drop the search caches if the database changed since they were filled."""
+        # data_version moves when another connection (another process) commits; our own
+        # commits happen in sync, which forgets the caches itself.
+        version = self._db.execute("PRAGMA data_version").fetchone()[0]
+        if version != self._cache_version:
+            self._forget_caches()
+            self._rows = self._db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            self._cache_version = version
+
+    def _idf(self, term: str) -> float:
+        """Given a query term, return its BM25 IDF as FTS5 computes it (a missing term gets
+        the highest IDF there is)."""
+        if term not in self._doc_freq:
+            self._doc_freq[term] = self._db.execute(
+                "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (f'"{term}"',)
+            ).fetchone()[0]
+        found = self._doc_freq[term]
+        return max(math.log((self._rows - found + 0.5) / (found + 0.5)), 1e-6)
+
+    def _current_vectors(self) -> _Vectors | None:
+        """Return the current chunks' vectors for the embedder's model (cached), or None."""
+        if self.embedder is None:
+            return None
+        if self._vectors is not None:
+            return self._vectors
+        try:
+            model_id = self.embedder.model_id
+        except Exception as error:  # a model that cannot even be named: BM25 only
+            self.search_degraded = f"embedding model unavailable ({error})"
+            return None
+        rows = self._db.execute(
+            "SELECT c.id, e.vector FROM chunks c JOIN embeddings e "
+            "ON e.model_id = ? AND e.chunk_hash = c.hash ORDER BY c.id",
+            (model_id,),
+        ).fetchall()
+        if rows:
+            width = len(rows[0][1])
+            rows = [row for row in rows if len(row[1]) == width]
+            ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+            matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32)
+            matrix = matrix.reshape(len(rows), width // 4)
+        else:
+            ids = np.zeros(0, dtype=np.int64)
+            matrix = np.zeros((0, 0), dtype=np.float32)
+        self._vectors = _Vectors(ids, matrix, {int(i): r for r, i in enumerate(ids)})
+        return self._vectors
+
+    def _embed_queries(
+        self, queries: Sequence[str], vectors: _Vectors | None
+    ) -> list[Vector | None]:
+        """Return each query's vector, or None for all when there is nothing to compare with.
+
+        A model that fails here does not fail the search: it runs on BM25 alone and
+        `search_degraded` says why.
+        """
+        none: list[Vector | None] = [None] * len(queries)
+        if self.embedder is None or vectors is None or not len(vectors.ids):
+            return none
+        wanted = [i for i, q in enumerate(queries) if q.strip()]
+        if not wanted:
+            return none
+        try:
+            encoded = _checked(self.embedder.encode([queries[i] for i in wanted]), len(wanted))
+        except Exception as error:
+            self.search_degraded = f"the query could not be embedded ({error})"
+            return none
+        if encoded.shape[1] != vectors.matrix.shape[1]:
+            self.search_degraded = (
+                f"the model gives {encoded.shape[1]}-d vectors but the index holds "
+                f"{vectors.matrix.shape[1]}-d ones; run 'assemble index --rebuild'"
+            )
+            return none
+        self.search_degraded = None
+        result = list(none)
+        for row, i in enumerate(wanted):
+            result[i] = encoded[row]
+        return result
+
+    def _rank(
+        self, query: str, query_vector: Vector | None, vectors: _Vectors | None, options: _Options
+    ) -> list[Hit]:
+        limit = max(50, 5 * options.k)
+        candidates: dict[int, _Candidate] = {}
+        use_vectors = query_vector is not None and vectors is not None and len(vectors.ids) > 0
+        cosines: npt.NDArray[np.float32] | None = None
+        if use_vectors:
+            assert query_vector is not None and vectors is not None
+            cosines = vectors.matrix @ query_vector
+            if len(cosines) > limit:
+                top = np.argpartition(-cosines, limit - 1)[:limit]
+            else:
+                top = np.arange(len(cosines))
+            for row in top:
+                chunk_id = int(vectors.ids[row])
+                candidates[chunk_id] = _Candidate(chunk_id, cosine=float(cosines[row]))
+        match = fts_query(query)
+        if match is not None:
+            for chunk_id, score in self._db.execute(
+                "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? "
+                "ORDER BY rank LIMIT ?",
+                (match, limit),
+            ):
+                candidate = candidates.setdefault(chunk_id, _Candidate(chunk_id))
+                candidate.bm25_raw = max(0.0, -float(score))
+            # Vector candidates that BM25 did not rank in its top still get their real part.
+            unscored = [c.id for c in candidates.values() if c.bm25_raw == 0.0]
+            for part in _batched(unscored, _SQL_VARIABLES):
+                marks = ",".join("?" * len(part))
+                for chunk_id, score in self._db.execute(
+                    f"SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? "
+                    f"AND rowid IN ({marks})",
+                    (match, *part),
+                ):
+                    candidates[chunk_id].bm25_raw = max(0.0, -float(score))
+        if not candidates:
+            return []
+        self._fill(candidates)
+        if use_vectors:
+            assert vectors is not None and cosines is not None
+            for candidate in candidates.values():
+                row = vectors.row_of.get(candidate.id)
+                if row is not None:
+                    candidate.cosine = float(cosines[row])
+        # BM25 is a sum over the query's words of IDF x a term-frequency factor that is 1 for
+        # one occurrence in a chunk of average length. So the sum of the words' IDFs is what a
+        # chunk with every word once scores; a chunk that has only one common word of a
+        # four-word query gets a small part, even when no chunk matches better. Words that no
+        # chunk has count with the highest IDF: the keywords cannot explain that query, and
+        # the vector part should decide.
+        ideal = sum(self._idf(term) for term in query_terms(query))
+        scored: list[_Candidate] = []
+        for candidate in candidates.values():
+            if not candidate.path:
+                continue  # deleted between the two queries
+            candidate.bm25_part = min(1.0, candidate.bm25_raw / ideal) if ideal > 0 else 0.0
+            if candidate.cosine is None:
+                candidate.score = candidate.bm25_part
+            else:
+                candidate.vector_part = max(candidate.cosine, 0.0)
+                candidate.score = (
+                    options.vector_weight * candidate.vector_part
+                    + options.bm25_weight * candidate.bm25_part
+                )
+            candidate.recency = _recency(candidate.path, options)
+            candidate.score *= candidate.recency
+            if candidate.score >= options.min_score and candidate.score > 0:
+                scored.append(candidate)
+        scored.sort(key=lambda c: (-c.score, c.path, c.start_line))
+        unique: list[_Candidate] = []
+        texts: set[str] = set()
+        for candidate in scored:
+            if candidate.text not in texts:
+                texts.add(candidate.text)
+                unique.append(candidate)
+        if options.mmr_lambda is not None:
+            chosen = _mmr(unique, options.k, options.mmr_lambda, vectors)
+        else:
+            chosen = unique[: options.k]
+        terms = _snippet_terms(query)
+        return [
+            Hit(
+                path=c.path,
+                start_line=c.start_line,
+                end_line=c.end_line,
+                score=c.score,
+                vector=c.vector_part,
+                bm25=c.bm25_part,
+                recency=c.recency,
+                snippet=snippet(c.text, terms),
+                text=c.text,
+                chunk_hash=c.hash,
+                heading=c.heading,
+            )
+            for c in chosen
+        ]
+
+    def _fill(self, candidates: dict[int, _Candidate]) -> None:
+        for part in _batched(list(candidates), _SQL_VARIABLES):
+            marks = ",".join("?" * len(part))
+            for chunk_id, path, start, end, text, digest, heading in self._db.execute(
+                "SELECT id, path, start_line, end_line, text, hash, heading FROM chunks "
+                f"WHERE id IN ({marks})",
+                part,
+            ):
+                candidate = candidates[chunk_id]
+                candidate.path, candidate.start_line, candidate.end_line = path, start, end
+                candidate.text, candidate.hash, candidate.heading = text, digest, heading
+
+
+@dataclass(frozen=True)
+class _Options:
+    k: int
+    vector_weight: float  # scaled so the two weights sum to 1
+    bm25_weight: float
+    min_score: float
+    mmr_lambda: float | None
+    half_life: float | None
+    recency_weight: float
+    today: date
+
+
+def _recency(path: str, options: _Options) -> float:
+    """Given a chunk's file and the options, return its recency boost factor (1.0 = none)."""
+    if options.half_life is None or options.recency_weight <= 0:
+        return 1.0
+    found = _DATED.search(path.rsplit("/", 1)[-1])
+    if found is None:
+        return 1.0
+    try:
+        day = date(int(found.group(1)), int(found.group(2)), int(found.group(3)))
+    except ValueError:
+        return 1.0
+    age = max(0, (options.today - day).days)
+    return 1.0 + options.recency_weight * math.pow(0.5, age / options.half_life)
+
+
+def _mmr(
+    ranked: list[_Candidate], k: int, lambda_: float, vectors: _Vectors | None
+) -> list[_Candidate]:
+    """Given candidates best first, return k picked by maximal marginal relevance.
+
+    Each pick maximises `lambda * score - (1 - lambda) * max similarity to those already
+    picked`; similarity is the cosine of the chunk vectors, or word overlap (Jaccard) when a
+    chunk has no vector.
+    """
+    pool = ranked[: max(50, 5 * k)]
+    if len(pool) <= 1:
+        return pool[:k]
+    rows = [vectors.row_of.get(c.id) if vectors is not None else None for c in pool]
+    words = [set(_TERM.findall(c.text.lower())) for c in pool]
+
+    def similarity(a: int, b: int) -> float:
+        ra, rb = rows[a], rows[b]
+        if vectors is not None and ra is not None and rb is not None:
+            return float(vectors.matrix[ra] @ vectors.matrix[rb])
+        union = words[a] | words[b]
+        return len(words[a] & words[b]) / len(union) if union else 0.0
+
+    chosen: list[int] = []
+    closest = [0.0] * len(pool)  # each candidate's highest similarity to a chosen one
+    remaining = list(range(len(pool)))
+    while remaining and len(chosen) < k:
+        best = max(remaining, key=lambda i: lambda_ * pool[i].score - (1 - lambda_) * closest[i])
+        remaining.remove(best)
+        chosen.append(best)
+        for i in remaining:
+            closest[i] = max(closest[i], similarity(i, best))
+    return [pool[i] for i in chosen]
+
+
+def _snippet_terms(query: str) -> list[str]:
+    """Given a query, return the stems its snippet looks for (stopwords dropped)."""
+    stems = []
+    for word in dict.fromkeys(t.lower() for t in _TERM.findall(query)):
+        if word in _STOPWORDS:
+            continue
+        for suffix in ("ing", "ed", "es", "s"):
+            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+                word = word[: -len(suffix)]
+                break
+        stems.append(word)
+    return stems
+
+
+def snippet(text: str, terms: Sequence[str], width: int = _SNIPPET_CHARS) -> str:
+    """Given a chunk's text and the query's stems, return its most relevant line or two.
+
+    The line with the most distinct stems wins (the first content line when none matches); a
+    short line is followed by the next one. The result is one line of at most `width`
+    characters, cut around the first match.
+    """
+    lines = [line.strip() for line in text.split("\n")]
+    content = [i for i, line in enumerate(lines) if line and not line.startswith("```")]
+    if not content:
+        return ""
+    patterns = [re.compile(rf"\b{re.escape(term)}", re.IGNORECASE) for term in terms]
+
+    def hits(i: int) -> int:
+        return sum(1 for pattern in patterns if pattern.search(lines[i]))
+
+    best = max(content, key=lambda i: (hits(i), -i))
+    if hits(best) == 0:
+        best = next((i for i in content if not _ATX.match(lines[i])), content[0])
+    chosen = lines[best]
+    following = [i for i in content if i > best]
+    if len(chosen) < 80 and following:
+        chosen = f"{chosen} {lines[following[0]]}"
+    flat = " ".join(chosen.split())
+    if len(flat) <= width:
+        return flat
+    first = min((m.start() for p in patterns if (m := p.search(flat)) is not None), default=0)
+    start = max(0, min(first - width // 4, len(flat) - width + 1))
+    piece = flat[start : start + width - 2].strip()
+    return ("…" if start > 0 else "") + piece + "…"
+
+
+def _glob_matcher(pattern: str) -> Callable[[str], bool]:
+    """Given an exclude glob, return a test for relative POSIX paths.
+
+    `**` spans folders, `*` and `?` stay within one, a trailing `/` means everything under
+    that folder, and a pattern without `/` matches the file name at any depth.
+    """
+    text = pattern.strip().removeprefix("./")
+    if text.endswith("/"):
+        text += "**"
+    regex = re.compile(_glob_regex(text))
+    if "/" not in text:
+        return lambda rel: regex.fullmatch(rel.rsplit("/", 1)[-1]) is not None
+    return lambda rel: regex.fullmatch(rel) is not None
+
+
+def _glob_regex(pattern: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and (close := pattern.find("]", i + 2)) != -1:
+            inner = pattern[i + 1 : close]
+            if inner.startswith("!"):
+                inner = "^" + inner[1:]
+            out.append(f"[{inner.replace(chr(92), chr(92) * 2)}]")
+            i = close + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return "".join(out)
+
+
+def _is_corruption(error: sqlite3.DatabaseError) -> bool:
+    """Return whether an SQLite error means the file is damaged or not a database at all.
+
+    Busy, locked, read-only or missing-permission errors are OperationalErrors and are not
+    corruption: moving the file aside would not help and would lose a good index.
+    """
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+    return type(error) is sqlite3.DatabaseError
+
+
+def _checked(vectors: Any, expected: int) -> Matrix:
+    """Given an embedder's output for `expected` texts, return it as float32 unit rows.
+
+    Raise ValueError if the embedder broke its contract (wrong shape).
+    """
+    array = np.asarray(vectors, dtype=np.float32)
+    if array.ndim != 2 or array.shape[0] != expected:
+        raise ValueError(f"embedder returned shape {array.shape} for {expected} texts")
+    norms = np.linalg.norm(array, axis=1, keepdims=True)
+    # Unit rows make the dot product a cosine; a zero row (empty text) stays zero.
+    return np.ascontiguousarray(array / np.where(norms > 0, norms, 1.0), dtype=np.float32)
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _reason(error: OSError) -> str:
+    return error.strerror or str(error)
+
+
+def _report(progress: Progress | None, stage: str, done: int, total: int) -> None:
+    if progress is not None:
+        progress(stage, done, total)
+
+
+def _batched(items: Sequence[int], size: int) -> Iterable[Sequence[int]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]

@@ -1,0 +1,195 @@
+"""Relevant memories for a conversation: which queries to ask the memory index, and which hits
+the Relevant Memories section shows.
+
+One query made of all the recent messages is dominated by whichever topic has the most words,
+so it misses the topic the human is on now about half of the time; the last message alone
+finds the current topic but forgets the earlier ones. So each recent human message is its own
+query: the newest (joined with the one before when it is too short to stand alone) gets the
+first slots, and every earlier topic then gets one slot while there is room.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from assembler.context import content_words
+from assembler.transcripts import Message
+
+if TYPE_CHECKING:
+    from assembler.config import Config
+    from assembler.memory import Hit, MemoryIndex, SyncReport
+
+# A human message with fewer content words than this ("ok go", "and then?") says too little
+# to search with on its own; as the newest message it is joined with the one before.
+MIN_QUERY_WORDS = 3
+
+
+@dataclass
+class RecallResult:
+    """The hits to show (current topic first), the queries asked, and why."""
+
+    hits: list[Hit]
+    queries: list[str]
+    explain: list[str] = field(default_factory=list)
+
+
+def conversation_queries(messages: Sequence[Message], *, max_messages: int) -> list[str]:
+    """Given the recent messages (oldest first), return the queries to ask, current topic first.
+
+    The queries are the last `max_messages` human messages, newest first, each on its own;
+    the newest is joined with the one before when it has fewer than MIN_QUERY_WORDS content
+    words. Messages with no content words at all ("thanks!") are not queries.
+    """
+    humans = [m.text.strip() for m in messages if m.role == "user" and m.text.strip()]
+    humans = [t for t in humans[-max_messages:] if content_words(t)]
+    if not humans:
+        return []
+    newest = humans.pop()
+    if len(content_words(newest)) < MIN_QUERY_WORDS and humans:
+        newest = f"{humans.pop()}\n{newest}"
+    return [newest, *reversed(humans)]
+
+
+def recall_memories(
+    index: MemoryIndex,
+    messages: Sequence[Message],
+    *,
+    k: int = 4,
+    max_messages: int = 6,
+    exclude: Callable[[Hit], bool] | None = None,
+    **search_options: Any,
+) -> RecallResult:
+    """Given the memory index and the recent messages, return the hits the Relevant Memories
+    section shows: up to `k`, the current topic's first.
+
+    The current query gets the first slots (all of them when there are no earlier topics,
+    else k minus one per earlier topic, at least half); each earlier query, newest first, then
+    gets its best hit not already shown; slots still free go to the current query's next hits.
+    `exclude` drops hits shown elsewhere in the scratchpad (e.g. today's daily note tail).
+    `search_options` go to `MemoryIndex.search_many` (weights, min_score, MMR, recency, now).
+    """
+    queries = conversation_queries(messages, max_messages=max_messages)
+    if not queries:
+        return RecallResult([], [], ["no human message with content to search for"])
+    ranked = index.search_many(queries, k=k * 3, **search_options)
+    if exclude is not None:
+        ranked = [[hit for hit in hits if not exclude(hit)] for hits in ranked]
+    earlier = len(queries) - 1
+    current_slots = k - min(earlier, k // 2) if earlier else k
+    chosen: list[Hit] = []
+    seen: set[tuple[str, int]] = set()
+    explain = [
+        f"query {i + 1}{' (current)' if i == 0 else ''}: {_clip(q)!r}"
+        for i, q in enumerate(queries)
+    ]
+
+    def take(hit: Hit, query: int) -> None:
+        seen.add((hit.path, hit.start_line))
+        chosen.append(hit)
+        explain.append(f"query {query + 1} -> {_describe(hit)}")
+
+    def fresh(hits: list[Hit]) -> list[Hit]:
+        return [h for h in hits if (h.path, h.start_line) not in seen]
+
+    for hit in fresh(ranked[0])[:current_slots]:
+        take(hit, 0)
+    for number, hits in enumerate(ranked[1:], start=1):
+        if len(chosen) >= k:
+            break
+        if best := fresh(hits)[:1]:
+            take(best[0], number)
+    for hit in fresh(ranked[0]):
+        if len(chosen) >= k:
+            break
+        take(hit, 0)
+    return RecallResult(chosen, queries, explain)
+
+
+def _describe(hit: Hit) -> str:
+    parts = [f"{hit.path}:{hit.start_line}-{hit.end_line} score {hit.score:.3f}"]
+    if hit.vector is not None:
+        parts.append(f"vector {hit.vector:.3f}")
+    if hit.bm25 is not None:
+        parts.append(f"bm25 {hit.bm25:.3f}")
+    if not math.isclose(hit.recency, 1.0):
+        parts.append(f"recency x{hit.recency:.2f}")
+    return ", ".join(parts)
+
+
+def _clip(text: str, width: int = 60) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def index_options(config: Config) -> dict[str, Any]:
+    """Return the search options of `config.memory`, as `MemoryIndex.search` takes them."""
+    memory = config.memory
+    return {
+        "vector_weight": memory.vector_weight,
+        "bm25_weight": memory.bm25_weight,
+        "min_score": memory.min_score,
+        "mmr_lambda": memory.mmr_lambda if memory.mmr else None,
+        "recency_weight": memory.recency_weight,
+        "recency_half_life_days": memory.recency_half_life_days,
+    }
+
+
+def open_memory(config: Config, *, embedder_off: bool = False) -> tuple[MemoryIndex, str | None]:
+    """Given the config, return the workspace's memory index and why it has no embeddings
+    (None when it has them). The model loads only when something needs embedding.
+    """
+    from assembler.embeddings import LazyEmbedder
+    from assembler.memory import MemoryIndex
+    from assembler.tokens import get_counter
+
+    memory = config.memory
+    off = embedder_off or memory.model == "none"
+    embedder = None if off else LazyEmbedder(memory.model, batch_size=memory.batch_size)
+    index = MemoryIndex(
+        config.workspace,
+        db_path=config.workspace / memory.index_path,
+        sources=memory.sources,
+        exclude=[*memory.exclude, config.output.path],
+        embedder=embedder,
+        chunk_tokens=memory.chunk_tokens,
+        overlap_tokens=memory.chunk_overlap,
+        count=get_counter(config.tokens.counter),
+    )
+    reason = "memory.model is 'none': keyword (BM25) search only" if embedder is None else None
+    return index, reason
+
+
+@dataclass
+class OpenMemory:
+    """A synced memory index, what the sync did, and why vectors are missing (if they are)."""
+
+    index: MemoryIndex
+    report: SyncReport
+    degraded: str | None
+
+
+def synced_memory(
+    config: Config,
+    *,
+    rebuild: bool = False,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> OpenMemory:
+    """Given the config, open the memory index and bring it up to date with the files.
+
+    If the embedding model cannot be loaded, the index is synced and searched on BM25 alone,
+    and `degraded` says why: memory search degrades, it never fails the assembly.
+    """
+    from assembler.errors import ModelError
+
+    index, reason = open_memory(config)
+    try:
+        report = index.sync(rebuild=rebuild, progress=progress)
+    except ModelError as error:
+        index.close()
+        index, _ = open_memory(config, embedder_off=True)
+        report = index.sync(rebuild=rebuild, progress=progress)
+        reason = f"embeddings unavailable ({error}); keyword (BM25) search only"
+    return OpenMemory(index, report, reason or report.degraded)
