@@ -33,3 +33,8 @@ bench: setup
 	$(PY) bench/bench_tail_read.py
 	$(PY) bench/bench_mood_speed.py
 	$(PY) bench/bench_mood_eval.py
+	$(PY) bench/bench_retrieval.py
+	$(PY) bench/bench_index.py
+	$(PY) bench/bench_pad.py
+	$(PY) bench/bench_observations.py
+	$(PY) bench/bench_hook.py

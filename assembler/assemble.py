@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import jinja2
 
 from assembler import __version__
+from assembler import sections as agent_sections
 from assembler.config import Config, local_timezone
 from assembler.context import (
     ActiveContext,
@@ -37,7 +38,7 @@ from assembler.transcripts import Message, TranscriptRead, read_recent
 
 if TYPE_CHECKING:
     from assembler.memory import Hit
-    from assembler.recall import RecallResult
+    from assembler.recall import RecallResult, WarmMemory
 
 GENERATOR = f"scratchpad-assembler {__version__}"
 
@@ -96,11 +97,16 @@ class Assembly:
 
 
 def assemble(
-    config: Config, *, now: datetime, transcript_globs: Sequence[str] | None = None
+    config: Config,
+    *,
+    now: datetime,
+    transcript_globs: Sequence[str] | None = None,
+    memory: WarmMemory | None = None,
 ) -> Assembly:
     """Given the config and the clock, return the assembled SCRATCHPAD.md (not yet written).
 
-    `transcript_globs` replaces the configured sources for this run. An unreadable source or a
+    `transcript_globs` replaces the configured sources for this run; `memory` keeps the memory
+    index (and its model) open between runs, as the daemon does. An unreadable source or a
     failing mood model degrades the file (the frontmatter says what and why) instead of failing.
     Raise AssemblerError only for problems the user must fix (a broken template folder).
     """
@@ -142,7 +148,7 @@ def assemble(
         daily = daily_context(config.workspace, config.daily.folder, now, config.daily.tail_bytes)
     except OSError as error:
         degraded.append({"what": "daily note", "why": f"{error}"})
-    recall = _recall(config, read.messages, daily, now, degraded)
+    recall = _recall(config, read.messages, daily, now, degraded, memory)
     times = time_context(
         now,
         tz,
@@ -169,22 +175,42 @@ def assemble(
     sections = [s for name in config.sections.enabled() if (s := builders[name]()) is not None]
     renderer = Renderer(_template_dir(config))
     expires = now + timedelta(minutes=config.output.ttl_minutes)
+    # Agent sections: hand edits and OpenClaw entries go to the journal first (issue 4).
+    openclaw = [Path(s.path) for s in read.sources if s.format == "openclaw" and not s.error]
+    agent = agent_sections.gather_for(config, now=now, openclaw_files=openclaw)
+    degraded.extend(agent.degraded)
+    edited_at = agent.sync.at if agent.sync.auto_edited else None
     page = {
         "valid_until": f"{expires:%Y-%m-%d %H:%M} {expires.tzname() or ''}".strip(),
         "ttl_minutes": config.output.ttl_minutes,
         "generator": GENERATOR,
+        "auto_notice": f"{edited_at.astimezone(tz):%H:%M}" if edited_at else "",
+        "agent_part": "",
     }
     try:
+        header = count(renderer.page(sections=[], **page))
+        # The agent part comes first: the total cap is met by shrinking the auto part, and the
+        # agent part gives way (saying so) only when the auto part is down to its header.
+        part = agent_sections.render_agent_part(
+            agent,
+            render=renderer.agent_part,
+            count=count,
+            agent_cap=config.caps.agent,
+            limit=config.caps.total - header - 1,
+        )
+        page["agent_part"] = part.text
         # The page's own lines (title, validity, blank lines between sections) count towards
         # the auto cap too: fit the sections to what is left, and tighten if still over.
-        cap = min(config.caps.auto, config.caps.total)
-        room = cap - count(renderer.page(sections=[], **page))
+        limit = min(config.caps.auto + part.tokens, config.caps.total)
+        room = limit - part.tokens - header
         while True:
             fitted = fit_sections(
                 sections, renderer, count, cap=max(room, 0), section_caps=config.caps.sections
             )
             body = renderer.page(sections=fitted.texts, **page)
-            excess = count(body) - cap
+            if part.text not in body:  # a user template without `agent_part`: keep it anyway
+                body = f"{body.rstrip()}\n\n{part.text}"
+            excess = count(body) - limit
             if excess <= 0 or not fitted.sections:
                 break
             room -= excess
@@ -193,7 +219,7 @@ def assemble(
         raise AssemblerError(
             f"Template error in {where} ({type(error).__name__}: {error}); fix the template"
         ) from error
-    auto_tokens = count(body)
+    auto_tokens = count(agent_sections.auto_part(body))
     meta: dict[str, Any] = {
         "generator": GENERATOR,
         "updated": now.isoformat(timespec="seconds"),
@@ -201,8 +227,8 @@ def assemble(
         "ttl_minutes": config.output.ttl_minutes,
         "tokens": {
             "auto": auto_tokens,
-            "agent": 0,
-            "total": auto_tokens,
+            "agent": part.tokens,
+            "total": count(body),
             "caps": {
                 "auto": config.caps.auto,
                 "agent": config.caps.agent,
@@ -220,8 +246,13 @@ def assemble(
         },
         "sections": [s.name for s in fitted.sections],
         "dropped": fitted.dropped,
+        "agent_sections": part.hashes,
+        "agent_omitted": part.omitted,
+        "auto_sha256": agent_sections.auto_hash(body),
         "degraded": degraded,
     }
+    if (edits := agent.sync.summary()) is not None:
+        meta["file_edits"] = edits
     return Assembly(
         path=config.output_path,
         text=compose(meta, body),
@@ -262,9 +293,10 @@ def run_once(
     now: datetime,
     dry_run: bool = False,
     transcript_globs: Sequence[str] | None = None,
+    memory: WarmMemory | None = None,
 ) -> Assembly:
     """Given the config and the clock, assemble and (unless `dry_run`) write SCRATCHPAD.md."""
-    assembly = assemble(config, now=now, transcript_globs=transcript_globs)
+    assembly = assemble(config, now=now, transcript_globs=transcript_globs, memory=memory)
     if not dry_run:
         write(assembly)
     return assembly
@@ -285,6 +317,7 @@ def _recall(
     daily: DailyContext | None,
     now: datetime,
     degraded: list[dict[str, str]],
+    warm: WarmMemory | None = None,
 ) -> MemoryRecall | None:
     """Sync the memory index and pick the hits for the Relevant Memories section; None when
     the section or memory search is off. Problems degrade the section, they never fail the run.
@@ -293,12 +326,12 @@ def _recall(
         return None
     from assembler.recall import index_options, recall_memories, synced_memory
 
-    memory = synced_memory(config)
+    memory = synced_memory(config, warm=warm)
     for warning in memory.report.skipped:
         degraded.append({"what": "memory file", "why": warning})
     if memory.degraded:
         degraded.append({"what": "memory search", "why": memory.degraded})
-    with memory.index as index:
+    with memory as index:
         result = recall_memories(
             index,
             messages,
@@ -323,7 +356,7 @@ def _memories_section(recall: MemoryRecall | None) -> Section | None:
     if recall is None or not recall.result.hits:
         return None
     items = [
-        Item(f"`{hit.path}:{hit.start_line}-{hit.end_line}` {hit.snippet}", None, 2 + rank)
+        Item(f"`{hit.path}:{hit.start_line}-{hit.end_line}` {hit.snippet}", None, 3 + rank)
         for rank, hit in enumerate(recall.result.hits)
     ]
     return Section("relevant_memories", TITLES["relevant_memories"], tuple(items))
@@ -433,12 +466,12 @@ def _daily_section(daily: DailyContext | None, workspace: Path) -> Section | Non
     if daily is None or not daily.lines:
         return None
     count = len(daily.lines)
-    # The newest lines (the end of the note) are the ones worth keeping under the cap.
-    items = [Item(line, None, 6 + count - i) for i, line in enumerate(daily.lines)]
+    # The newest lines (the end of the note) are the ones worth keeping under the cap; the
+    # newest two rank with the best memories, older ones go first.
+    items = [Item(line, None, 3 + count - 1 - i) for i, line in enumerate(daily.lines)]
     source = _display_path(daily.path, workspace)
-    items.insert(
-        0, Item(f"{source} (tail{', earlier lines omitted' if daily.truncated else ''})", "From", 5)
-    )
+    omitted = ", earlier lines omitted" if daily.truncated else ""
+    items.insert(0, Item(f"{source} (tail{omitted})", "From", 3, heading=True))
     return Section("daily_context", TITLES["daily_context"], tuple(items), style="quote")
 
 

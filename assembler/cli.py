@@ -38,6 +38,7 @@ common uses:
   assemble --once --dry-run       print the file instead of writing it
   assemble check                  exit 0 if SCRATCHPAD.md is fresh, 1 if stale, 2 if missing
   assemble show --format prefix   the block a host prepends to each message
+  assemble pad append --section findings "Port is 8080"   the agent's own notes
   assemble mood "WHY is it failing again"   score texts with the mood model
 """
 
@@ -122,6 +123,221 @@ def _add_now(parser: argparse.ArgumentParser | Any, *, suppress: bool) -> None:
     )
 
 
+OBS_HELP = "park large tool outputs and read them back in slices"
+OBS_DESCRIPTION = """\
+Large observations (seed 002): `put` parks a tool output whose JSON is over
+observations.threshold_bytes (4096) in .scratchpad/observations.sqlite and prints the
+synthetic observation the agent sees instead (scratchpad_id, size, head+tail summary);
+`read` prints a slice of it. Entries live observations.ttl (1h) and are visible only in
+the turn that stored them; `turn` starts a new turn, `gc` removes expired entries.
+
+examples:
+  some-tool | assemble obs put - --step 1 --executor fs_read
+  assemble obs read 485d7beae4e144eb --mode tail -n 500
+  assemble obs read 485d7beae4e144eb --mode grep --pattern 'ERROR|Traceback' --context 3
+  assemble obs read 485d7beae4e144eb --mode lines --start 120 --end 160
+"""
+
+
+def _add_obs_command(obs: argparse.ArgumentParser) -> None:
+    actions = obs.add_subparsers(dest="obs_command", metavar="ACTION", required=True)
+
+    def action(name: str, help_text: str, description: str = "") -> argparse.ArgumentParser:
+        sub = actions.add_parser(
+            name,
+            help=help_text,
+            description=description or help_text,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        _add_common(sub, suppress=True)
+        _add_now(sub, suppress=True)
+        return sub
+
+    def turn_option(sub: argparse.ArgumentParser, what: str) -> None:
+        sub.add_argument("--turn", metavar="T", help=f"{what} (default: the current turn)")
+
+    put = action(
+        "put",
+        "park an observation; print what the agent sees instead, as JSON",
+        "Read an observation from FILE (or stdin) and park it if its JSON is over\n"
+        "observations.threshold_bytes: print the synthetic observation (scratchpad_id,\n"
+        "size_bytes, kind, summary, metadata, _note). A smaller one is printed unchanged.\n"
+        "The input is the tool's raw output (text, or binary if it is not UTF-8), or with\n"
+        '--json-input a JSON tool result such as {"ok": true, "content": "..."}.',
+    )
+    put.add_argument("file", nargs="?", default="-", metavar="FILE|-", help="default: stdin")
+    turn_option(put, "the turn it belongs to")
+    put.add_argument("--step", type=int, metavar="N", help="the step number, for {{stepN.field}}")
+    put.add_argument("--executor", metavar="NAME", help="the tool that produced it")
+    put.add_argument("--ttl", metavar="DURATION", help="time to live, e.g. 2h (default: 1h)")
+    put.add_argument(
+        "--json-input", action="store_true", help="the input is a JSON observation (tool result)"
+    )
+    put.add_argument("--force", action="store_true", help="park it even under the threshold")
+
+    read = action(
+        "read",
+        "print a slice of a parked observation",
+        "Print a slice of a parked observation exactly as stored (bytes as they are for a\n"
+        "binary), or the slice and where it sits in the whole as JSON with --json.\n"
+        "Characters are Unicode code points; lines are numbered from 1.",
+    )
+    read.add_argument("id", metavar="ID", help="the scratchpad_id")
+    turn_option(read, "read as this turn")
+    read.add_argument(
+        "--any-turn", action="store_true", help="read an entry of any turn (no isolation)"
+    )
+    read.add_argument(
+        "--mode",
+        choices=("full", "head", "tail", "range", "lines", "grep"),
+        default="head",
+        help="head (default), tail, range (--start/--end), lines (--start/--end, 1-based, "
+        "inclusive), grep (--pattern), full",
+    )
+    read.add_argument(
+        "-n",
+        type=int,
+        metavar="N",
+        help="characters (bytes) for head/tail/range, default 2000; lines for lines, default 100",
+    )
+    read.add_argument("--start", type=int, metavar="S", help="range: offset; lines: first line")
+    read.add_argument("--end", type=int, metavar="E", help="range: end, exclusive; lines: last")
+    read.add_argument("--pattern", metavar="RE", help="grep: a regular expression, per line")
+    read.add_argument("--context", type=int, default=2, metavar="N", help="grep: lines around")
+    read.add_argument(
+        "--max-matches", type=int, default=50, metavar="N", help="grep: matches listed (50)"
+    )
+    read.add_argument("-i", "--ignore-case", action="store_true", help="grep: ignore case")
+    read.add_argument("--json", action="store_true", help="print the slice and its place as JSON")
+
+    ls = action("ls", "list the live parked observations of this turn (or --all)")
+    turn_option(ls, "list this turn")
+    ls.add_argument("--all", action="store_true", help="every turn")
+    ls.add_argument("--json", action="store_true", help="print the entries as a JSON array")
+
+    action("gc", "remove the expired observations now (each turn's start does it too)")
+
+    turn = action(
+        "turn",
+        "start a new turn: collect expired entries, make T (default: a new id) current",
+        "Start a new turn: remove expired entries and make T (default: a new id) the current\n"
+        "turn, which put, read and the MCP tools use when no --turn is given. Run it from the\n"
+        "host's per-turn hook. Prints the turn id.",
+    )
+    turn.add_argument("turn_id", nargs="?", metavar="T")
+
+    resolve = action(
+        "resolve",
+        "replace {{stepN.field}} in a tool call's JSON arguments with the stored values",
+        "Read a tool call's JSON arguments from FILE (or stdin) and print them with every\n"
+        "{{stepN.field}} replaced by that field of step N's parked observation in this turn\n"
+        "(the full content, not the summary).",
+    )
+    resolve.add_argument("file", nargs="?", default="-", metavar="FILE|-", help="default: stdin")
+    turn_option(resolve, "resolve in this turn")
+
+
+PAD_DESCRIPTION = """\
+The agent's own sections of SCRATCHPAD.md (goal, findings, artifacts, errors, main, or a
+custom name such as api-notes), kept in .scratchpad/sections.jsonl across runs and restarts
+and shown after the auto-generated part. Over a cap, `write` is truncated and says both
+sizes; `append` is refused and leaves the section as it was. A refused call exits 1 after
+printing why. TEXT `-` reads stdin (one trailing newline dropped).
+
+examples:
+  assemble pad write --section goal "Fix the failing prod deploy"
+  assemble pad append --section findings "Port is 8080"
+  assemble pad read --section findings
+  assemble pad clear --section errors
+"""
+
+TOOL_DESCRIPTION = """\
+Carry out a scratchpad tool call (seed 004): {"action": "write|append|read|clear",
+"section": ..., "content": ...}, given as JSON (or - for stdin), and print the answer as
+JSON: {"ok", "message", "data"}. A mistaken or refused call exits 1 after the answer.
+With --session, the call is seed 000's {"content", "mode": "replace|append"} on main.
+
+example:
+  assemble tool '{"action": "append", "section": "findings", "content": "Port 8080"}'
+"""
+
+
+class _TrailingTextParser(argparse.ArgumentParser):
+    """A parser whose optional TEXT may also come after the options (`NAME --ttl 2h TEXT`).
+
+    Python 3.11's argparse gives up an optional positional once an option separates it from
+    the positional before it, and reports the word as unrecognized; it is taken back here.
+    """
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        lone = len(extras) == 1 and (extras[0] == "-" or not extras[0].startswith("-"))
+        if lone and getattr(parsed, "text", "") is None:
+            parsed.text = extras.pop()
+        return parsed, extras
+
+
+def _add_pad_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
+    pad = command("pad", "write, append, read or clear the agent's sections", PAD_DESCRIPTION)
+    actions = pad.add_subparsers(dest="pad_command", metavar="ACTION", required=True)
+    helps = {
+        "write": "replace a section's text (truncated to its cap, saying so)",
+        "append": "add a line to a section (refused if over its cap)",
+        "read": "print a section's text exactly as written, or all sections",
+        "clear": "erase a section, or every agent section",
+    }
+    for name, help_text in helps.items():
+        sub = actions.add_parser(name, help=help_text, description=help_text)
+        _add_common(sub, suppress=True)
+        default = "main" if name in ("write", "append") else "all sections"
+        sub.add_argument("-s", "--section", metavar="S", help=f"the section (default: {default})")
+        if name in ("write", "append"):
+            sub.add_argument("text", nargs="?", metavar="TEXT|-", help="the text, or - for stdin")
+        sub.add_argument("--json", action="store_true", help="print the answer as JSON")
+
+    tool = command(
+        "tool",
+        "carry out a JSON scratchpad tool call; answer in JSON",
+        TOOL_DESCRIPTION,
+    )
+    tool.add_argument("call", metavar="JSON|-", help="the call as a JSON object, or - for stdin")
+    tool.add_argument(
+        "--session", action="store_true", help="the call is {content, mode} on section main"
+    )
+
+    section = command(
+        "section",
+        "set or remove a section written by another program (alerts, calendar)",
+        "Sections that other programs write, such as Proactive Alerts: shown after the agent's\n"
+        "sections until their TTL runs out; the agent cannot change them.\n\n"
+        "examples:\n"
+        '  assemble section set proactive-alerts --ttl 2h --source calendar "Standup at 10:30"\n'
+        "  assemble section rm proactive-alerts",
+    )
+    verbs = section.add_subparsers(
+        dest="section_command", metavar="ACTION", required=True, parser_class=_TrailingTextParser
+    )
+    set_ = verbs.add_parser("set", help="set a section's text", description="set a section's text")
+    set_.add_argument("name", metavar="NAME")
+    set_.add_argument("text", nargs="?", metavar="TEXT|-", help="the text, or - for stdin")
+    set_.add_argument("--ttl", metavar="DURATION", help="expire after this long, e.g. 2h")
+    set_.add_argument("--source", default="cli", help="who wrote it, e.g. calendar")
+    rm = verbs.add_parser("rm", help="remove a section", description="remove a section")
+    rm.add_argument("name", metavar="NAME")
+    for sub in (set_, rm):
+        _add_common(sub, suppress=True)
+        sub.add_argument("--json", action="store_true", help="print the answer as JSON")
+
+    command(
+        "guidance",
+        "print the system-prompt text that tells the agent how to use its scratchpad",
+        "Print the guidance for the agent's system prompt: the sections, the ways to write\n"
+        "them and the token budget (numbers from the config). Hosts add it once per session.",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of `assemble` and its sub-commands."""
     parser = argparse.ArgumentParser(
@@ -170,6 +386,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_now(check, suppress=True)
 
+    _add_pad_commands(command)
+
     mood = command(
         "mood",
         "score texts with the mood model",
@@ -217,6 +435,55 @@ def build_parser() -> argparse.ArgumentParser:
         help="one query per line on stdin; one JSON array of hits per line on stdout",
     )
 
+    _add_obs_command(command("obs", OBS_HELP, OBS_DESCRIPTION))
+    command(
+        "mcp",
+        "serve the agent tools over MCP (stdio)",
+        "Run an MCP server on stdin/stdout for an agent host (Claude Code, any MCP client):\n"
+        "tools scratchpad, session_scratchpad, scratchpad_put, scratchpad_read, memory_search.\n"
+        "Register it with: claude mcp add scratchpad -- assemble mcp --workspace PATH",
+    )
+
+    daemon = command(
+        "daemon",
+        "keep SCRATCHPAD.md fresh: assemble on changes and on a schedule",
+        "Run until SIGTERM or Ctrl-C: assemble at start, every daemon.interval (within\n"
+        "daemon.active_hours, if set), daemon.debounce after the transcripts, the memory files,\n"
+        "SCRATCHPAD.md or the sections change, and daemon.refresh_before the file expires.\n"
+        "One daemon per workspace (.scratchpad/daemon.lock); the memory index and its model\n"
+        "stay loaded. Logs one line per assembly on stderr (journald's format under systemd;\n"
+        "-v for debug, -q for errors only). Install it as a service: assemble systemd install",
+    )
+    daemon.add_argument(
+        "--transcripts",
+        metavar="GLOB",
+        action="append",
+        default=argparse.SUPPRESS,
+        help="read and watch these transcripts instead of the configured sources (repeatable)",
+    )
+
+    _add_hook_command(commands)
+
+    systemd = command("systemd", "install the systemd user units")
+    systemd_actions = systemd.add_subparsers(
+        dest="systemd_command", metavar="ACTION", required=True
+    )
+    install = systemd_actions.add_parser(
+        "install",
+        help="write the units to ~/.config/systemd/user and print how to enable them",
+        description="Write scratchpad-assembler.service (the daemon), or with --timer\n"
+        "scratchpad-assembler-once.service and .timer (an assembly every 10 minutes), to\n"
+        "$XDG_CONFIG_HOME/systemd/user, starting this install's assemble on the workspace.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    install.add_argument(
+        "--timer", action="store_true", help="a oneshot service and a timer instead of the daemon"
+    )
+    install.add_argument(
+        "--force", action="store_true", help="replace unit files that differ from these"
+    )
+    _add_common(install, suppress=True)
+
     config = command("config", "validate, show or create the configuration")
     actions = config.add_subparsers(dest="config_command", metavar="ACTION", required=True)
     validate = actions.add_parser("validate", help="check the config; exit 1 listing all problems")
@@ -233,13 +500,40 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_hook_command(commands: Any) -> None:
+    hook = commands.add_parser(
+        "hook",
+        help="print the fresh scratchpad for an agent host's hook",
+        description="For Claude Code's settings.json hooks: reads the hook's JSON from stdin "
+        "and, for\nUserPromptSubmit and SessionStart, prints the fresh scratchpad as\n"
+        '{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}; nothing when\n'
+        "it is stale or missing, or for other events. Nudges a running daemon. The workspace\n"
+        "is --workspace, else $ASSEMBLER_WORKSPACE, else the session's cwd. Exits 1 (never 2,\n"
+        "which would block the prompt) on bad input.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_common(hook, suppress=True)
+    hook.add_argument("host", choices=("claude-code",), help="the agent host")
+
+
+def _hook_parser() -> argparse.ArgumentParser:
+    """Return a parser of `assemble hook` alone: hooks run before every prompt, and building
+    the parsers of all the other sub-commands would cost them tens of milliseconds."""
+    parser = argparse.ArgumentParser(prog="assemble")
+    _add_common(parser, suppress=False)
+    parser.set_defaults(once=False)
+    _add_hook_command(parser.add_subparsers(dest="command", metavar="COMMAND"))
+    return parser
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `assemble` with the given arguments and return its exit code.
 
     User errors print one line and return 1; Ctrl-C returns 130; anything unexpected writes
     its traceback to the log file and returns 3.
     """
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    parser = _hook_parser() if list(words[:1]) == ["hook"] else build_parser()
     args = parser.parse_args(argv)
     _setup_logging(args.verbose, args.quiet)
     try:
@@ -294,9 +588,18 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         "show": _cmd_show,
         "check": _cmd_check,
         "mood": _cmd_mood,
+        "pad": _cmd_pad,
+        "tool": _cmd_tool,
+        "section": _cmd_section,
+        "guidance": _cmd_guidance,
         "index": _cmd_index,
         "search": _cmd_search,
+        "obs": _cmd_obs,
+        "mcp": _cmd_mcp,
         "config": _cmd_config,
+        "daemon": _cmd_daemon,
+        "hook": _cmd_hook,
+        "systemd": _cmd_systemd,
     }
     if args.command is None and not args.once:
         parser.print_help(sys.stderr)
@@ -339,6 +642,7 @@ def _cmd_once(args: argparse.Namespace) -> int:
             "written": assembly.written,
             **{k: meta[k] for k in ("updated", "expires", "ttl_minutes", "tokens", "sources")},
             **{k: meta[k] for k in ("messages_read", "sections", "dropped", "degraded")},
+            "agent_omitted": meta.get("agent_omitted", []),
             "mood": _mood_summary(assembly),
         }
         if args.explain:
@@ -394,23 +698,24 @@ def _mood_summary(assembly: Any) -> dict[str, Any] | None:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    from assembler.errors import ScratchpadError
-    from assembler.render import prefix_block, read_scratchpad
+    from assembler.render import read_scratchpad
 
     config = _load(args)
     now = _parse_now(args.now, config)
-    try:
-        pad = read_scratchpad(config.output_path)
-    except ScratchpadError:
-        if args.format == "prefix":
-            return 0  # hosts prepend nothing when there is nothing
-        raise
+    if args.format == "prefix":
+        from assembler.sections import prefix_for
+
+        # The fresh auto part with the agent sections as they are now (not as last rendered).
+        block = prefix_for(config, now, fresh_only=args.fresh_only)
+        if block is None:
+            return 1
+        sys.stdout.write(block)
+        return 0
+    pad = read_scratchpad(config.output_path)
     fresh = pad.is_fresh(now)
     if args.fresh_only and not fresh:
         return 1
-    if args.format == "prefix":
-        sys.stdout.write(prefix_block(pad, now))
-    elif args.format == "json":
+    if args.format == "json":
         document = {
             "path": str(pad.path),
             "fresh": fresh,
@@ -422,6 +727,93 @@ def _cmd_show(args: argparse.Namespace) -> int:
         print(json.dumps(document, indent=2, ensure_ascii=False, default=str))
     else:
         sys.stdout.write(pad.path.read_text(encoding="utf-8"))
+    return 0
+
+
+def _read_text(value: str | None, what: str) -> str:
+    """Return TEXT, or stdin for `-` (without the one newline a shell pipe adds)."""
+    if value is None:
+        raise AssemblerError(f"{what}: give the TEXT, or - to read it from stdin")
+    if value != "-":
+        return value
+    text = sys.stdin.read()
+    return text[:-1] if text.endswith("\n") else text
+
+
+def _answer(answer: Any, as_json: bool) -> int:
+    """Print a scratchpad answer (JSON, else its message); return 1 if the call was refused."""
+    if as_json:
+        print(answer.to_json())
+    elif answer.ok:
+        print(answer.message)
+    else:
+        print(f"assemble: {answer.message}", file=sys.stderr)
+    return 0 if answer.ok else EXIT_USER_ERROR
+
+
+def _cmd_pad(args: argparse.Namespace) -> int:
+    from assembler.sections import DEFAULT_SECTION, listing_for, scratchpad_for
+
+    config = _load(args)
+    pad = scratchpad_for(config)
+    action = args.pad_command
+    if action in ("write", "append"):
+        text = _read_text(args.text, f"pad {action}")
+        store = pad.write if action == "write" else pad.append
+        section = args.section or DEFAULT_SECTION
+        return _answer(store(text, section=section, source="cli"), args.json)
+    if action == "clear":
+        return _answer(pad.clear(args.section, source="cli"), args.json)
+    answer = pad.read(args.section)
+    if args.json or not answer.ok:
+        return _answer(answer, args.json)
+    if args.section is not None:
+        sys.stdout.write(answer.data["content"])  # exactly as written, nothing added
+    elif answer.data["sections"] or answer.data["subsystem"]:
+        sys.stdout.write(listing_for(config, pad.state()))
+    else:
+        print(answer.message, file=sys.stderr)
+    return 0
+
+
+def _cmd_tool(args: argparse.Namespace) -> int:
+    from assembler.sections import parse_call, scratchpad_for
+
+    call = parse_call(sys.stdin.read() if args.call == "-" else args.call)
+    if call.ok:
+        pad = scratchpad_for(_load(args))
+        args_ = call.data["call"]
+        if args.session:
+            answer = pad.session_tool(args_.get("content"), args_.get("mode", "replace"))
+        else:
+            answer = pad.tool_call(args_)
+    else:
+        answer = call
+    print(answer.to_json())
+    return 0 if answer.ok else EXIT_USER_ERROR
+
+
+def _cmd_section(args: argparse.Namespace) -> int:
+    from assembler.config import parse_duration
+    from assembler.sections import scratchpad_for
+
+    pad = scratchpad_for(_load(args))
+    if args.section_command == "rm":
+        return _answer(pad.remove_section(args.name, source="cli"), args.json)
+    ttl = None
+    if args.ttl is not None:
+        try:
+            ttl = parse_duration(args.ttl)
+        except ValueError as error:
+            raise AssemblerError(f"--ttl: {error}") from error
+    text = _read_text(args.text, "section set")
+    return _answer(pad.set_section(args.name, text, ttl=ttl, source=args.source), args.json)
+
+
+def _cmd_guidance(args: argparse.Namespace) -> int:
+    from assembler.sections import guidance_for
+
+    sys.stdout.write(guidance_for(_load(args)))
     return 0
 
 
@@ -593,6 +985,188 @@ class _ProgressBars:
     def __exit__(self, *exc: object) -> None:
         for bar in self.bars.values():
             bar.close()
+
+
+def _cmd_obs(args: argparse.Namespace) -> int:
+    from assembler.observations import store_for
+
+    config = _load(args)
+    now = _parse_now(args.now, config)
+    with store_for(config) as store:
+        return _OBS_ACTIONS[args.obs_command](store, args, now)
+
+
+def _read_input(name: str) -> tuple[bytes, str | None]:
+    if name == "-":
+        return sys.stdin.buffer.read(), None
+    try:
+        return Path(name).expanduser().read_bytes(), name
+    except OSError as error:
+        raise AssemblerError(f"{name} cannot be read ({error.strerror}); check the path") from error
+
+
+def _obs_put(store: Any, args: argparse.Namespace, now: datetime) -> int:
+    from assembler.config import parse_duration
+    from assembler.observations import observation_from_input, to_json
+
+    data, path = _read_input(args.file)
+    observation = observation_from_input(data, path=path, json_input=args.json_input)
+    try:
+        ttl = parse_duration(args.ttl) if args.ttl else None
+    except ValueError as error:
+        raise AssemblerError(f"--ttl: {error}") from error
+    result = store.put(
+        observation,
+        turn=args.turn,
+        step=args.step,
+        executor=args.executor,
+        ttl=ttl,
+        force=args.force,
+        now=now,
+    )
+    print(to_json(result))
+    return 0
+
+
+def _obs_read(store: Any, args: argparse.Namespace, now: datetime) -> int:
+    from assembler.observations import to_json
+
+    options = {"turn": args.turn, "any_turn": args.any_turn, "now": now}
+    if args.mode == "full" and not args.json:
+        # Block by block: a 50 MB observation goes to stdout without being held whole.
+        entry = store.get(args.id, **options)
+        for piece in store.stream(entry):
+            _write_piece(piece)
+        return 0
+    found = store.read(
+        args.id,
+        args.mode,
+        n=args.n,
+        start=args.start,
+        end=args.end,
+        pattern=args.pattern,
+        context=args.context,
+        max_matches=args.max_matches,
+        ignore_case=args.ignore_case,
+        **options,
+    )
+    log.info("%s", found.position())
+    if args.json:
+        print(to_json(found.to_dict()))
+    elif args.mode == "grep":
+        print(found.text if found.text else f"no line matches {args.pattern!r}")
+    else:
+        _write_piece(found.data if found.data is not None else found.text)
+    return 0
+
+
+def _write_piece(piece: str | bytes) -> None:
+    if isinstance(piece, bytes):
+        sys.stdout.flush()
+        sys.stdout.buffer.write(piece)
+        sys.stdout.buffer.flush()
+    else:
+        sys.stdout.write(piece)
+
+
+def _obs_ls(store: Any, args: argparse.Namespace, now: datetime) -> int:
+    from assembler.observations import to_json
+
+    entries = store.entries(turn=args.turn, all_turns=args.all, now=now)
+    if args.json:
+        print(to_json([entry.to_dict() for entry in entries]))
+        return 0
+    if not entries:
+        print("no parked observations" + ("" if args.all else " in this turn (--all: any turn)"))
+    for entry in entries:
+        step = "-" if entry.step is None else str(entry.step)
+        left = max(0, int((entry.expires - now).total_seconds() // 60))
+        first = entry.summary.split("\n", 1)[0][:60]
+        print(
+            f"{entry.id}  turn {entry.turn_id}  step {step}  {entry.executor or '-'}  "
+            f"{entry.kind} {entry.size_bytes} bytes  expires in {left} min  {first}"
+        )
+    return 0
+
+
+def _obs_gc(store: Any, args: argparse.Namespace, now: datetime) -> int:
+    report = store.gc(now)
+    print(f"removed {report.removed} expired observations ({report.freed_bytes} bytes stored)")
+    return 0
+
+
+def _obs_turn(store: Any, args: argparse.Namespace, now: datetime) -> int:
+    print(store.start_turn(args.turn_id, now))
+    return 0
+
+
+def _obs_resolve(store: Any, args: argparse.Namespace, now: datetime) -> int:
+    from assembler.observations import to_json
+
+    data, path = _read_input(args.file)
+    try:
+        arguments = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise AssemblerError(
+            f"{path or 'stdin'} is not JSON ({error}); give the tool call's arguments as JSON"
+        ) from error
+    print(to_json(store.resolve_references(arguments, turn=args.turn, now=now)))
+    return 0
+
+
+_OBS_ACTIONS: dict[str, Callable[[Any, argparse.Namespace, datetime], int]] = {
+    "put": _obs_put,
+    "read": _obs_read,
+    "ls": _obs_ls,
+    "gc": _obs_gc,
+    "turn": _obs_turn,
+    "resolve": _obs_resolve,
+}
+
+
+def _cmd_mcp(args: argparse.Namespace) -> int:
+    from assembler.mcp_server import serve
+
+    serve(_load(args))
+    return 0
+
+
+def _cmd_daemon(args: argparse.Namespace) -> int:
+    from assembler.daemon import configure_logging, run_daemon
+
+    config = _load(args)
+    configure_logging(args.verbose, args.quiet)
+    run_daemon(config, transcript_globs=args.transcripts)
+    return 0
+
+
+def _cmd_hook(args: argparse.Namespace) -> int:
+    from assembler.hooks import run_claude_code_hook
+
+    output = run_claude_code_hook(
+        sys.stdin.read(), workspace=args.workspace, config_path=args.config
+    )
+    sys.stdout.write(output)
+    return 0
+
+
+def _cmd_systemd(args: argparse.Namespace) -> int:
+    from assembler.units import install_units
+
+    config = _load(args)
+    installed = install_units(
+        timer=args.timer,
+        workspace=config.workspace,
+        config=Path(args.config) if args.config else None,
+        force=args.force,
+    )
+    for path in installed.written:
+        print(f"wrote {path}")
+    for path in installed.unchanged:
+        print(f"unchanged {path}")
+    print(f"enable and start with:\n  {installed.enable_command}")
+    print("run it without a login session too: loginctl enable-linger $USER")
+    return 0
 
 
 def _cmd_config(args: argparse.Namespace) -> int:

@@ -19,6 +19,7 @@ import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
+from datetime import time as dt_time
 from pathlib import Path
 from typing import Any
 
@@ -322,6 +323,90 @@ class TokensConfig:
 
 
 @dataclass
+class AgentConfig:
+    # Hand edits of the agent sections in SCRATCHPAD.md go to the journal before each render.
+    import_edits: bool = True
+    # The newest `openclaw:scratchpad*` custom entry of the OpenClaw transcripts becomes `main`.
+    import_openclaw: bool = True
+
+
+def positive_duration(value: Any) -> str | None:
+    if problem := duration(value):
+        return problem
+    return None if parse_duration(value) > timedelta(0) else f"expected more than 0s, got {value!r}"
+
+
+_CLOCK_RANGE = re.compile(r"\s*(\d{1,2}):(\d{2})\s*-\s*(\d{1,2}):(\d{2})\s*")
+
+
+def parse_clock_range(text: str) -> tuple[dt_time, dt_time] | None:
+    """Given "HH:MM-HH:MM" (the end may be earlier: the range wraps past midnight) or "",
+    return the start and end times, or None for "" (all day).
+
+    Raise ValueError if the text is neither.
+    """
+    if not text.strip():
+        return None
+    match = _CLOCK_RANGE.fullmatch(text)
+    numbers = [int(n) for n in match.groups()] if match else []
+    if not numbers or numbers[0] > 23 or numbers[2] > 24 or numbers[1] > 59 or numbers[3] > 59:
+        raise ValueError(f"expected a range like '07:00-23:00' (or '' for all day), got {text!r}")
+    end = dt_time(0, 0) if numbers[2] == 24 else dt_time(numbers[2], numbers[3])
+    start = dt_time(numbers[0], numbers[1])
+    if start == end:
+        raise ValueError(f"the range {text!r} is empty; give different start and end times")
+    return start, end
+
+
+def clock_range(value: Any) -> str | None:
+    try:
+        parse_clock_range(value)
+    except ValueError as error:
+        return str(error)
+    return None
+
+
+@dataclass
+class DaemonConfig:
+    interval: str = field(default="10m", metadata=_check(positive_duration))
+    # "" = all day; outside the hours the interval and the refresh pause, changes still count.
+    active_hours: str = field(default="", metadata=_check(clock_range))
+    debounce: str = field(default="2s", metadata=_check(positive_duration))
+    # Never more than half the TTL, so a short TTL cannot make the daemon re-render in a loop.
+    refresh_before: str = field(default="2m", metadata=_check(positive_duration))
+
+    @property
+    def interval_delta(self) -> timedelta:
+        return parse_duration(self.interval)
+
+    @property
+    def debounce_delta(self) -> timedelta:
+        return parse_duration(self.debounce)
+
+    @property
+    def refresh_before_delta(self) -> timedelta:
+        return parse_duration(self.refresh_before)
+
+    @property
+    def active_range(self) -> tuple[dt_time, dt_time] | None:
+        return parse_clock_range(self.active_hours)
+
+
+@dataclass
+class ObservationsConfig:
+    # Observations whose JSON is larger than this many bytes are parked (seed 002: 4 KB).
+    threshold_bytes: int = field(default=4096, metadata=_check(non_negative))
+    ttl: str = field(default="1h", metadata=_check(positive_duration))
+    summary_chars: int = field(default=500, metadata=_check(positive))
+    # The most one scratchpad_read (MCP) may return; the CLI reads without a cap.
+    max_read_chars: int = field(default=100_000, metadata=_check(positive))
+
+    @property
+    def ttl_delta(self) -> timedelta:
+        return parse_duration(self.ttl)
+
+
+@dataclass
 class Config:
     output: OutputConfig = field(default_factory=OutputConfig)
     transcripts: TranscriptsConfig = field(default_factory=TranscriptsConfig)
@@ -334,6 +419,9 @@ class Config:
     sections: SectionsConfig = field(default_factory=SectionsConfig)
     caps: CapsConfig = field(default_factory=CapsConfig)
     tokens: TokensConfig = field(default_factory=TokensConfig)
+    agent: AgentConfig = field(default_factory=AgentConfig)
+    daemon: DaemonConfig = field(default_factory=DaemonConfig)
+    observations: ObservationsConfig = field(default_factory=ObservationsConfig)
     # Where this config came from and which workspace it serves; not keys of the file.
     workspace: Path = field(default_factory=Path.cwd, metadata={"internal": True})
     source: Path | None = field(default=None, metadata={"internal": True})
@@ -379,11 +467,21 @@ def _cross_checks(config: Config) -> list[str]:
             f"At 'caps.auto': {config.caps.auto} is larger than 'caps.total' "
             f"({config.caps.total}); raise caps.total or lower caps.auto"
         )
+    if config.caps.agent > config.caps.total:
+        problems.append(
+            f"At 'caps.agent': {config.caps.agent} is larger than 'caps.total' "
+            f"({config.caps.total}); raise caps.total or lower caps.agent"
+        )
+    from assembler.sections import is_valid_section_name
+
     for name, cap in config.caps.sections.items():
-        if name not in AUTO_SECTIONS:
+        # Agent and subsystem sections are capped here too, by their (slug) names.
+        if name not in AUTO_SECTIONS and not is_valid_section_name(name):
             problems.append(
-                f"At 'caps.sections.{name}': unknown section; "
-                f"use one of: {', '.join(AUTO_SECTIONS)}"
+                f"At 'caps.sections.{name}': unknown section; use one of: "
+                f"{', '.join(AUTO_SECTIONS)}, or an agent section (goal, findings, artifacts, "
+                "errors, main, or a custom name: a lowercase letter, then up to 31 lowercase "
+                "letters, digits, '-' or '_')"
             )
         elif cap <= 0:
             problems.append(f"At 'caps.sections.{name}': expected a positive number, got {cap}")

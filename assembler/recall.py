@@ -20,6 +20,7 @@ from assembler.transcripts import Message
 
 if TYPE_CHECKING:
     from assembler.config import Config
+    from assembler.embeddings import Embedder, FloatMatrix
     from assembler.memory import Hit, MemoryIndex, SyncReport
 
 # A human message with fewer content words than this ("ok go", "and then?") says too little
@@ -162,13 +163,95 @@ def open_memory(config: Config, *, embedder_off: bool = False) -> tuple[MemoryIn
     return index, reason
 
 
+class RememberedQueries:
+    """An Embedder that keeps the vectors of the last `size` texts it encoded in small batches.
+
+    From one daemon cycle to the next the recent human messages, which are the queries, are
+    mostly the same: only the new one needs the model. Large batches (chunks being indexed)
+    pass straight through, so they never push the queries out.
+    """
+
+    def __init__(self, embedder: Embedder, size: int = 64) -> None:
+        self.embedder = embedder
+        self.size = size
+        self._vectors: dict[str, Any] = {}
+
+    @property
+    def model_id(self) -> str:
+        return self.embedder.model_id
+
+    @property
+    def dim(self) -> int:
+        return self.embedder.dim
+
+    def encode(self, texts: Sequence[str]) -> FloatMatrix:
+        """Given texts, return their unit vectors, encoding only those not seen lately."""
+        if not texts or len(texts) > self.size:
+            return self.embedder.encode(texts)
+        import numpy as np
+
+        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if missing:
+            for text, vector in zip(missing, self.embedder.encode(missing), strict=True):
+                self._vectors[text] = vector
+        for text in texts:  # most recently used last; the oldest go first
+            self._vectors[text] = self._vectors.pop(text)
+        result = np.stack([self._vectors[t] for t in texts])
+        while len(self._vectors) > self.size:
+            del self._vectors[next(iter(self._vectors))]
+        return result
+
+
+class WarmMemory:
+    """One memory index kept open from one assembly to the next (the daemon's), so its loaded
+    model, its search caches and the vectors of recent queries stay warm, and a cycle costs
+    only what changed. A config whose memory settings or workspace differ from the last one's
+    opens a new index.
+    """
+
+    def __init__(self) -> None:
+        self._index: MemoryIndex | None = None
+        self._reason: str | None = None
+        self._key: str | None = None
+
+    def open(self, config: Config) -> tuple[MemoryIndex, str | None]:
+        """Given the config, return its memory index (the one kept open when the settings are
+        the same) and why it has no embeddings (None when it has them)."""
+        key = repr((config.workspace, config.memory, config.output.path, config.tokens))
+        if self._index is None or key != self._key:
+            self.close()
+            self._index, self._reason = open_memory(config)
+            if self._index.embedder is not None:
+                self._index.embedder = RememberedQueries(self._index.embedder)
+            self._key = key
+        return self._index, self._reason
+
+    def close(self) -> None:
+        """Close the kept index, if any."""
+        if self._index is not None:
+            self._index.close()
+        self._index = self._key = None
+
+
 @dataclass
 class OpenMemory:
-    """A synced memory index, what the sync did, and why vectors are missing (if they are)."""
+    """A synced memory index, what the sync did, and why vectors are missing (if they are).
+
+    As a context manager it gives the index and closes it afterwards, unless a WarmMemory
+    keeps it for the next assembly.
+    """
 
     index: MemoryIndex
     report: SyncReport
     degraded: str | None
+    kept: bool = False
+
+    def __enter__(self) -> MemoryIndex:
+        return self.index
+
+    def __exit__(self, *exc: object) -> None:
+        if not self.kept:
+            self.index.close()
 
 
 def synced_memory(
@@ -176,20 +259,26 @@ def synced_memory(
     *,
     rebuild: bool = False,
     progress: Callable[[str, int, int], None] | None = None,
+    warm: WarmMemory | None = None,
 ) -> OpenMemory:
     """Given the config, open the memory index and bring it up to date with the files.
 
-    If the embedding model cannot be loaded, the index is synced and searched on BM25 alone,
-    and `degraded` says why: memory search degrades, it never fails the assembly.
+    With `warm`, the index it keeps open is used (and stays open). If the embedding model
+    cannot be loaded, the index is synced and searched on BM25 alone, and `degraded` says why:
+    memory search degrades, it never fails the assembly.
     """
     from assembler.errors import ModelError
 
-    index, reason = open_memory(config)
+    index, reason = warm.open(config) if warm is not None else open_memory(config)
     try:
         report = index.sync(rebuild=rebuild, progress=progress)
     except ModelError as error:
-        index.close()
+        if warm is not None:
+            warm.close()  # the next assembly tries the model again
+        else:
+            index.close()
         index, _ = open_memory(config, embedder_off=True)
         report = index.sync(rebuild=rebuild, progress=progress)
         reason = f"embeddings unavailable ({error}); keyword (BM25) search only"
-    return OpenMemory(index, report, reason or report.degraded)
+        return OpenMemory(index, report, reason)
+    return OpenMemory(index, report, reason or report.degraded, kept=warm is not None)

@@ -32,6 +32,9 @@ class Item:
     text: str
     label: str | None = None
     priority: int = 1
+    # A heading item only describes the others (e.g. the daily note's "From:"): a section left
+    # with nothing but heading items is dropped whole rather than shown as an empty shell.
+    heading: bool = False
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,12 @@ class Renderer:
         """Given the page context, return the Markdown body of SCRATCHPAD.md."""
         return self.env.get_template("scratchpad.md.j2").render(**context)
 
+    def agent_part(self, context: Mapping[str, Any]) -> str:
+        """Given the context `sections.agent_context` builds, return the agent sections'
+        Markdown from `agent_sections.md.j2`.
+        """
+        return self.env.get_template("agent_sections.md.j2").render(**context)
+
 
 def fit_sections(
     sections: Sequence[Section],
@@ -94,7 +103,8 @@ def fit_sections(
 
     Each section is first held under its own cap, then the whole under `cap`, by dropping the
     item with the highest priority number (ties: the later section, then the later item).
-    A section left with no items is dropped whole. Every drop is recorded as "section: label".
+    A section left with no items, or only heading items, is dropped whole. Every drop is
+    recorded as "section: label".
     """
     dropped: list[str] = []
     current = list(sections)
@@ -121,7 +131,11 @@ def fit_sections(
                 break
             drop_one([index])
     while True:
-        current = [s for s in current if s.items]
+        for section in current:
+            if section.items and all(item.heading for item in section.items):
+                for item in section.items:
+                    dropped.append(f"{section.name}: {item.label or _clip(item.text, 40)}")
+        current = [s for s in current if any(not item.heading for item in s.items)]
         texts = [renderer.section(s) for s in current]
         tokens = sum(count(t) for t in texts)
         if tokens <= cap or not drop_one(list(range(len(current)))):

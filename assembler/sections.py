@@ -292,15 +292,16 @@ def compacted_events(events: Sequence[Event], now: datetime) -> list[Event]:
 
 @dataclass(frozen=True)
 class JournalRead:
-    """The valid events of the journal, in file order, and how many lines were skipped."""
+    """The valid events of the journal, in file order, and the lines that were skipped."""
 
     events: list[Event]
     bad_lines: int = 0
+    bad: tuple[bytes, ...] = ()  # the skipped lines themselves, for the quarantine file
 
 
 def _parse_journal(data: bytes) -> JournalRead:
     events: list[Event] = []
-    bad = 0
+    bad: list[bytes] = []
     for raw in data.split(b"\n"):
         if not raw.strip():
             continue
@@ -309,10 +310,10 @@ def _parse_journal(data: bytes) -> JournalRead:
         except ValueError:  # includes JSONDecodeError and UnicodeDecodeError
             event = None
         if event is None:
-            bad += 1  # a line cut short by a crash, or one written by hand
+            bad.append(raw)  # a line cut short by a crash, or one written by hand
         else:
             events.append(event)
-    return JournalRead(events, bad)
+    return JournalRead(events, len(bad), tuple(bad))
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -440,8 +441,24 @@ class Journal:
                 return False  # already minimal: its sections alone are this large
             from assembler.fsutil import atomic_write
 
+            if read.bad:
+                # Compaction must not destroy what it cannot read: the lines go aside, first.
+                self._quarantine(read.bad)
             atomic_write(self.path, "".join(event.to_line() for event in events))
             return True
+
+    @property
+    def quarantine_path(self) -> Path:
+        """The file where compaction keeps the journal lines it could not read."""
+        return self.path.with_name(self.path.name + ".bad")
+
+    def _quarantine(self, lines: Sequence[bytes]) -> None:
+        fd = os.open(self.quarantine_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            _write_all(fd, b"".join(line + b"\n" for line in lines))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1400,17 +1417,25 @@ def openclaw_entry_time(entry: Mapping[str, Any]) -> datetime | None:
     return moment
 
 
-def read_openclaw_scratchpad_entries(paths: Iterable[Path | str]) -> list[dict[str, Any]]:
+def read_openclaw_scratchpad_entries(
+    paths: Iterable[Path | str], *, tail_bytes: int | None = None
+) -> list[dict[str, Any]]:
     """Given OpenClaw session JSONL files, return their `openclaw:scratchpad*` custom entries.
 
-    Entries come in file order, files in the order given. Unreadable files and bad lines are
-    skipped.
+    With `tail_bytes`, only the last that many bytes of each file are read (from the first
+    whole line in them), so the cost follows the tail, not the file. Entries come in file
+    order, files in the order given. Unreadable files and bad lines are skipped.
     """
     needle = OPENCLAW_SCRATCHPAD_TYPE.encode()
     found: list[dict[str, Any]] = []
     for path in paths:
         try:
             with open(path, "rb") as handle:
+                if tail_bytes is not None:
+                    size = os.fstat(handle.fileno()).st_size
+                    if size > tail_bytes:
+                        handle.seek(size - tail_bytes - 1)
+                        handle.readline()  # the rest of a line cut by the seek
                 for raw in handle:
                     if needle not in raw:
                         continue  # most lines are messages; skip them unparsed
@@ -1536,3 +1561,608 @@ def decode_sections(text: str) -> dict[str, str]:
     if name is not None:
         sections[name] = unescape_text("\n".join(lines))
     return sections
+
+
+# --------------------------------------------------------------------------------------------
+# The agent part of SCRATCHPAD.md: what is shown under the caps, and hand edits coming back.
+# --------------------------------------------------------------------------------------------
+
+# Below this many tokens a preview says too little to be worth its note; only the note stays.
+_MIN_PREVIEW: Final = 16
+# Only this much of the end of each OpenClaw transcript is searched for scratchpad entries; an
+# older entry was imported by an earlier run (they run every few minutes) or is outdated.
+OPENCLAW_TAIL_BYTES: Final = 4 * 1024 * 1024
+CONFLICTS_DIR: Final = "conflicts"
+
+
+def text_hash(text: str) -> str:
+    """Given a section's text, return the short hash the frontmatter records for it."""
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def read_command(name: str) -> str:
+    """Given a section name, return the command that prints its full text."""
+    return f"assemble pad read --section {name}"
+
+
+@dataclass(frozen=True)
+class ShownSection:
+    """One section as the agent part of SCRATCHPAD.md shows it (the template's context)."""
+
+    name: str
+    title: str
+    kind: SectionKind
+    text: str  # escaped: the whole text, or a preview when `omitted`
+    plain: str  # the same, as written (for listings that are never parsed back)
+    tokens: int  # of the whole text
+    shown_tokens: int  # of the text shown
+    source: str
+    expires: datetime | None
+    # Only a section shown whole sits between markers: a hand edit of a preview would cut
+    # off the text that was left out.
+    editable: bool
+    begin: str
+    end: str
+    read_command: str
+
+    @property
+    def omitted(self) -> bool:
+        return self.shown_tokens < self.tokens
+
+    @property
+    def left_out(self) -> int:
+        return self.tokens - self.shown_tokens
+
+
+AgentRender = Callable[[Mapping[str, Any]], str]
+
+
+@dataclass
+class AgentPart:
+    """The agent part of one render: its Markdown, its real token count, what it left out."""
+
+    text: str
+    tokens: int
+    sections: list[ShownSection] = field(default_factory=list)
+    # The frontmatter's record of the sections shown whole: name -> text_hash of the text.
+    hashes: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def omitted(self) -> list[dict[str, Any]]:
+        """Return the frontmatter's `agent_omitted`: each section that is not shown whole."""
+        return [
+            {
+                "section": s.name,
+                "tokens": s.tokens,
+                "shown": s.shown_tokens,
+                "left_out": s.left_out,
+                "read": s.read_command,
+            }
+            for s in self.sections
+            if s.omitted
+        ]
+
+
+def _shown(state: SectionState, limit: int | None, count: TokenCounter) -> ShownSection:
+    tokens = count(state.content)
+    text = state.content
+    if limit is not None and tokens > limit:
+        text = truncate_to_tokens(state.content, limit, count) if limit >= _MIN_PREVIEW else ""
+    shown = tokens if text is state.content else count(text)
+    return ShownSection(
+        name=state.name,
+        title=section_title(state.name),
+        kind=state.kind,
+        text=escape_text(text),
+        plain=text,
+        tokens=tokens,
+        shown_tokens=shown,
+        source=state.source,
+        expires=state.expires,
+        editable=state.kind == "agent" and text is state.content,
+        begin=begin_marker(state.name),
+        end=end_marker(state.name),
+        read_command=read_command(state.name),
+    )
+
+
+def agent_context(sections: Sequence[ShownSection], *, markers: bool = True) -> dict[str, Any]:
+    """Given the sections to show, return the context of `agent_sections.md.j2`."""
+    return {
+        "sections": list(sections),
+        "markers": markers,
+        "region_begin": REGION_BEGIN,
+        "region_end": REGION_END,
+    }
+
+
+def plan_agent_part(
+    states: Mapping[str, SectionState],
+    *,
+    render: AgentRender,
+    count: TokenCounter,
+    agent_cap: int,
+    limit: int,
+) -> AgentPart:
+    """Given the folded sections, a renderer, a counter and the caps, return the agent part.
+
+    The agent sections' text is held to `agent_cap` (as `assemble pad` counts it) and the
+    rendered part, markup included, to `limit` tokens. Nothing is cut silently: over a cap the
+    largest section still shown whole becomes a preview (or, below a few tokens, no text), and
+    its note says how much was left out and the command that prints it all. Sections come in
+    display order.
+    """
+    states_in_order = ordered(states.values())
+    limits: dict[str, int | None] = {s.name: None for s in states_in_order}
+
+    def build() -> tuple[list[ShownSection], str]:
+        shown = [_shown(s, limits[s.name], count) for s in states_in_order]
+        return shown, render(agent_context(shown))
+
+    shown, text = build()
+    # Each round cuts one section (never back up), so this ends; the bound is a safety net.
+    for _ in range(4 * len(states_in_order) + 4):
+        agent_over = sum(s.shown_tokens for s in shown if s.kind == "agent") - agent_cap
+        region_over = count(text) - limit
+        if agent_over <= 0 and region_over <= 0:
+            break
+        pool = [s for s in shown if s.shown_tokens > 0 and (region_over > 0 or s.kind == "agent")]
+        if not pool:
+            break  # only the notes are left; the frontmatter shows the part is over
+        victim = max(pool, key=lambda s: (s.shown_tokens, _order_key(states[s.name])))
+        # A new note costs some tokens of its own; take them too, in one go.
+        note = 0 if victim.omitted else 40
+        excess = max(agent_over, region_over + note if region_over > 0 else 0)
+        limits[victim.name] = max(victim.shown_tokens - excess, 0)
+        shown, text = build()
+    hashes = {s.name: text_hash(states[s.name].content) for s in shown if s.editable}
+    return AgentPart(text, count(text), shown, hashes)
+
+
+# -- hand edits ----------------------------------------------------------------------------------
+
+
+@dataclass
+class FileSync:
+    """What `sync_file_edits` found in SCRATCHPAD.md and did about it."""
+
+    edited: bool = False  # the body changed since the last render
+    written: list[str] = field(default_factory=list)
+    cleared: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)  # kept in the journal; file text saved
+    auto_edited: bool = False  # the auto part was changed by hand (it is regenerated)
+    problems: list[dict[str, str]] = field(default_factory=list)  # for `degraded`
+    at: datetime | None = None  # when the file was edited (its mtime)
+    # The previous render's agent region and hashes, carried over when the journal is down.
+    region: str | None = None
+    hashes: dict[str, str] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any] | None:
+        """Return the frontmatter's `file_edits`, or None when the file was not edited."""
+        if not self.edited:
+            return None
+        return {
+            "at": self.at.isoformat(timespec="seconds") if self.at else None,
+            "imported": self.written,
+            "cleared": self.cleared,
+            "conflicts": self.conflicts,
+            "auto_overwritten": self.auto_edited,
+        }
+
+
+def split_frontmatter(text: str) -> tuple[str | None, str]:
+    """Given a file's text, return its YAML frontmatter (None if it has none) and the body."""
+    if not text.startswith("---\n"):
+        return None, text
+    end = text.find("\n---\n", 3)
+    if end < 0:
+        return None, text
+    return text[4:end], text[end + 5 :]
+
+
+def auto_part(body: str) -> str:
+    """Given a SCRATCHPAD.md body, return what precedes its agent region (all, if none)."""
+    lines = body.split("\n")
+    begin = None
+    for index, line in enumerate(lines):
+        match = _REGION_MARKER.fullmatch(line)
+        if match is not None and match.group(1).lower() == "begin":
+            begin = index
+    return body if begin is None else "\n".join(lines[:begin])
+
+
+def auto_hash(body: str) -> str:
+    """Given a SCRATCHPAD.md body, return the hash of its auto part (frontmatter `auto_sha256`)."""
+    return text_hash(auto_part(body).strip())
+
+
+def _load_meta(yaml_text: str | None) -> dict[str, Any] | None:
+    if yaml_text is None:
+        return None
+    import yaml
+
+    try:
+        meta = yaml.safe_load(yaml_text)
+    except yaml.YAMLError:
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
+def _save_conflict(pad: Scratchpad, name: str, text: str, moment: datetime) -> Path:
+    folder = pad.journal.path.parent / CONFLICTS_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{moment.strftime('%Y%m%dT%H%M%S')}-{name}.md"
+    from assembler.fsutil import atomic_write
+
+    atomic_write(path, text)
+    return path
+
+
+def sync_file_edits(pad: Scratchpad, path: Path) -> FileSync:
+    """Given the scratchpad and SCRATCHPAD.md, import hand edits of its agent sections.
+
+    The file counts as edited when its body no longer matches `body_sha256`. A section whose
+    text differs from the hash recorded at the render is written to the journal (source
+    `file-edit`), one whose markers are gone is cleared, one added between new markers is
+    written. When the journal changed the same section since the render, the journal wins and
+    the file's text is saved under `.scratchpad/conflicts/`. A file whose region markers are
+    gone imports nothing (the sections stay). Problems never raise: they are returned for
+    `degraded`.
+    """
+    sync = FileSync()
+    try:
+        raw = path.read_bytes()
+        mtime = datetime.fromtimestamp(path.stat().st_mtime).astimezone()
+    except FileNotFoundError:
+        return sync
+    except OSError as error:
+        sync.problems.append(
+            {"what": "hand edits", "why": f"cannot read {path} ({error}); edits not imported"}
+        )
+        return sync
+    text = raw.decode("utf-8", "replace")
+    yaml_text, body = split_frontmatter(text)
+    meta = _load_meta(yaml_text)
+    recorded = meta.get("agent_sections") if meta is not None else None
+    sync.region = find_agent_region(body)
+    if isinstance(recorded, Mapping):
+        sync.hashes = {str(k): str(v) for k, v in recorded.items()}
+    if meta is not None and meta.get("body_sha256") == _body_hash(body):
+        return sync
+    sync.edited, sync.at = True, mtime
+    if meta is not None and meta.get("auto_sha256") not in (None, auto_hash(body)):
+        sync.auto_edited = True
+    if meta is None:
+        sync.problems.append(
+            {
+                "what": "hand edits",
+                "why": f"the frontmatter of {path} was broken by an edit; agent sections were "
+                "compared with the journal instead, and no section was cleared",
+            }
+        )
+    if sync.region is None:
+        sync.auto_edited = True
+        if isinstance(recorded, Mapping) and not recorded:
+            return sync  # the last render showed no agent sections: nothing to look for
+        sync.problems.append(
+            {
+                "what": "hand edits",
+                "why": f"the agent-section markers are gone from {path}; nothing imported and no "
+                "section cleared (clear sections with 'assemble pad clear')",
+            }
+        )
+        return sync
+    found = decode_sections(sync.region)
+    with pad.journal.locked():
+        state = pad.state()
+        edits: dict[str, str | None] = {}
+        for name, content in found.items():
+            old = state.get(name)
+            if isinstance(recorded, Mapping):
+                shown = recorded.get(name)
+                changed = shown != text_hash(content)
+                # The journal moved on since the render too (a pad call): both changed.
+                journal_moved = (old is None and shown is not None) or (
+                    old is not None and text_hash(old.content) != shown
+                )
+            else:
+                changed = old is None or old.content != content
+                journal_moved = old is not None and old.updated > mtime
+            if not changed or (old is not None and old.content == content):
+                continue
+            if journal_moved or (old is not None and old.kind == "subsystem"):
+                saved = _save_conflict(pad, name, content, mtime)
+                sync.conflicts.append(name)
+                sync.problems.append(
+                    {
+                        "what": f"hand edit of section {name}",
+                        "why": f"the section also changed through the journal since the last "
+                        f"render; the journal's text was kept and the file's saved in {saved}",
+                    }
+                )
+                continue
+            edits[name] = content
+        if isinstance(recorded, Mapping):
+            for name, digest in recorded.items():
+                old = state.get(str(name))
+                if name in found or old is None or old.kind != "agent":
+                    continue
+                if text_hash(old.content) == digest:
+                    edits[str(name)] = None
+                else:
+                    sync.conflicts.append(str(name))
+                    sync.problems.append(
+                        {
+                            "what": f"hand edit of section {name}",
+                            "why": "deleted from the file but changed through the journal since "
+                            "the last render; the journal's text was kept",
+                        }
+                    )
+        answer = pad.import_file_edits(edits)
+    sync.written = list(answer.data["written"])
+    sync.cleared = list(answer.data["cleared"])
+    return sync
+
+
+def _body_hash(body: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(body.strip().encode("utf-8", "surrogatepass")).hexdigest()
+
+
+# -- one render's agent sections -------------------------------------------------------------
+
+
+@dataclass
+class AgentInputs:
+    """The agent sections one render shows, and what happened on the way to them."""
+
+    states: dict[str, SectionState] | None  # None: the journal could not be read
+    sync: FileSync
+    degraded: list[dict[str, str]] = field(default_factory=list)
+    openclaw: str | None = None  # the answer of the OpenClaw import, if one was tried
+
+
+def in_zone(states: Mapping[str, SectionState], now: datetime) -> dict[str, SectionState]:
+    """Given folded sections and the clock, return them with expiry times in the clock's zone
+    (the journal keeps the offset of whoever wrote the event).
+    """
+    from dataclasses import replace
+
+    return {
+        name: replace(s, expires=s.expires.astimezone(now.tzinfo)) if s.expires else s
+        for name, s in states.items()
+    }
+
+
+def gather_agent_sections(
+    pad: Scratchpad,
+    output: Path,
+    *,
+    openclaw_files: Sequence[Path] = (),
+    import_edits: bool = True,
+    import_openclaw: bool = True,
+) -> AgentInputs:
+    """Given the scratchpad, SCRATCHPAD.md and the OpenClaw transcripts read, return the
+    sections to render, after importing hand edits and the newest OpenClaw scratchpad entry.
+
+    Nothing here raises for bad data: a broken journal line, an unreadable file or a journal
+    that cannot be read is listed in `degraded`, and the render carries the previous agent
+    region over rather than losing anything.
+    """
+    degraded: list[dict[str, str]] = []
+    sync = FileSync()
+    try:
+        if import_edits:
+            sync = sync_file_edits(pad, output)
+        degraded += sync.problems
+        answer = None
+        if import_openclaw and openclaw_files:
+            entries = read_openclaw_scratchpad_entries(
+                openclaw_files, tail_bytes=OPENCLAW_TAIL_BYTES
+            )
+            if entries:
+                answer = pad.import_openclaw_entries(entries).message
+        read = pad.journal.read()
+        states = in_zone(fold_events(read.events, _aware(pad.now())), _aware(pad.now()))
+    except (SectionError, OSError) as error:
+        if not import_edits:
+            sync = sync_file_edits_region_only(output)
+        degraded.append(
+            {
+                "what": "agent sections",
+                "why": f"{error}; the agent sections of the previous render were kept as they were",
+            }
+        )
+        return AgentInputs(None, sync, degraded)
+    if read.bad_lines:
+        quarantine = pad.journal.quarantine_path.name
+        plural = "s" if read.bad_lines != 1 else ""
+        degraded.append(
+            {
+                "what": "sections journal",
+                "why": f"{read.bad_lines} unreadable line{plural} in {pad.journal.path} skipped "
+                f"(kept there, and moved to {quarantine} when the journal is compacted)",
+            }
+        )
+    return AgentInputs(states, sync, degraded, answer)
+
+
+def sync_file_edits_region_only(path: Path) -> FileSync:
+    """Given SCRATCHPAD.md, return its agent region and recorded hashes, importing nothing."""
+    sync = FileSync()
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return sync
+    yaml_text, body = split_frontmatter(text)
+    meta = _load_meta(yaml_text) or {}
+    sync.region = find_agent_region(body)
+    recorded = meta.get("agent_sections")
+    if isinstance(recorded, Mapping):
+        sync.hashes = {str(k): str(v) for k, v in recorded.items()}
+    return sync
+
+
+def carried_part(sync: FileSync, render: AgentRender, count: TokenCounter) -> AgentPart:
+    """Given the previous render's region (the journal being unavailable), return it as the
+    agent part, unchanged, so that no agent text is lost by the new render.
+    """
+    text = "" if sync.region is None else f"{REGION_BEGIN}\n{sync.region}\n{REGION_END}\n"
+    return AgentPart(text, count(text), [], dict(sync.hashes))
+
+
+def render_agent_part(
+    inputs: AgentInputs,
+    *,
+    render: AgentRender,
+    count: TokenCounter,
+    agent_cap: int,
+    limit: int,
+) -> AgentPart:
+    """Given the gathered sections, return the agent part (see `plan_agent_part`), or the
+    previous render's region unchanged when the journal could not be read.
+    """
+    if inputs.states is None:
+        return carried_part(inputs.sync, render, count)
+    return plan_agent_part(
+        inputs.states, render=render, count=count, agent_cap=agent_cap, limit=limit
+    )
+
+
+def gather_for(
+    config: Config, *, now: datetime, openclaw_files: Sequence[Path] = ()
+) -> AgentInputs:
+    """Given a loaded config, the clock and the OpenClaw transcripts read, return the agent
+    sections to render (see `gather_agent_sections`). Never raises for bad data.
+    """
+    try:
+        pad = scratchpad_for(config, now=lambda: now)
+    except AssemblerError as error:  # a broken tokens.counter is reported by the auto part
+        return AgentInputs(
+            None,
+            sync_file_edits_region_only(config.output_path),
+            [{"what": "agent sections", "why": str(error)}],
+        )
+    return gather_agent_sections(
+        pad,
+        config.output_path,
+        openclaw_files=openclaw_files,
+        import_edits=config.agent.import_edits,
+        import_openclaw=config.agent.import_openclaw,
+    )
+
+
+def guidance_context(config: Config) -> dict[str, Any]:
+    """Given a loaded config, return the context of `guidance.md.j2`: the budgets and names."""
+    from assembler.config import AUTO_SECTIONS
+
+    caps = {n: c for n, c in config.caps.sections.items() if n not in AUTO_SECTIONS}
+    return {
+        "agent_cap": config.caps.agent,
+        "total_cap": config.caps.total,
+        "section_caps": caps,
+        "main_cap": caps.get(DEFAULT_SECTION, config.caps.agent),
+        "sections": AGENT_SECTIONS,
+        "default_section": DEFAULT_SECTION,
+        "output": config.output.path,
+        "region_begin": REGION_BEGIN,
+        "name_rule": NAME_RULE,
+    }
+
+
+# -- for the commands: tool calls, listings, the prefix block, the guidance -------------------
+
+
+def parse_call(text: str) -> Answer:
+    """Given the text of a JSON tool call, return an Answer whose `data["call"]` is the object,
+    or the mistake (not JSON, not an object) with the right form.
+    """
+    try:
+        value = json.loads(text)
+    except ValueError as error:
+        return _mistake(
+            "not-json",
+            f"The call is not valid JSON ({error}); give one object, e.g. "
+            f"{_call('write', 'findings', 'your text')}",
+        )
+    if not isinstance(value, dict):
+        return _mistake(
+            "not-an-object",
+            f"The call must be a JSON object, e.g. {_call('write', 'findings', 'your text')}",
+        )
+    return Answer(True, "", {"call": value})
+
+
+def _renderer(config: Config) -> Any:
+    from assembler.render import Renderer
+
+    if not config.output.template_dir:
+        return Renderer(None)
+    folder = config.workspace / Path(config.output.template_dir).expanduser()
+    if not folder.is_dir():
+        raise SectionError(
+            f"At 'output.template_dir': '{folder}' is not a folder; create it or clear the key"
+        )
+    return Renderer(folder)
+
+
+def listing_for(config: Config, states: Mapping[str, SectionState]) -> str:
+    """Given a config and folded sections, return them whole as plain Markdown (pad read)."""
+    from assembler.tokens import get_counter
+
+    count = get_counter(config.tokens.counter)
+    shown = [_shown(s, None, count) for s in ordered(states.values())]
+    text: str = _renderer(config).agent_part(agent_context(shown, markers=False))
+    return text
+
+
+def guidance_for(config: Config) -> str:
+    """Given a config, return the system-prompt guidance from `guidance.md.j2`."""
+    template = _renderer(config).env.get_template("guidance.md.j2")
+    text: str = template.render(**guidance_context(config))
+    return text
+
+
+def prefix_for(config: Config, now: datetime, *, fresh_only: bool = False) -> str | None:
+    """Given a config and the clock, return the block hosts prepend to each message (seed 000).
+
+    It holds the auto part of SCRATCHPAD.md while the file is fresh and the agent sections as
+    the journal holds them now (under the same caps as the file), and is empty when neither
+    has anything. With `fresh_only`, return None when the file is stale or missing.
+    """
+    from assembler.errors import ScratchpadError
+    from assembler.render import PREFIX_FOOTER, PREFIX_HEADER, read_scratchpad
+    from assembler.tokens import get_counter
+
+    try:
+        page = read_scratchpad(config.output_path)
+        fresh = page.is_fresh(now)
+    except ScratchpadError:
+        page, fresh = None, False
+    if fresh_only and not fresh:
+        return None
+    auto = auto_part(page.body).strip() if page is not None and fresh else ""
+    count = get_counter(config.tokens.counter)
+    try:
+        states = in_zone(scratchpad_for(config, now=lambda: now).state(), now)
+        agent = ""
+        if states:
+            part = plan_agent_part(
+                states,
+                render=_renderer(config).agent_part,
+                count=count,
+                agent_cap=config.caps.agent,
+                limit=config.caps.total - count(auto) - 1,
+            )
+            agent = part.text.strip()
+    except SectionError:
+        # The journal cannot be read: the sections as last rendered are the best there is.
+        region = find_agent_region(page.body) if page is not None and fresh else None
+        agent = f"{REGION_BEGIN}\n{region}\n{REGION_END}" if region and region.strip() else ""
+    blocks = [block for block in (auto, agent) if block]
+    if not blocks:
+        return ""
+    return PREFIX_HEADER + "\n" + "\n\n".join(blocks) + "\n" + PREFIX_FOOTER + "\n"

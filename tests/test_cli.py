@@ -281,6 +281,93 @@ def test_mood_without_input_is_a_user_error(capsys: pytest.CaptureFixture[str]) 
     assert code == 1 and "give TEXT arguments or pass --stdin" in err
 
 
+@pytest.fixture
+def notes_workspace(workspace: Path) -> Path:
+    """A workspace with three memory notes and keyword search only (no model to load)."""
+    (workspace / "memory" / "infra").mkdir(parents=True)
+    (workspace / "MEMORY.md").write_text("# Ray\n\n- Prefers the command, not a lecture.\n")
+    (workspace / "memory" / "infra" / "k8s.md").write_text(
+        "# Kubernetes\n\nThe api pods crashloop when the image tag is missing from the chart.\n"
+    )
+    (workspace / "memory" / "garden.md").write_text("# Garden\n\nTomatoes need staking in May.\n")
+    (workspace / "assembler.toml").write_text('[memory]\nmodel = "none"\n')
+    return workspace
+
+
+def test_index_json_reports_the_work_done_and_a_second_run_changes_nothing(
+    notes_workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(capsys, "index", "-w", str(notes_workspace), "--json")
+    assert code == 0
+    first = json.loads(out)
+    assert first["files_seen"] == 3
+    assert first["files_changed"] == 3
+    assert first["chunks_total"] >= 3
+    assert first["chunks_embedded"] == 0  # model "none": keyword search only
+    code, out, _ = run(capsys, "index", "-w", str(notes_workspace), "--json")
+    second = json.loads(out)
+    assert (second["files_seen"], second["files_changed"]) == (3, 0)
+    assert second["chunks_total"] == first["chunks_total"]
+
+
+def test_search_prints_path_and_line_range_and_json_has_the_documented_keys(
+    notes_workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(capsys, "search", "-w", str(notes_workspace), "image tag crashloop")
+    assert code == 0
+    assert out.splitlines()[0].startswith("1. memory/infra/k8s.md:1-3")
+    code, out, _ = run(
+        capsys, "search", "-w", str(notes_workspace), "tomatoes", "--json", "--explain", "-k", "1"
+    )
+    (hit,) = json.loads(out)
+    assert hit["path"] == "memory/garden.md"
+    assert {"path", "start_line", "end_line", "score", "snippet", "bm25", "vector"} <= set(hit)
+    assert hit["vector"] is None  # no model: the vector part is not available
+
+
+def test_search_stdin_prints_one_json_array_of_hits_per_query_line(
+    notes_workspace: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO("tomatoes staking\nkubernetes pods\nzzqx\n"))
+    code, out, _ = run(capsys, "search", "-w", str(notes_workspace), "--stdin", "-k", "2")
+    assert code == 0
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert len(lines) == 3
+    assert lines[0][0]["path"] == "memory/garden.md"
+    assert lines[1][0]["path"] == "memory/infra/k8s.md"
+    assert lines[2] == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["-k", "0", "q"], "-k 0: give a positive number of hits"),
+        (["q", "--stdin"], "give one QUERY, or pass --stdin"),
+        ([], "give one QUERY, or pass --stdin"),
+    ],
+)
+def test_bad_search_arguments_are_one_line_user_errors(
+    notes_workspace: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    code, _, err = run(capsys, "search", "-w", str(notes_workspace), *argv)
+    assert code == 1
+    assert message in err
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.model
+def test_search_with_the_bundled_model_finds_a_paraphrase(
+    notes_workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (notes_workspace / "assembler.toml").write_text('[memory]\nmodel = "bundled"\n')
+    code, out, _ = run(
+        capsys, "search", "-w", str(notes_workspace), "the rollout keeps crashing", "--json"
+    )
+    assert code == 0
+    hits = json.loads(out)
+    assert hits[0]["path"] == "memory/infra/k8s.md"
+
+
 def test_config_commands(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ws = str(workspace)
     code, out, _ = run(capsys, "config", "init", "-w", ws)
@@ -316,7 +403,18 @@ def test_light_commands_do_not_import_torch_or_numpy(frustrated_workspace: Path)
     ws = str(frustrated_workspace)
     assert main(["--once", "-w", ws, "--now", NOW]) == 0
     # Each light command in a fresh process: nothing heavy at start-up or in the command.
-    for argv in (["check"], ["show", "--format", "prefix"], ["config", "validate"]):
+    light = (
+        ["check"],
+        ["show", "--format", "prefix"],
+        ["config", "validate"],
+        ["pad", "write", "--section", "goal", "ship it"],
+        ["pad", "read"],
+        ["tool", '{"action": "append", "section": "findings", "content": "port 8080"}'],
+        ["section", "set", "alerts", "--ttl", "2h", "standup at 10:30"],
+        ["section", "rm", "alerts"],
+        ["guidance"],
+    )
+    for argv in light:
         probe = (
             "import sys; from assembler.cli import main\n"
             f"code = main({[*argv, '-w', ws]!r})\n"
@@ -330,3 +428,327 @@ def test_light_commands_do_not_import_torch_or_numpy(frustrated_workspace: Path)
         last = result.stdout.strip().splitlines()[-1]
         assert last.split(" ", 1)[0] in ("0", "1"), result.stderr[-500:]
         assert last.split(" ", 1)[1:] in ([], [""]), (argv, last[:200])
+
+
+# -- assemble obs ------------------------------------------------------------------------------
+
+
+def obs_log(folder: Path) -> tuple[Path, str]:
+    text = "".join(f"line {i} ok\n" for i in range(1, 501)) + "line 501 ERROR disk full\n"
+    path = folder / "big.log"
+    path.write_text(text)
+    return path, text
+
+
+def test_obs_put_prints_the_synthetic_observation_and_read_prints_the_slice(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log, text = obs_log(workspace)
+    ws = ["-w", str(workspace)]
+    code, out, _ = run(capsys, "obs", "put", str(log), "--step", "1", "--executor", "fs_read", *ws)
+    synthetic = json.loads(out)
+    assert code == 0 and synthetic["size_bytes"] == len(text)
+    assert synthetic["metadata"] == {"path": str(log), "bytes": len(text), "encoding": "utf-8"}
+    assert f"[... {len(text) - 1000} characters omitted ...]" in synthetic["summary"]
+    entry = synthetic["scratchpad_id"]
+    assert run(capsys, "obs", "read", entry, "--mode", "tail", "-n", "25", *ws)[1] == text[-25:]
+    assert run(capsys, "obs", "read", entry, "--mode", "full", *ws)[1] == text
+    lines = run(capsys, "obs", "read", entry, "--mode", "lines", "--start", "500", *ws)[1]
+    assert lines == "line 500 ok\nline 501 ERROR disk full\n"
+    grep = run(capsys, "obs", "read", entry, "--mode", "grep", "--pattern", "ERROR", *ws)[1]
+    assert grep == "499-line 499 ok\n500-line 500 ok\n501:line 501 ERROR disk full\n"
+    code, out, _ = run(
+        capsys, "obs", "read", entry, "--mode", "range", "--start", "5", "--json", *ws
+    )
+    data = json.loads(out)
+    assert data["content"] == text[5:2005] and data["next_start"] == 2005
+    assert entry in run(capsys, "obs", "ls", *ws)[1]
+
+
+def test_obs_put_of_a_small_output_prints_it_unchanged(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    small = workspace / "small.json"
+    small.write_text(json.dumps({"ok": True, "content": "tiny", "path": "/x"}))
+    code, out, _ = run(capsys, "obs", "put", str(small), "--json-input", "-w", str(workspace))
+    assert code == 0 and json.loads(out) == {"ok": True, "content": "tiny", "path": "/x"}
+    assert "no parked observations" in run(capsys, "obs", "ls", "-w", str(workspace))[1]
+
+
+def test_obs_read_errors_are_one_line_with_exit_1(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log, _ = obs_log(workspace)
+    ws = ["-w", str(workspace)]
+    entry = json.loads(run(capsys, "obs", "put", str(log), *ws)[1])["scratchpad_id"]
+    code, _, err = run(capsys, "obs", "read", entry, "--mode", "grep", "--pattern", "(", *ws)
+    assert code == 1 and "is not a valid regular expression" in err
+    code, _, err = run(capsys, "obs", "read", "0000", *ws)
+    assert code == 1 and "No observation with scratchpad_id '0000'" in err
+
+
+def test_obs_turn_hides_the_last_turn_and_gc_removes_expired_entries(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log, _ = obs_log(workspace)
+    ws = ["-w", str(workspace)]
+    entry = json.loads(run(capsys, "obs", "put", str(log), *ws)[1])["scratchpad_id"]
+    assert run(capsys, "obs", "turn", "t2", *ws)[1] == "t2\n"
+    code, _, err = run(capsys, "obs", "read", entry, *ws)
+    assert code == 1 and "--any-turn" in err
+    assert run(capsys, "obs", "read", entry, "--any-turn", "-n", "6", *ws)[1] == "line 1"
+    later = (datetime.now().astimezone() + timedelta(hours=2)).isoformat()
+    code, out, _ = run(capsys, "obs", "gc", "--now", later, *ws)
+    assert code == 0 and out.startswith("removed 1 expired observations")
+    assert "no parked observations" in run(capsys, "obs", "ls", "--all", *ws)[1]
+
+
+def test_obs_resolve_replaces_step_references_with_the_full_content(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log, text = obs_log(workspace)
+    ws = ["-w", str(workspace)]
+    run(capsys, "obs", "put", str(log), "--step", "1", *ws)
+    call = workspace / "call.json"
+    call.write_text(json.dumps({"path": "/tmp/out.txt", "content": "{{step1.content}}"}))
+    code, out, _ = run(capsys, "obs", "resolve", str(call), *ws)
+    assert code == 0 and json.loads(out) == {"path": "/tmp/out.txt", "content": text}
+    call.write_text(json.dumps({"content": "{{step7.content}}"}))
+    code, _, err = run(capsys, "obs", "resolve", str(call), *ws)
+    assert code == 1 and "no observation of step 7" in err
+
+
+def test_obs_commands_do_not_import_torch_or_numpy(workspace: Path) -> None:
+    log, _ = obs_log(workspace)
+    probe = (
+        "import json, sys, io, contextlib; from assembler.cli import main\n"
+        f"ws = ['-w', {str(workspace)!r}]\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        f"    main(['obs', 'put', {str(log)!r}, *ws])\n"
+        "entry = json.loads(out.getvalue())['scratchpad_id']\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    codes = [main(['obs', 'read', entry, '--mode', 'grep', '--pattern', 'x', *ws]),\n"
+        "             main(['obs', 'ls', *ws]), main(['obs', 'gc', *ws])]\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('torch', 'numpy', 'sentence_transformers', 'sklearn'))\n"
+        "print(codes, heavy)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, check=False
+    )
+    assert result.stdout.strip().splitlines()[-1] == "[0, 0, 0] []", result.stderr[-500:]
+
+
+# -- agent-written sections: pad, tool, section, guidance, and the loop through the file -------
+
+
+@pytest.fixture
+def quiet_workspace(workspace: Path) -> Path:
+    """A workspace with memory search off (no embedding model is loaded) and one transcript."""
+    write_transcript(workspace, [("10", "user", "please fix the api deploy")])
+    (workspace / "assembler.toml").write_text(
+        '[transcripts]\nsources = ["*.jsonl"]\n[memory]\nenabled = false\n'
+        '[time]\ntimezone = "Australia/Sydney"\n'
+    )
+    return workspace
+
+
+def test_pad_write_once_hand_edit_once_then_pad_read_shows_the_edit(
+    quiet_workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ws = ["-w", str(quiet_workspace)]
+    assert run(capsys, "pad", "write", "--section", "findings", "port 8080", *ws)[0] == 0
+    assert run(capsys, "--once", *ws, "--now", NOW)[0] == 0
+    path = quiet_workspace / "SCRATCHPAD.md"
+    text = path.read_text()
+    assert '<!-- scratchpad:begin section="findings" -->\nport 8080\n' in text
+    path.write_text(text.replace("\nport 8080\n", "\nport 8081 (edited by hand)\n"))
+
+    assert run(capsys, "--once", *ws, "--now", "2026-03-02T23:30:00+11:00")[0] == 0
+
+    assert run(capsys, "pad", "read", "--section", "findings", *ws) == (
+        0,
+        "port 8081 (edited by hand)",
+        "",
+    )
+    meta = frontmatter.load(path).metadata
+    assert meta["file_edits"]["imported"] == ["findings"]
+
+
+def test_pad_read_prints_the_text_exactly_and_stdin_drops_one_newline(
+    workspace: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = ["-w", str(workspace)]
+    text = "line one\n---\n<!-- scratchpad:end -->\n  indented\n\n"
+    monkeypatch.setattr(sys, "stdin", io.StringIO(text + "\n"))
+    code, out, _ = run(capsys, "pad", "write", "-", *ws)
+    assert code == 0 and out.startswith("Wrote section 'main' (")
+    assert run(capsys, "pad", "read", "--section", "main", *ws) == (0, text, "")
+    code, out, _ = run(capsys, "pad", "read", *ws)
+    assert code == 0 and out.startswith("## Main\n" + text)
+
+
+def test_pad_append_over_the_budget_exits_1_and_leaves_the_section(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workspace / "assembler.toml").write_text("[caps]\nagent = 20\n")
+    ws = ["-w", str(workspace)]
+    assert run(capsys, "pad", "write", "a" * 60, *ws)[0] == 0  # 15 tokens
+
+    code, out, err = run(capsys, "pad", "append", "b" * 40, *ws)
+
+    assert (code, out) == (1, "")
+    assert err == (
+        "assemble: Append would exceed the 20 token cap of section 'main' (current: 15, "
+        "append: 11). Use write to rewrite the section, or reduce content.\n"
+    )
+    assert run(capsys, "pad", "read", "--section", "main", *ws)[1] == "a" * 60
+
+
+def test_pad_write_over_the_budget_is_truncated_and_says_both_sizes(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workspace / "assembler.toml").write_text("[caps]\nagent = 20\n")
+
+    code, out, _ = run(capsys, "pad", "write", "--json", "word " * 40, "-w", str(workspace))
+
+    answer = json.loads(out)
+    assert code == 0 and answer["ok"] is True
+    assert answer["data"]["truncated"] is True and answer["data"]["original_tokens"] == 50
+    assert answer["message"].startswith("Section 'main' truncated to 20 tokens")
+
+
+def test_pad_rejects_a_bad_section_name_with_the_rule(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(capsys, "pad", "write", "--section", "My Notes", "x", "-w", str(workspace))
+    assert code == 1 and "a lowercase letter, then lowercase letters" in err
+
+
+def test_pad_write_without_text_is_a_user_error(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(capsys, "pad", "write", "-w", str(workspace))
+    assert code == 1 and "give the TEXT, or - to read it from stdin" in err
+
+
+@pytest.mark.parametrize(
+    ("call", "mistake"),
+    [
+        ('{"action": "write", "section": "findings"}', "missing-content"),
+        ('{"op": "write", "content": "port 8080"}', "action-alias"),
+        ('{"action": "the config file is at /etc/app.yml"}', "action-is-text"),
+        ('{"action": "write", "section": "the port is 8080"}', "section-is-text"),
+        ("{not json", "not-json"),
+        ('["write"]', "not-an-object"),
+    ],
+)
+def test_tool_answers_each_mistake_in_json_and_exits_1(
+    workspace: Path, capsys: pytest.CaptureFixture[str], call: str, mistake: str
+) -> None:
+    code, out, _ = run(capsys, "tool", call, "-w", str(workspace))
+
+    answer = json.loads(out)
+    assert code == 1 and answer["ok"] is False and answer["data"]["mistake"] == mistake
+    assert '{"action": ' in answer["message"]  # the right call is shown
+    assert not (workspace / ".scratchpad" / "sections.jsonl").exists()
+
+
+def test_tool_carries_out_the_seed_004_workflow(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ws = ["-w", str(workspace)]
+    calls = [
+        {"action": "write", "section": "goal", "content": "Fix the database connection error"},
+        {"action": "write", "section": "findings", "content": "connection refused on 5432"},
+        {"action": "append", "section": "findings", "content": "PostgreSQL service is stopped"},
+    ]
+    for call in calls:
+        assert run(capsys, "tool", json.dumps(call), *ws)[0] == 0
+
+    code, out, _ = run(capsys, "tool", '{"action": "read"}', *ws)
+
+    assert code == 0
+    assert json.loads(out)["data"]["sections"] == {
+        "goal": "Fix the database connection error",
+        "findings": "connection refused on 5432\nPostgreSQL service is stopped",
+    }
+
+
+def test_tool_session_gives_the_seed_000_budget_messages(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workspace / "assembler.toml").write_text("[caps]\nagent = 10\n")
+    ws = ["-w", str(workspace)]
+
+    code, out, _ = run(capsys, "tool", "--session", json.dumps({"content": "a" * 80}), *ws)
+    replaced = json.loads(out)
+    code2, out2, _ = run(
+        capsys, "tool", "--session", json.dumps({"content": "b" * 8, "mode": "append"}), *ws
+    )
+    appended = json.loads(out2)
+
+    assert code == 0 and replaced["message"] == (
+        "Scratchpad truncated to 10 tokens (original: 20). Consider summarizing."
+    )
+    assert code2 == 1 and appended["message"] == (
+        "Append would exceed 10 token budget (current: 10, append: 3). Use mode 'replace' to "
+        "rewrite, or reduce content."
+    )
+
+
+def test_section_set_shows_in_the_file_until_its_ttl_and_rm_removes_it(
+    quiet_workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ws = ["-w", str(quiet_workspace)]
+    alert = ["proactive-alerts", "--ttl", "2h", "--source", "calendar", "Standup moved to 10:30"]
+    code, out, _ = run(capsys, "section", "set", *alert, *ws)
+    assert code == 0 and out.startswith("Section 'proactive-alerts' set (")
+    now = datetime.now().astimezone()
+    later = (now + timedelta(hours=1)).isoformat()
+    run(capsys, "--once", *ws, "--now", later)
+    body = (quiet_workspace / "SCRATCHPAD.md").read_text()
+    assert "## Proactive alerts\n> From calendar, until " in body
+    assert "Standup moved to 10:30" in body
+    run(capsys, "--once", *ws, "--now", (now + timedelta(hours=3)).isoformat())
+    assert "Standup moved" not in (quiet_workspace / "SCRATCHPAD.md").read_text()
+
+    assert run(capsys, "section", "rm", "proactive-alerts", *ws)[0] == 0
+    code, _, err = run(capsys, "section", "set", "goal", "x", *ws)
+    assert code == 1 and "is an agent section" in err
+    code, _, err = run(capsys, "section", "set", "alerts", "--ttl", "soon", "x", *ws)
+    assert code == 1 and "--ttl: expected a duration like '30m'" in err
+
+
+def test_guidance_prints_the_budget_from_the_config(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workspace / "assembler.toml").write_text("[caps]\nagent = 1500\n")
+
+    code, out, _ = run(capsys, "guidance", "-w", str(workspace))
+
+    assert code == 0 and out.startswith("## Session Scratchpad\n")
+    assert "about 1500 tokens for all your sections together" in out
+    assert "assemble pad append --section findings" in out
+
+
+def test_show_prefix_carries_the_agent_sections_even_when_the_file_is_stale(
+    quiet_workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ws = ["-w", str(quiet_workspace)]
+    assert run(capsys, "show", "--format", "prefix", *ws, "--now", NOW) == (0, "", "")
+    run(capsys, "--once", *ws, "--now", NOW)
+    run(capsys, "pad", "write", "--section", "goal", "ship 1.14.4", *ws)
+
+    _, fresh, _ = run(capsys, "show", "--format", "prefix", *ws, "--now", NOW)
+    _, stale, _ = run(capsys, "show", "--format", "prefix", *ws, "--now", "2026-03-03T09:00+11:00")
+
+    assert fresh.startswith("[Session Scratchpad - your persistent working memory]\n# SCRATCHPAD")
+    assert "ship 1.14.4" in fresh and fresh.endswith("[End Scratchpad]\n")
+    assert stale.startswith("[Session Scratchpad - your persistent working memory]\n<!-- ")
+    assert "ship 1.14.4" in stale and "# SCRATCHPAD" not in stale
+    code, out, _ = run(
+        capsys, "show", "--format", "prefix", "--fresh-only", *ws, "--now", "2026-03-03T09:00+11:00"
+    )
+    assert (code, out) == (1, "")

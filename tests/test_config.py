@@ -134,7 +134,7 @@ def test_cross_checks_catch_inconsistent_values() -> None:
     with pytest.raises(ConfigError) as caught:
         validate(
             {
-                "caps": {"auto": 900, "total": 800, "sections": {"nope": 3}},
+                "caps": {"auto": 900, "total": 800, "sections": {"No pe": 3}},
                 "strategy": {"fallback": "zen"},
                 "routing": {"extra_secret_patterns": ["(unclosed", "x*"]},
             },
@@ -143,7 +143,7 @@ def test_cross_checks_catch_inconsistent_values() -> None:
         )
     message = str(caught.value)
     assert "At 'caps.auto': 900 is larger than 'caps.total'" in message
-    assert "At 'caps.sections.nope': unknown section" in message
+    assert "At 'caps.sections.No pe': unknown section" in message
     assert "At 'strategy.fallback': no rule named 'zen'" in message
     assert "'(unclosed' is not a valid regular expression" in message
     assert "'x*' matches the empty string" in message

@@ -63,6 +63,21 @@ def test_over_the_cap_the_highest_priority_numbers_go_first() -> None:
     assert tight.tokens <= 25
 
 
+def test_a_section_left_with_only_its_heading_item_is_dropped_whole() -> None:
+    daily = section(
+        "daily",
+        Item("memory/2026-03-02.md (tail)", "From", 1, heading=True),
+        Item("- 23:07 long day " * 6, None, 5),
+    )
+    other = section("other", Item("keep " * 5, "Keep", 1))
+    renderer = Renderer()
+    cap = estimate_tokens(renderer.section(other)) + 2
+    fitted = fit_sections([daily, other], renderer, estimate_tokens, cap=cap, section_caps={})
+    assert [s.name for s in fitted.sections] == ["other"]
+    assert fitted.dropped[-1] == "daily: From"
+    assert any(d.startswith("daily: - 23:07") for d in fitted.dropped)
+
+
 def test_a_section_cap_trims_only_that_section() -> None:
     lines = [Item(f"line {i} " * 4, None, 10 - i) for i in range(8)]
     sections = [section("daily", *lines), section("other", Item("x " * 30, "Other", 9))]

@@ -1243,3 +1243,524 @@ def test_importing_sections_pulls_in_no_heavy_module() -> None:
     ).stdout
 
     assert output.strip() == "[]"
+
+
+# --------------------------------------------------------------------------------------------
+# The agent part of SCRATCHPAD.md: the real render path (assemble → templates → file → parse).
+# --------------------------------------------------------------------------------------------
+
+RENDER_NOW = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+
+def make_workspace(folder: Path, extra: str = "") -> Path:
+    """A workspace with no transcripts and memory search off: renders in a few milliseconds."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "assembler.toml").write_text(
+        '[transcripts]\nsources = ["chat/*.jsonl"]\n[memory]\nenabled = false\n'
+        f'[time]\ntimezone = "UTC"\n{extra}'
+    )
+    return folder
+
+
+def render(workspace: Path, now: datetime = RENDER_NOW) -> dict[str, Any]:
+    """Run one assembly as `assemble --once` does; return the frontmatter written."""
+    from assembler.assemble import run_once
+    from assembler.config import load_config
+
+    run_once(load_config(workspace), now=now)
+    return dict(frontmatter.load(workspace / "SCRATCHPAD.md").metadata)
+
+
+def workspace_pad(workspace: Path, now: datetime = RENDER_NOW) -> Scratchpad:
+    from assembler.config import load_config
+    from assembler.sections import scratchpad_for
+
+    return scratchpad_for(load_config(workspace), now=lambda: now)
+
+
+def file_text(workspace: Path) -> str:
+    # Bytes, decoded: read_text would turn a "\r" the agent wrote into "\n".
+    return (workspace / "SCRATCHPAD.md").read_bytes().decode("utf-8")
+
+
+def edit_file(workspace: Path, old: str, new: str) -> None:
+    text = file_text(workspace)
+    assert old in text, old
+    (workspace / "SCRATCHPAD.md").write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    return make_workspace(tmp_path / "ws")
+
+
+def test_agent_sections_render_after_the_auto_part_between_markers_in_display_order(
+    ws: Path,
+) -> None:
+    pad = workspace_pad(ws)
+    pad.write("the plan")
+    pad.write("port 8080", section="findings")
+    pad.write("fix the deploy", section="goal")
+    pad.write("see the runbook", section="api-notes")
+    pad.set_section("proactive-alerts", "Standup at 10:30", ttl=timedelta(hours=2), source="cal")
+
+    meta = render(ws)
+
+    body = frontmatter.load(ws / "SCRATCHPAD.md").content
+    auto_end = body.index("## Routing Hint")
+    positions = [
+        body.index(f"## {t}") for t in ("Goal", "Findings", "Main", "Api notes", "Proactive alerts")
+    ]
+    assert auto_end < body.index(REGION_BEGIN) < positions[0]
+    assert positions == sorted(positions) and positions[-1] < body.index(REGION_END)
+    assert "> From cal, until 2026-03-01 11:00 UTC." in body
+    assert set(meta["agent_sections"]) == {"goal", "findings", "main", "api-notes"}
+    assert meta["agent_omitted"] == []
+    assert decode_sections(file_text(ws)) == {
+        "goal": "fix the deploy",
+        "findings": "port 8080",
+        "main": "the plan",
+        "api-notes": "see the runbook",
+    }
+
+
+def test_frontmatter_tokens_count_the_agent_part_as_rendered_and_the_whole_body(ws: Path) -> None:
+    workspace_pad(ws).write("x " * 300, section="findings")
+
+    meta = render(ws)
+
+    post = frontmatter.load(ws / "SCRATCHPAD.md")
+    region = post.content[post.content.index(REGION_BEGIN) :]
+    tokens = meta["tokens"]
+    assert tokens["agent"] == estimate_tokens(region.strip() + "\n")
+    assert tokens["total"] == estimate_tokens(post.content) <= tokens["caps"]["total"]
+    assert abs(tokens["auto"] + tokens["agent"] - tokens["total"]) <= 2
+
+
+def test_no_agent_sections_render_no_region_and_count_zero(ws: Path) -> None:
+    meta = render(ws)
+
+    assert REGION_BEGIN not in file_text(ws)
+    assert meta["tokens"]["agent"] == 0 and meta["agent_sections"] == {}
+
+
+def test_a_subsystem_section_leaves_the_file_when_its_ttl_runs_out(ws: Path) -> None:
+    workspace_pad(ws).set_section("alerts", "Disk at 91%", ttl=timedelta(hours=2), source="mon")
+
+    render(ws, RENDER_NOW + timedelta(hours=1))
+    assert "Disk at 91%" in file_text(ws)
+    render(ws, RENDER_NOW + timedelta(hours=2, seconds=1))
+    assert "Disk at 91%" not in file_text(ws)
+
+
+def test_the_total_cap_shrinks_the_auto_part_first_and_keeps_the_agent_part_whole(
+    tmp_path: Path,
+) -> None:
+    ws = make_workspace(tmp_path / "ws", "[caps]\ntotal = 500\nauto = 300\nagent = 350\n")
+    text = "\n".join(f"- finding {i}: the api pod restarted with exit code {i}" for i in range(20))
+    workspace_pad(ws).write(text, section="findings")
+
+    meta = render(ws)
+
+    tokens = meta["tokens"]
+    assert tokens["total"] <= 500
+    assert tokens["auto"] < 300 - 100, "the auto part gave way"
+    assert meta["dropped"], "the auto part says what it dropped"
+    assert meta["agent_omitted"] == []
+    assert decode_sections(file_text(ws))["findings"] == text
+
+
+def test_an_agent_part_over_its_cap_says_what_was_left_out_and_where_to_read_it(
+    tmp_path: Path,
+) -> None:
+    ws = make_workspace(tmp_path / "ws", "[caps]\nagent = 200\n")
+    pad = workspace_pad(ws)
+    pad.write("keep the goal", section="goal")
+    long = "\n".join(
+        f"step {i}: check the rollout of shard {i} and note its errors" for i in range(40)
+    )
+    pad.import_file_edits({"main": long})  # hand edits are never cut on the way in
+
+    meta = render(ws)
+
+    (omitted,) = meta["agent_omitted"]
+    assert omitted["section"] == "main" and omitted["read"] == "assemble pad read --section main"
+    assert omitted["tokens"] == estimate_tokens(long)
+    assert omitted["left_out"] == omitted["tokens"] - omitted["shown"] > 0
+    assert estimate_tokens("keep the goal") + omitted["shown"] <= 200
+    body = frontmatter.load(ws / "SCRATCHPAD.md").content
+    assert (
+        f"> Shown in part: {omitted['shown']} of {omitted['tokens']} tokens, "
+        f"{omitted['left_out']} left out to stay within the token caps. Full text: "
+        "`assemble pad read --section main`"
+    ) in body
+    assert "step 0: check the rollout" in body  # the preview shows the start
+    assert decode_sections(body) == {"goal": "keep the goal"}  # a preview is not editable
+    assert set(meta["agent_sections"]) == {"goal"}
+    assert pad.read("main").data["content"] == long  # nothing was lost
+
+
+def test_a_tiny_total_cap_leaves_every_section_with_its_note_and_drops_none_silently(
+    tmp_path: Path,
+) -> None:
+    ws = make_workspace(tmp_path / "ws", "[caps]\ntotal = 150\nauto = 100\nagent = 100\n")
+    pad = workspace_pad(ws)
+    pad.write("a" * 300, section="goal")
+    pad.write("b" * 300, section="findings")
+    pad.set_section("alerts", "c" * 400, source="mon")
+
+    meta = render(ws)
+
+    assert {o["section"] for o in meta["agent_omitted"]} == {"goal", "findings", "alerts"}
+    body = file_text(ws)
+    for name in ("goal", "findings", "alerts"):
+        assert f"`assemble pad read --section {name}`" in body
+
+
+def test_plan_agent_part_cuts_the_largest_section_first() -> None:
+    from assembler.render import Renderer
+    from assembler.sections import plan_agent_part
+
+    states = {
+        "goal": agent("goal", "g" * 40),
+        "findings": agent("findings", "f" * 2000),
+        "main": agent("main", "m" * 400),
+    }
+
+    part = plan_agent_part(
+        states, render=Renderer().agent_part, count=estimate_tokens, agent_cap=300, limit=10_000
+    )
+
+    shown = {s.name: s for s in part.sections}
+    assert not shown["goal"].omitted and not shown["main"].omitted
+    assert shown["findings"].omitted
+    assert sum(s.shown_tokens for s in part.sections) <= 300
+    assert [o["section"] for o in part.omitted] == ["findings"]
+
+
+# -- hand edits -----------------------------------------------------------------------------
+
+
+def test_a_hand_edit_of_an_agent_section_is_imported_before_the_next_render(ws: Path) -> None:
+    pad = workspace_pad(ws)
+    pad.write("port 8080", section="findings")
+    render(ws)
+    edit_file(ws, "port 8080", "port 8081\n---\nsee /etc/app")
+
+    meta = render(ws)
+
+    assert pad.read("findings").data["content"] == "port 8081\n---\nsee /etc/app"
+    assert pad.state()["findings"].source == "file-edit"
+    assert meta["file_edits"]["imported"] == ["findings"]
+    assert decode_sections(file_text(ws))["findings"] == "port 8081\n---\nsee /etc/app"
+
+
+def test_a_section_deleted_by_hand_is_cleared(ws: Path) -> None:
+    pad = workspace_pad(ws)
+    pad.write("fix it", section="goal")
+    pad.write("port 8080", section="findings")
+    render(ws)
+    text = file_text(ws)
+    start = text.index("## Goal")
+    end = text.index(end_marker_line := '<!-- scratchpad:end section="goal" -->') + len(
+        end_marker_line
+    )
+    (ws / "SCRATCHPAD.md").write_text(text[:start] + text[end:])
+
+    meta = render(ws)
+
+    assert "goal" not in pad.state()
+    assert pad.read("findings").data["content"] == "port 8080"
+    assert meta["file_edits"]["cleared"] == ["goal"]
+
+
+def test_a_section_added_by_hand_between_new_markers_is_imported(ws: Path) -> None:
+    pad = workspace_pad(ws)
+    pad.write("the plan")
+    render(ws)
+    edit_file(
+        ws,
+        REGION_END,
+        '<!-- scratchpad:begin section="errors" -->\nOOMKilled\n'
+        f'<!-- scratchpad:end section="errors" -->\n{REGION_END}',
+    )
+
+    render(ws)
+
+    assert pad.read("errors").data["content"] == "OOMKilled"
+
+
+def test_an_edit_of_the_auto_part_is_overwritten_and_the_file_says_so(ws: Path) -> None:
+    workspace_pad(ws).write("the plan")
+    render(ws)
+    edit_file(ws, "## Time Context", "## Time Context\n- my own note")
+
+    meta = render(ws)
+
+    text = file_text(ws)
+    assert "my own note" not in text
+    assert meta["file_edits"]["auto_overwritten"] is True
+    assert meta["file_edits"]["imported"] == []
+    assert "were overwritten; keep notes in the agent sections" in text
+    assert "were overwritten" not in (render(ws) and file_text(ws)), "only the once"
+
+
+def test_when_the_journal_also_changed_the_journal_wins_and_the_file_text_is_saved(
+    ws: Path,
+) -> None:
+    pad = workspace_pad(ws)
+    pad.write("v1", section="findings")
+    render(ws)
+    pad.write("v2 from a tool call", section="findings")
+    edit_file(ws, "\nv1\n", "\nv1 edited by hand\n")
+
+    meta = render(ws)
+
+    assert pad.read("findings").data["content"] == "v2 from a tool call"
+    assert meta["file_edits"]["conflicts"] == ["findings"]
+    (saved,) = (ws / ".scratchpad" / "conflicts").iterdir()
+    assert saved.read_text() == "v1 edited by hand"
+    assert any(str(saved) in d["why"] for d in meta["degraded"])
+
+
+def test_removed_region_markers_import_nothing_and_clear_nothing(ws: Path) -> None:
+    pad = workspace_pad(ws)
+    pad.write("the plan")
+    render(ws)
+    text = file_text(ws)
+    (ws / "SCRATCHPAD.md").write_text(text[: text.index(REGION_BEGIN)])
+
+    meta = render(ws)
+
+    assert pad.read("main").data["content"] == "the plan"
+    assert any("markers are gone" in d["why"] for d in meta["degraded"])
+    assert decode_sections(file_text(ws)) == {"main": "the plan"}
+
+
+def test_a_broken_frontmatter_still_imports_the_edited_section_but_clears_nothing(
+    ws: Path,
+) -> None:
+    pad = workspace_pad(ws, now=RENDER_NOW - timedelta(days=1))
+    pad.write("old", section="findings")
+    pad.write("fix it", section="goal")
+    render(ws)
+    text = file_text(ws).replace("ttl_minutes:", "ttl_minutes: [", 1)
+    text = text.replace("\nold\n", "\nnew\n")
+    start = text.index("## Goal")
+    text = text[:start] + text[text.index("## Findings") :]
+    (ws / "SCRATCHPAD.md").write_text(text)
+
+    meta = render(ws)
+
+    assert pad.read("findings").data["content"] == "new"
+    assert pad.read("goal").data["content"] == "fix it"
+    assert any("frontmatter" in d["why"] for d in meta["degraded"])
+
+
+def test_an_unchanged_file_imports_nothing(ws: Path) -> None:
+    workspace_pad(ws).write("the plan")
+    render(ws)
+    journal = ws / ".scratchpad" / "sections.jsonl"
+    before = journal.read_bytes()
+
+    meta = render(ws)
+
+    assert journal.read_bytes() == before and "file_edits" not in meta
+
+
+# -- bad data -------------------------------------------------------------------------------
+
+
+def test_a_broken_journal_line_is_reported_in_degraded_and_the_rest_renders(ws: Path) -> None:
+    pad = workspace_pad(ws)
+    pad.write("the plan")
+    with pad.journal.path.open("a") as handle:
+        handle.write('{"time": "2026-03-01T09:00:00+00:00", "section": "goal", "act\n')
+
+    meta = render(ws)
+
+    assert any(
+        d["what"] == "sections journal" and "1 unreadable line" in d["why"]
+        for d in meta["degraded"]
+    )
+    assert decode_sections(file_text(ws)) == {"main": "the plan"}
+
+
+def test_compaction_moves_unreadable_lines_aside_instead_of_dropping_them(
+    journal: Journal,
+) -> None:
+    journal.record(Event(START, "main", "write", "plan"))
+    with journal.path.open("a") as handle:
+        handle.write("not json at all\n")
+
+    assert journal.compact(force=True)
+
+    assert journal.read().bad_lines == 0
+    assert journal.quarantine_path.read_text() == "not json at all\n"
+    assert journal.fold(START)["main"].content == "plan"
+
+
+def test_an_unreadable_journal_keeps_the_previous_agent_sections_in_the_file(ws: Path) -> None:
+    workspace_pad(ws).write("the plan")
+    render(ws)
+    journal = ws / ".scratchpad" / "sections.jsonl"
+    journal.rename(ws / "saved.jsonl")
+    journal.mkdir()  # a folder where the journal should be: it cannot be read
+
+    meta = render(ws)
+
+    assert any(d["what"] == "agent sections" for d in meta["degraded"])
+    assert decode_sections(file_text(ws)) == {"main": "the plan"}
+    assert set(meta["agent_sections"]) == {"main"}
+
+
+# -- OpenClaw session entries ---------------------------------------------------------------
+
+
+def openclaw_session(path: Path, entries: list[dict[str, Any]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    header = {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-03-01T08:00:00Z"}
+    message = {
+        "type": "message",
+        "id": "m1",
+        "parentId": None,
+        "timestamp": "2026-03-01T08:50:00Z",
+        "message": {"role": "user", "content": "deploy the api please"},
+    }
+    lines = [header, message, *entries]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def test_a_render_imports_the_newest_openclaw_scratchpad_entry_as_main(ws: Path) -> None:
+    openclaw_session(
+        ws / "chat" / "session.jsonl",
+        [scratchpad_entry("older plan", 1), scratchpad_entry("newest plan", 30)],
+    )
+
+    meta = render(ws)
+
+    assert meta["sources"][0]["format"] == "openclaw"
+    assert decode_sections(file_text(ws)) == {"main": "newest plan"}
+    assert workspace_pad(ws).state()["main"].source == "openclaw"
+
+
+def test_openclaw_entries_are_read_from_the_tail_only_when_asked(tmp_path: Path) -> None:
+    path = openclaw_session(tmp_path / "s.jsonl", [scratchpad_entry("early", 1)])
+    with path.open("a") as handle:
+        handle.write(json.dumps({"type": "custom", "customType": "other", "data": "x" * 5000}))
+        handle.write("\n" + json.dumps(scratchpad_entry("late", 9)) + "\n")
+
+    whole = read_openclaw_scratchpad_entries([path])
+    tail = read_openclaw_scratchpad_entries([path], tail_bytes=1000)
+
+    assert [e["data"] for e in whole] == ["early", "late"]
+    assert [e["data"] for e in tail] == ["late"]
+
+
+# -- the prefix block and the guidance ------------------------------------------------------
+
+
+def test_the_prefix_has_the_fresh_auto_part_and_the_agent_sections_as_they_are_now(
+    ws: Path,
+) -> None:
+    from assembler.config import load_config
+    from assembler.sections import prefix_for
+
+    config = load_config(ws)
+    assert prefix_for(config, RENDER_NOW) == ""
+    render(ws)
+    workspace_pad(ws).write("written after the render", section="goal")
+
+    fresh = prefix_for(config, RENDER_NOW + timedelta(minutes=5))
+    stale = prefix_for(config, RENDER_NOW + timedelta(hours=5))
+
+    assert fresh is not None and stale is not None
+    assert fresh.startswith("[Session Scratchpad - your persistent working memory]\n# SCRATCHPAD")
+    assert fresh.endswith(
+        "written after the render\n"
+        + end_marker("goal")
+        + "\n"
+        + REGION_END
+        + "\n[End Scratchpad]\n"
+    )
+    assert "# SCRATCHPAD" not in stale and "written after the render" in stale
+    assert prefix_for(config, RENDER_NOW + timedelta(hours=5), fresh_only=True) is None
+
+
+def test_the_guidance_gives_the_budget_and_section_caps_from_the_config(tmp_path: Path) -> None:
+    from assembler.config import load_config
+    from assembler.sections import guidance_for
+
+    ws = make_workspace(tmp_path / "ws", "[caps]\nagent = 1234\nsections = { findings = 300 }\n")
+
+    text = guidance_for(load_config(ws))
+
+    assert text.startswith("## Session Scratchpad\n")
+    assert "about 1234 tokens for all your sections together" in text
+    assert "findings at most 300" in text
+    assert "daily_context" not in text
+    assert '{"action": "write", "section": "findings", "content": "Port is 8080"}' in text
+
+
+def test_a_configured_agent_section_cap_holds_writes(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path / "ws", "[caps]\nsections = { findings = 10 }\n")
+
+    answer = workspace_pad(ws).write("word " * 40, section="findings")
+
+    assert answer.data["truncated"] is True and answer.data["tokens"] <= 10
+
+
+# -- round trips through the real render path -----------------------------------------------
+
+
+def render_with(tmp_path: Path, sections: dict[str, str]) -> tuple[Scratchpad, Path]:
+    ws = make_workspace(tmp_path / f"ws{abs(hash(tuple(sections.items())))}")
+    pad = workspace_pad(ws)
+    pad.clear()
+    # Straight into the journal: empty texts and texts over the caps are what is tested.
+    pad.journal.record_many([Event(RENDER_NOW, n, "write", t, "test") for n, t in sections.items()])
+    render(ws)
+    return pad, ws
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(section_texts)
+def test_any_text_written_comes_back_unchanged_through_render_and_parse(
+    tmp_path: Path, sections: dict[str, str]
+) -> None:
+    pad, ws = render_with(tmp_path, sections)
+
+    assert decode_sections(file_text(ws)) == {n: t for n, t in sections.items()}
+    assert {n: pad.read(n).data["content"] for n in sections} == sections
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(texts, texts)
+def test_any_agent_edit_made_in_the_file_comes_back_through_the_journal(
+    tmp_path: Path, before: str, after: str
+) -> None:
+    pad, ws = render_with(tmp_path, {"findings": before, "goal": "keep"})
+    text = file_text(ws)
+    begin, end = begin_marker_line("findings"), end_marker("findings")
+    start = text.index(begin) + len(begin) + 1
+    stop = text.index("\n" + end, start)
+    (ws / "SCRATCHPAD.md").write_bytes((text[:start] + escape_text(after) + text[stop:]).encode())
+
+    render(ws)
+
+    assert pad.read("findings").data["content"] == after
+    assert pad.read("goal").data["content"] == "keep"
+    assert decode_sections(file_text(ws))["findings"] == after
+
+
+def begin_marker_line(name: str) -> str:
+    from assembler.sections import begin_marker
+
+    return begin_marker(name)
+
+
+def end_marker(name: str) -> str:
+    from assembler.sections import end_marker as marker
+
+    return marker(name)

@@ -1,0 +1,167 @@
+"""Hooks for agent hosts: the fresh scratchpad in the form the host adds to the model's context.
+
+Claude Code runs `assemble hook claude-code` on its hook events with a JSON object on stdin
+(`session_id`, `transcript_path`, `cwd`, `hook_event_name`, and `prompt` for
+UserPromptSubmit). For UserPromptSubmit and SessionStart the hook prints
+`{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}`, which Claude Code
+adds to the context; nothing when the scratchpad is stale or missing, and nothing for other
+events. A running daemon is nudged to assemble soon.
+
+A hook runs before every prompt, so it must start fast: it reads the file's frontmatter with a
+few string operations instead of loading YAML, Jinja2 or anything numeric, and never touches
+the memory index. Claude Code blocks the prompt when a hook exits 2, so a problem here is
+raised as an AssemblerError (the CLI prints one line and exits 1, which does not block).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from assembler.errors import AssemblerError
+
+CONTEXT_EVENTS = ("UserPromptSubmit", "SessionStart")
+# The same block `assemble show --format prefix` prints (render.PREFIX_HEADER and _FOOTER);
+# spelled out here because importing render would load Jinja2 before every prompt.
+PREFIX_HEADER = "[Session Scratchpad - your persistent working memory]"
+PREFIX_FOOTER = "[End Scratchpad]"
+
+_EXPIRES = re.compile(r"^expires:\s*['\"]?([^'\"\n]+?)['\"]?\s*$", re.MULTILINE)
+
+
+class HookInputError(AssemblerError):
+    """The host sent the hook something that is not the JSON object it should be."""
+
+
+@dataclass(frozen=True)
+class HookEvent:
+    """The fields of a Claude Code hook's input that the hook uses."""
+
+    name: str
+    cwd: str | None
+    session_id: str | None
+    transcript_path: str | None
+
+
+def parse_claude_code_input(text: str) -> HookEvent:
+    """Given the hook's stdin, return its event.
+
+    Raise HookInputError if it is not a JSON object with a string `hook_event_name`.
+    """
+    try:
+        data: Any = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise HookInputError(
+            f"hook claude-code: stdin is not JSON ({error.msg} at line {error.lineno} column "
+            f"{error.colno}); run it from a Claude Code hook, which sends the event as JSON"
+        ) from error
+    if not isinstance(data, dict):
+        raise HookInputError(
+            f"hook claude-code: stdin is a JSON {type(data).__name__}, not an object with "
+            "'hook_event_name'; run it from a Claude Code hook"
+        )
+    name = data.get("hook_event_name")
+    if not isinstance(name, str) or not name:
+        raise HookInputError(
+            "hook claude-code: the JSON on stdin has no 'hook_event_name'; run it from a Claude "
+            "Code hook (settings.json 'hooks')"
+        )
+
+    def text_field(key: str) -> str | None:
+        value = data.get(key)
+        return value if isinstance(value, str) and value else None
+
+    return HookEvent(
+        name, text_field("cwd"), text_field("session_id"), text_field("transcript_path")
+    )
+
+
+def hook_workspace(explicit: str | None, event: HookEvent) -> str | None:
+    """Given --workspace (or None) and the event, return the workspace to use: --workspace,
+    else $ASSEMBLER_WORKSPACE, else the session's `cwd` (None: the current folder)."""
+    return explicit or os.environ.get("ASSEMBLER_WORKSPACE") or event.cwd
+
+
+def fresh_context(path: Path, now: datetime) -> str:
+    """Given the path of SCRATCHPAD.md and the clock, return the block to add to the context,
+    or "" when the file is missing, unreadable or stale.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+    parsed = _split(text)
+    if parsed is None:
+        # Not the shape we write (edited by hand?): the full parser decides.
+        from assembler.errors import ScratchpadError
+        from assembler.render import prefix_block, read_scratchpad
+
+        try:
+            return prefix_block(read_scratchpad(path), now)
+        except ScratchpadError:
+            return ""
+    expires, body = parsed
+    if now >= expires or not body.strip():
+        return ""
+    return f"{PREFIX_HEADER}\n{body.strip()}\n{PREFIX_FOOTER}\n"
+
+
+def _split(text: str) -> tuple[datetime, str] | None:
+    """Given the file's text, return its `expires` and body, or None if they cannot be found
+    without a YAML parser."""
+    if not text.startswith("---\n"):
+        return None
+    end = text.find("\n---\n", 3)
+    if end < 0:
+        return None
+    match = _EXPIRES.search(text, 4, end + 1)
+    if match is None:
+        return None
+    try:
+        expires = datetime.fromisoformat(match.group(1))
+    except ValueError:
+        return None
+    if expires.tzinfo is None:
+        return None
+    return expires, text[end + 5 :]
+
+
+def claude_code_output(event: HookEvent, context: str) -> str:
+    """Given the event and the context block, return what the hook prints: the JSON Claude
+    Code adds to the context for UserPromptSubmit and SessionStart, else ""."""
+    if event.name not in CONTEXT_EVENTS or not context:
+        return ""
+    output = {"hookSpecificOutput": {"hookEventName": event.name, "additionalContext": context}}
+    return json.dumps(output, ensure_ascii=False) + "\n"
+
+
+def run_claude_code_hook(
+    stdin_text: str,
+    *,
+    workspace: str | None,
+    config_path: str | None,
+    now: datetime | None = None,
+) -> str:
+    """Given the hook's stdin, --workspace and --config, return what to print (maybe "").
+
+    A running daemon is nudged for every event, so the next prompt finds a newer file.
+    Raise HookInputError for bad input, ConfigError/WorkspaceError for a bad setup.
+    """
+    from assembler.config import load_config, local_timezone
+
+    event = parse_claude_code_input(stdin_text)
+    config = load_config(hook_workspace(workspace, event), config_path)
+    # daemon.LOCK_NAME; a cheap look first, so the daemon module loads only where one ran.
+    if (config.state_dir / "daemon.lock").exists():
+        from assembler.daemon import nudge
+
+        nudge(config.state_dir, event.name)
+    if event.name not in CONTEXT_EVENTS:
+        return ""
+    clock = now if now is not None else datetime.now(local_timezone(config))
+    return claude_code_output(event, fresh_context(config.output_path, clock))

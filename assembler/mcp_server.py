@@ -1,0 +1,467 @@
+"""`assemble mcp`: every agent-facing tool over MCP on stdio, for hosts that speak it.
+
+Tools: `scratchpad` (seed 004's sectioned tool), `session_scratchpad` (seed 000's
+`{content, mode}` on section main), `scratchpad_put` and `scratchpad_read` (seed 002's parked
+observations) and `memory_search` (the memory index). Each tool is a thin adapter over the core
+function the CLI calls; a call the agent got wrong comes back as a tool error (`isError`) with
+the same message the CLI would print, so the agent can correct itself.
+
+The server is the SDK's low-level `Server` with hand-written input schemas: the schemas are the
+seeds', and arguments reach the core unvalidated, so a common mistake (`op` instead of
+`action`) gets the core's helpful answer instead of a generic schema error. Core calls are
+blocking (SQLite, the embedding model), so they run in a worker thread.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.to_thread
+from mcp import types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+from assembler import __version__
+from assembler.errors import AssemblerError
+
+if TYPE_CHECKING:
+    from assembler.config import Config
+    from assembler.sections import Answer
+
+log = logging.getLogger("assembler.mcp")
+
+INSTRUCTIONS = """\
+scratchpad-assembler: working memory that survives context compaction. Save goals, findings,
+artifacts and errors with `scratchpad` (or the whole notepad with `session_scratchpad`); what
+you save appears in SCRATCHPAD.md, which your host shows you. Observations that were too large
+for the context come with a `scratchpad_id` and a summary: read slices of them with
+`scratchpad_read`. Search long-term memory with `memory_search` before answering questions
+about prior work."""
+
+SCRATCHPAD_DESCRIPTION = """\
+Working memory for the current session. Use this to save facts discovered mid-task (file \
+paths, config values, error messages) so they are not lost across tool calls or when the \
+context is compacted.
+
+When to use:
+- You found a file path during exploration and need to reference it later.
+- An error occurred and you want to record what was tried before attempting a fix.
+- You are in a multi-step task and need to remember the overall goal.
+- You want to collect findings before composing the final answer.
+
+When NOT to use: progress tracking (use a todo tool), or final answers (they go in your reply).
+
+Actions: write (overwrite a section), append (add to the end of a section), read (one section, \
+or all if section is omitted), clear (one section, or all if section is omitted). Sections: \
+goal, findings, artifacts, errors, main (default), or a custom lowercase name.
+
+Common mistakes: missing `content` on write/append; putting the text in `section` instead of \
+`content`; `op` instead of `action`; passing the text as the action value.
+Example: {"action": "append", "section": "findings", "content": "Port is 8080"}"""
+
+SCRATCHPAD_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "action": {
+            "type": "string",
+            "enum": ["write", "append", "read", "clear"],
+            "description": "One of: write, append, read, clear.",
+        },
+        "section": {
+            "type": "string",
+            "description": "Section name: goal, findings, artifacts, errors, main (or a custom "
+            "lowercase name). Defaults to main on write/append; omit on read/clear for all.",
+        },
+        "content": {
+            "type": "string",
+            "description": "Required for write and append. The text to save.",
+        },
+    },
+    "required": ["action"],
+}
+
+SESSION_DESCRIPTION = """\
+Persist important working state (plans, findings, decisions) that survives context \
+compaction. Content is prepended to each message you receive. Use it to save: multi-step \
+plans, key findings, important decisions, accumulated state. Budget: ~{cap} tokens. Use mode \
+"replace" to overwrite the whole scratchpad, or "append" to add incrementally; a replace over \
+budget is truncated, an append over budget is rejected."""
+
+SESSION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "content": {"type": "string", "description": "The scratchpad content to save"},
+        "mode": {
+            "type": "string",
+            "enum": ["replace", "append"],
+            "default": "replace",
+            "description": "replace: overwrite entire scratchpad. append: add to existing content.",
+        },
+    },
+    "required": ["content"],
+}
+
+PUT_DESCRIPTION = """\
+Park a large text in the scratchpad so that it does not stay in your context: a long log, a \
+file dump, a big tool output you will need again. Returns a scratchpad_id, the size, and a \
+summary (the first and last 500 characters and how many were omitted); read it back in \
+slices with scratchpad_read. Entries live about an hour and belong to the current turn."""
+
+PUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "content": {"type": "string", "description": "The text to park."},
+        "metadata": {
+            "type": "object",
+            "description": "Anything worth keeping beside it (path, command, encoding); "
+            "returned as is.",
+        },
+        "step": {
+            "type": "integer",
+            "description": "The step number of the turn, so that later calls can refer to "
+            "{{stepN.content}}.",
+        },
+        "executor": {"type": "string", "description": "The tool that produced the text."},
+    },
+    "required": ["content"],
+}
+
+READ_DESCRIPTION = """\
+Reads from the scratchpad an observation previously saved: a tool result that came back as \
+{"scratchpad_id": ..., "summary": ...} instead of its full content because it was too large. \
+Calling it several times on the same id with different modes is the normal use.
+
+Modes: head (default) — the first n characters (default 2000), to see the format or the \
+start; tail — the last n characters, for the end, the latest events; range — characters \
+start to end (exclusive), to explore a slice you identified; lines — lines start to end \
+(numbered from 1, inclusive); grep — the lines matching a regular expression `pattern`, with \
+`context` lines around and their line numbers (then read around a hit with lines); full — \
+everything, only for small observations. Binary observations are read by byte offsets \
+(head, tail, range) and shown as a hex dump."""
+
+READ_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "scratchpad_id": {
+            "type": "string",
+            "description": "Id obtained from the 'scratchpad_id' field of a previous observation.",
+        },
+        "mode": {
+            "type": "string",
+            "enum": ["full", "head", "tail", "range", "lines", "grep"],
+            "default": "head",
+        },
+        "n": {
+            "type": "integer",
+            "description": "For mode head/tail: number of characters to read. Default 2000. "
+            "For lines without end: number of lines (default 100).",
+        },
+        "start": {
+            "type": "integer",
+            "description": "For mode range: start index. For mode lines: first line (from 1).",
+        },
+        "end": {
+            "type": "integer",
+            "description": "For mode range: end index (exclusive). For mode lines: last line "
+            "(inclusive).",
+        },
+        "pattern": {
+            "type": "string",
+            "description": "For mode grep: a regular expression, matched against each line.",
+        },
+        "context": {
+            "type": "integer",
+            "description": "For mode grep: lines shown before and after a match. Default 2.",
+        },
+        "max_matches": {
+            "type": "integer",
+            "description": "For mode grep: matching lines listed at most. Default 50.",
+        },
+        "ignore_case": {"type": "boolean", "description": "For mode grep. Default false."},
+        "any_turn": {
+            "type": "boolean",
+            "description": "Read an observation of an earlier turn (they are hidden otherwise).",
+        },
+    },
+    "required": ["scratchpad_id"],
+}
+
+SEARCH_DESCRIPTION = """\
+Recall step: search the long-term memory (MEMORY.md, memory/*.md daily notes) before \
+answering questions about prior work, decisions, dates, people, preferences or todos. Hybrid \
+search (embeddings + keywords); returns the top snippets with path and line numbers."""
+
+SEARCH_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string", "description": "What to look for, in your own words."},
+        "k": {
+            "type": "integer",
+            "description": "How many hits to return. Default 5.",
+            "default": 5,
+        },
+    },
+    "required": ["query"],
+}
+
+
+@dataclass
+class ToolResult:
+    """What a tool answers: text blocks for the agent, optional structured data, error flag."""
+
+    texts: list[str]
+    data: dict[str, Any] | None = None
+    is_error: bool = False
+
+    def to_mcp(self) -> types.CallToolResult:
+        return types.CallToolResult(
+            content=[types.TextContent(text=text) for text in self.texts],
+            structured_content=self.data,
+            is_error=self.is_error,
+        )
+
+
+Handler = Callable[[Mapping[str, Any]], ToolResult]
+
+
+@dataclass
+class Tools:
+    """The tools of one workspace: their MCP definitions and the functions behind them.
+
+    `clock` (for the observation store) is injected so that tests can control time.
+    """
+
+    config: Config
+    clock: Callable[[], datetime] | None = None
+    handlers: dict[str, Handler] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.handlers = {
+            "scratchpad": self.scratchpad,
+            "session_scratchpad": self.session_scratchpad,
+            "scratchpad_put": self.scratchpad_put,
+            "scratchpad_read": self.scratchpad_read,
+            "memory_search": self.memory_search,
+        }
+
+    def definitions(self) -> list[types.Tool]:
+        """Return the MCP definitions of the tools, with the seeds' schemas."""
+        session = SESSION_DESCRIPTION.format(cap=self.config.caps.agent)
+        return [
+            types.Tool(
+                name="scratchpad",
+                description=SCRATCHPAD_DESCRIPTION,
+                input_schema=SCRATCHPAD_SCHEMA,
+            ),
+            types.Tool(name="session_scratchpad", description=session, input_schema=SESSION_SCHEMA),
+            types.Tool(name="scratchpad_put", description=PUT_DESCRIPTION, input_schema=PUT_SCHEMA),
+            types.Tool(
+                name="scratchpad_read", description=READ_DESCRIPTION, input_schema=READ_SCHEMA
+            ),
+            types.Tool(
+                name="memory_search", description=SEARCH_DESCRIPTION, input_schema=SEARCH_SCHEMA
+            ),
+        ]
+
+    def call(self, name: str, arguments: Mapping[str, Any] | None) -> ToolResult:
+        """Given a tool name and its arguments, run the tool and return its result.
+
+        Mistakes and AssemblerErrors become error results with their one-line message; an
+        unexpected exception becomes an error result naming it (its traceback is logged).
+        """
+        handler = self.handlers.get(name)
+        if handler is None:
+            known = ", ".join(self.handlers)
+            return ToolResult([f"Unknown tool {name!r}; the tools are: {known}."], is_error=True)
+        try:
+            return handler(arguments or {})
+        except AssemblerError as error:
+            return ToolResult([str(error)], is_error=True)
+        except Exception as error:
+            log.exception("tool %s failed", name)
+            return ToolResult(
+                [f"Unexpected error in {name}: {type(error).__name__}: {error} (please report)"],
+                is_error=True,
+            )
+
+    # -- the tools -------------------------------------------------------------------------
+
+    def scratchpad(self, arguments: Mapping[str, Any]) -> ToolResult:
+        from assembler.sections import scratchpad_for
+
+        return _from_answer(scratchpad_for(self.config).tool_call(arguments, source="mcp"))
+
+    def session_scratchpad(self, arguments: Mapping[str, Any]) -> ToolResult:
+        from assembler.sections import scratchpad_for
+
+        _check_keys("session_scratchpad", arguments, SESSION_SCHEMA)
+        if "content" not in arguments:
+            return ToolResult(
+                [
+                    'Missing `content`: the text to save, e.g. {"content": "## Plan\\n1. ...", '
+                    '"mode": "replace"}.'
+                ],
+                is_error=True,
+            )
+        pad = scratchpad_for(self.config)
+        mode = arguments.get("mode", "replace")
+        return _from_answer(pad.session_tool(arguments["content"], mode, source="mcp"))
+
+    def scratchpad_put(self, arguments: Mapping[str, Any]) -> ToolResult:
+        from assembler.observations import ObservationError, store_for
+
+        _check_keys("scratchpad_put", arguments, PUT_SCHEMA)
+        content = arguments.get("content")
+        if not isinstance(content, str):
+            raise ObservationError(
+                f"`content` must be the text to park (a string), got {type(content).__name__}"
+            )
+        metadata = arguments.get("metadata") or {}
+        if not isinstance(metadata, Mapping):
+            raise ObservationError('`metadata` must be an object, e.g. {"path": "/tmp/x.log"}')
+        executor = arguments.get("executor")
+        if executor is not None and not isinstance(executor, str):
+            raise ObservationError("`executor` must be the name of a tool (a string)")
+        with store_for(self.config, clock=self.clock) as store:
+            # An explicit put always parks: the agent asked for it, whatever the size.
+            synthetic = store.park(
+                {**metadata, "content": content},
+                step=arguments.get("step"),
+                executor=executor,
+            )
+        from assembler.observations import to_json
+
+        return ToolResult([to_json(synthetic)], synthetic)
+
+    def scratchpad_read(self, arguments: Mapping[str, Any]) -> ToolResult:
+        from assembler.observations import hexdump, store_for
+
+        _check_keys("scratchpad_read", arguments, READ_SCHEMA)
+        options = {k: arguments[k] for k in ("n", "start", "end", "pattern") if k in arguments}
+        for name in ("context", "max_matches", "ignore_case"):
+            if name in arguments:
+                options[name] = arguments[name]
+        with store_for(self.config, clock=self.clock) as store:
+            found = store.read(
+                arguments.get("scratchpad_id"),
+                arguments.get("mode", "head"),
+                max_chars=self.config.observations.max_read_chars,
+                any_turn=bool(arguments.get("any_turn", False)),
+                **options,
+            )
+        data = found.to_dict()
+        if found.data is not None:
+            body = hexdump(found.data, found.start)
+        elif found.mode == "grep":
+            body = found.text or f"No line matches {arguments.get('pattern')!r}."
+        else:
+            body = found.text or ""
+        return ToolResult([f"[{found.position()}]", body], data)
+
+    def memory_search(self, arguments: Mapping[str, Any]) -> ToolResult:
+        _check_keys("memory_search", arguments, SEARCH_SCHEMA)
+        query = arguments.get("query")
+        k = arguments.get("k", 5)
+        if not isinstance(query, str) or not query.strip():
+            raise AssemblerError('`query` must be what to look for, e.g. "deploy rollback"')
+        if isinstance(k, bool) or not isinstance(k, int) or not 0 < k <= 50:
+            raise AssemblerError(f"`k` {k!r}: give a number of hits from 1 to 50")
+        if not self.config.memory.enabled:
+            raise AssemblerError(
+                "Memory search is off (memory.enabled = false in the config); turn it on to "
+                "search MEMORY.md and memory/*.md"
+            )
+        # Loading the index (and maybe torch) only now keeps the server's start fast.
+        from assembler.recall import index_options, synced_memory
+
+        memory = synced_memory(self.config)
+        with memory.index as index:
+            hits = index.search(query, k=k, **index_options(self.config))
+        records = [
+            {
+                "path": hit.path,
+                "start_line": hit.start_line,
+                "end_line": hit.end_line,
+                "score": round(hit.score, 4),
+                "snippet": hit.snippet,
+            }
+            for hit in hits
+        ]
+        lines = [
+            f"{rank}. {hit.path}:{hit.start_line}-{hit.end_line} ({hit.score:.3f})\n"
+            f"   {hit.snippet}"
+            for rank, hit in enumerate(hits, start=1)
+        ]
+        text = "\n".join(lines) if lines else f"No memories matched {query!r}."
+        if memory.degraded:
+            text += f"\n(degraded: {memory.degraded})"
+        return ToolResult([text], {"hits": records, "degraded": memory.degraded})
+
+
+def _check_keys(tool: str, arguments: Mapping[str, Any], schema: Mapping[str, Any]) -> None:
+    known = schema["properties"]
+    unknown = [key for key in arguments if key not in known]
+    if unknown:
+        raise AssemblerError(
+            f"Unknown argument{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(repr(k) for k in unknown)}: {tool} takes {', '.join(known)}"
+        )
+
+
+def _from_answer(answer: Answer) -> ToolResult:
+    """Given a scratchpad Answer, return its message, and on a read the text that was read."""
+    data = answer.data
+    texts = [answer.message]
+    if data.get("action") == "read":
+        if data.get("content"):
+            texts.append(str(data["content"]))
+        for group in ("sections", "subsystem"):
+            for name, content in (data.get(group) or {}).items():
+                texts.append(f"## {name}\n{content}")
+    payload = {"ok": answer.ok, "message": answer.message, "data": data}
+    return ToolResult(texts, payload, is_error=not answer.ok)
+
+
+def build_server(tools: Tools) -> Server[Any]:
+    """Given the tools of a workspace, return the MCP server that lists and calls them."""
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools.definitions())
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        result = await anyio.to_thread.run_sync(tools.call, params.name, params.arguments)
+        return result.to_mcp()
+
+    return Server(
+        "scratchpad-assembler",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def serve(config: Config) -> None:
+    """Given a loaded config, serve its workspace's tools over stdio until stdin closes."""
+    from assembler.observations import store_for
+
+    with store_for(config) as store:
+        # A new session is a good moment to drop what expired since the last one.
+        store.gc()
+    server = build_server(Tools(config))
+
+    async def run() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    anyio.run(run)

@@ -1,0 +1,1115 @@
+"""Parked observations (seed 002): a large tool output goes into a store, the agent sees a
+head+tail summary and an id, and reads slices of it on demand.
+
+The store is SQLite at `.scratchpad/observations.sqlite`. Table `entries` has the seed's
+columns (id, turn_id, step_num, executor_name, content_kind, size_bytes, summary, created_at,
+expires_at) plus what reads need (length, line count, the content's field name, metadata,
+sha256). The seed's `content` column is the `blocks` table: the content split into blocks of
+BLOCK_UNITS characters (text) or bytes (binary), each zstd-compressed when that saves space,
+with its offset, length and newline counts. A slice of a 50 MB observation decompresses only
+the one or two blocks it overlaps; a line number is found from the newline counts without
+reading the blocks before it.
+
+Characters are Unicode code points (Python's `str` indexing), so a slice never splits an
+emoji or an accented letter, and blocks are cut on code points, never inside a UTF-8 sequence.
+
+Lifecycle: each entry expires after its TTL (default 1 h) and is invisible from then on; `gc`
+deletes expired entries and is run at the start of every turn (`start_turn`) and by command.
+An entry is visible only to the turn that stored it unless a read asks for any turn.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+import sqlite3
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+from assembler.errors import AssemblerError
+
+if TYPE_CHECKING:
+    from assembler.config import Config
+
+
+class ObservationError(AssemblerError):
+    """An observation cannot be stored, found or read as asked; the message says what to do."""
+
+
+STORE_NAME: Final = "observations.sqlite"
+NOTE: Final = (
+    "Large observation saved in scratchpad. To read it in full or partially, "
+    "use the scratchpad_read tool."
+)
+MODES: Final = ("full", "head", "tail", "range", "lines", "grep")
+DEFAULT_THRESHOLD_BYTES: Final = 4096
+DEFAULT_TTL: Final = timedelta(hours=1)
+SUMMARY_CHARS: Final = 500
+DEFAULT_N: Final = 2000  # characters (text) or bytes (binary) for head, tail and range
+DEFAULT_LINES: Final = 100  # lines for mode `lines` when no end is given
+DEFAULT_CONTEXT: Final = 2
+DEFAULT_MAX_MATCHES: Final = 50
+GREP_LINE_CHARS: Final = 1000  # a longer line is shown as a window around its match
+BLOCK_UNITS: Final = 1 << 20  # characters (text) or bytes (binary) per block
+COMPRESS_MIN_BYTES: Final = 512  # smaller blocks are stored as they are
+_ZSTD_LEVEL: Final = 3
+
+Kind = Literal["text", "binary"]
+Mode = Literal["full", "head", "tail", "range", "lines", "grep"]
+
+_REFERENCE = re.compile(r"\{\{\s*step(\d+)\.([A-Za-z_][\w-]*)\s*\}\}")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS entries (
+    id            TEXT PRIMARY KEY,
+    turn_id       TEXT NOT NULL,
+    step_num      INTEGER,
+    executor_name TEXT,
+    content_kind  TEXT NOT NULL,     -- 'text' | 'binary'
+    size_bytes    INTEGER NOT NULL,  -- UTF-8 bytes of the text, or bytes of the binary
+    length        INTEGER NOT NULL,  -- characters (text) or bytes (binary)
+    lines         INTEGER NOT NULL,  -- lines of the text (0 for binary)
+    content_field TEXT,              -- the observation's key that held the content
+    metadata      TEXT NOT NULL,     -- JSON: the observation's other keys
+    sha256        TEXT NOT NULL,
+    summary       TEXT,
+    created_at    REAL NOT NULL,
+    expires_at    REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS entries_turn ON entries (turn_id);
+CREATE INDEX IF NOT EXISTS entries_expiry ON entries (expires_at);
+CREATE TABLE IF NOT EXISTS blocks (
+    entry_id   TEXT NOT NULL,
+    seq        INTEGER NOT NULL,
+    start      INTEGER NOT NULL,     -- offset of the block in characters (text) or bytes
+    length     INTEGER NOT NULL,     -- characters or bytes in the block
+    line_start INTEGER NOT NULL,     -- newlines before the block
+    newlines   INTEGER NOT NULL,     -- newlines in the block
+    codec      TEXT NOT NULL,        -- 'zstd' | 'raw'
+    data       BLOB NOT NULL,
+    PRIMARY KEY (entry_id, seq)
+);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _stamp(moment: datetime) -> float:
+    return moment.timestamp()
+
+
+def _moment(stamp: float) -> datetime:
+    return datetime.fromtimestamp(stamp, UTC)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One parked observation, without its content."""
+
+    id: str
+    turn_id: str
+    step: int | None
+    executor: str | None
+    kind: Kind
+    size_bytes: int
+    length: int  # characters (text) or bytes (binary)
+    lines: int
+    content_field: str | None
+    metadata: dict[str, Any]
+    sha256: str
+    summary: str
+    created: datetime
+    expires: datetime
+
+    @property
+    def unit(self) -> str:
+        return "characters" if self.kind == "text" else "bytes"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the entry as plain JSON data (times in ISO 8601)."""
+        return {
+            "scratchpad_id": self.id,
+            "turn_id": self.turn_id,
+            "step": self.step,
+            "executor": self.executor,
+            "kind": self.kind,
+            "size_bytes": self.size_bytes,
+            "length": self.length,
+            "lines": self.lines,
+            "field": self.content_field,
+            "metadata": self.metadata,
+            "sha256": self.sha256,
+            "created": self.created.isoformat(),
+            "expires": self.expires.isoformat(),
+        }
+
+
+@dataclass
+class Slice:
+    """What a read returned: the text or bytes, where they are in the whole, and what is next.
+
+    `start`/`end` are characters (text) or bytes (binary), end exclusive; for mode `lines`,
+    `first_line`/`last_line` are 1-based and inclusive. For `grep`, `text` is the grep-style
+    listing (`12:matching line`, `11-context line`, `--` between groups) and `hits` the lines.
+    """
+
+    entry: Entry
+    mode: str
+    start: int
+    end: int
+    text: str | None = None
+    data: bytes | None = None
+    first_line: int | None = None
+    last_line: int | None = None
+    matches: int | None = None  # grep: matching lines in the whole observation
+    shown: int | None = None  # grep: matching lines listed (at most max_matches)
+    hits: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def more_after(self) -> bool:
+        return self.mode != "grep" and self.end < self.entry.length
+
+    def position(self) -> str:
+        """Return one line saying what this slice is and how to read on."""
+        entry = self.entry
+        if self.mode == "grep":
+            capped = (
+                f"; listed the first {self.shown} (raise max_matches or narrow the pattern)"
+                if self.shown is not None and self.matches is not None and self.shown < self.matches
+                else ""
+            )
+            return (
+                f"scratchpad {entry.id}: {self.matches} matching lines of {entry.lines}"
+                f"{capped}; read around a hit with mode=lines start=N"
+            )
+        where = f"{entry.unit} {self.start}-{self.end} of {entry.length}"
+        if self.mode == "lines":
+            where = f"lines {self.first_line}-{self.last_line} of {entry.lines} ({where})"
+        more = f"; next: mode=range start={self.end}" if self.more_after else "; to the end"
+        return f"scratchpad {entry.id}: {where}{more}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the slice as plain JSON data; binary content is base64."""
+        entry = self.entry
+        data: dict[str, Any] = {
+            "scratchpad_id": entry.id,
+            "kind": entry.kind,
+            "mode": self.mode,
+            "unit": entry.unit,
+            "start": self.start,
+            "end": self.end,
+            "total": entry.length,
+        }
+        if self.mode == "lines":
+            data |= {"first_line": self.first_line, "last_line": self.last_line}
+        if entry.kind == "text":
+            data["lines"] = entry.lines
+        if self.mode == "grep":
+            data |= {"matches": self.matches, "shown": self.shown, "hits": self.hits}
+        elif self.more_after:
+            data["next_start"] = self.end
+        if self.data is not None:
+            data["content_base64"] = base64.b64encode(self.data).decode("ascii")
+        else:
+            data["content"] = self.text
+        data["position"] = self.position()
+        return data
+
+
+@dataclass(frozen=True)
+class GcReport:
+    """What a garbage collection removed."""
+
+    removed: int
+    freed_bytes: int  # stored (compressed) bytes of the removed blocks
+
+
+@dataclass(frozen=True)
+class _Block:
+    seq: int
+    start: int
+    length: int
+    line_start: int
+    newlines: int
+    codec: str
+    data: bytes
+
+
+# --------------------------------------------------------------------------------------------
+# Splitting an observation into content and metadata, and summarising it.
+# --------------------------------------------------------------------------------------------
+
+
+def _jsonable(value: Any) -> Any:
+    """Return `value` with bytes turned into base64 text, so it can be written as JSON."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return {"base64": base64.b64encode(bytes(value)).decode("ascii")}
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def json_size(observation: Any) -> int:
+    """Given an observation, return the UTF-8 bytes of its JSON (bytes counted as base64)."""
+    text = json.dumps(_jsonable(observation), ensure_ascii=False, default=str)
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _over_threshold(observation: Any, threshold: int) -> bool:
+    # The JSON of a 50 MB string is another 50 MB string; a content longer than the threshold
+    # already settles it.
+    payload = observation.get("content") if isinstance(observation, Mapping) else observation
+    if isinstance(payload, str | bytes | bytearray) and len(payload) > threshold:
+        return True
+    return json_size(observation) > threshold
+
+
+def _split(observation: Any) -> tuple[str | bytes, str | None, dict[str, Any], Any]:
+    """Given an observation, return (content, the key it came from, the other keys, `ok`).
+
+    A string or bytes is the content itself (key `content`). A mapping's content is its
+    `content` key when that holds text or bytes, else its longest text or bytes value; any
+    other observation (or a mapping without text) is stored whole as JSON text (key None).
+    """
+    if isinstance(observation, str):
+        return observation, "content", {}, True
+    if isinstance(observation, bytes | bytearray | memoryview):
+        return bytes(observation), "content", {}, True
+    if isinstance(observation, Mapping):
+        candidates = {
+            k: v for k, v in observation.items() if isinstance(v, str | bytes | bytearray)
+        }
+        if candidates:
+            key = (
+                "content"
+                if "content" in candidates
+                else max(candidates, key=lambda k: len(candidates[k]))
+            )
+            value = candidates[key]
+            content = value if isinstance(value, str) else bytes(value)
+            rest = {str(k): v for k, v in observation.items() if k not in (key, "ok")}
+            ok = observation.get("ok", True)
+            return content, str(key), _jsonable(rest), ok
+    whole = json.dumps(_jsonable(observation), ensure_ascii=False, default=str)
+    return whole, None, {}, True
+
+
+def summarize_text(text: str, chars: int = SUMMARY_CHARS) -> str:
+    """Given a text, return its first and last `chars` characters around a line saying exactly
+    how many were left out, or the whole text when it is no longer than both together.
+    """
+    if len(text) <= 2 * chars:
+        return text
+    omitted = len(text) - 2 * chars
+    return f"{text[:chars]}\n[... {omitted} characters omitted ...]\n{text[-chars:]}"
+
+
+def summarize_binary(data: bytes) -> str:
+    """Given bytes, return the seed's note: size and SHA-256, no preview."""
+    return f"[BINARY: {len(data)} bytes, sha256={hashlib.sha256(data).hexdigest()}]"
+
+
+def hexdump(data: bytes, offset: int = 0) -> str:
+    """Given bytes and their offset, return an xxd-style dump: offset, hex pairs, ASCII."""
+    rows = []
+    for at in range(0, len(data), 16):
+        row = data[at : at + 16]
+        pairs = " ".join(row[i : i + 2].hex() for i in range(0, len(row), 2))
+        shown = "".join(chr(b) if 32 <= b < 127 else "." for b in row)
+        rows.append(f"{offset + at:08x}: {pairs:<39}  {shown}")
+    return "\n".join(rows)
+
+
+def _clip_line(line: str, match: re.Match[str] | None) -> str:
+    """Return a long line as a window around its match, saying how much was left out."""
+    if len(line) <= GREP_LINE_CHARS:
+        return line
+    center = match.start() if match is not None else 0
+    start = max(0, min(center - GREP_LINE_CHARS // 4, len(line) - GREP_LINE_CHARS))
+    end = start + GREP_LINE_CHARS
+    before = f"[... {start} characters omitted ...]" if start else ""
+    after = f"[... {len(line) - end} characters omitted ...]" if end < len(line) else ""
+    return f"{before}{line[start:end]}{after}"
+
+
+# --------------------------------------------------------------------------------------------
+# The store.
+# --------------------------------------------------------------------------------------------
+
+
+class ObservationStore:
+    """Large observations in SQLite, read back in slices; see the module docstring.
+
+    Every method that depends on time takes `now` (default: the store's clock). `blocks_read`
+    counts the blocks decompressed since the store was opened, so tests can check that a slice
+    did not read the whole observation.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        threshold_bytes: int = DEFAULT_THRESHOLD_BYTES,
+        ttl: timedelta = DEFAULT_TTL,
+        summary_chars: int = SUMMARY_CHARS,
+        clock: Callable[[], datetime] = _utc_now,
+    ) -> None:
+        if ttl <= timedelta(0):
+            raise ValueError(f"ttl must be positive, got {ttl}")
+        self.path = path
+        self.threshold_bytes = threshold_bytes
+        self.ttl = ttl
+        self.summary_chars = summary_chars
+        self.clock = clock
+        self.blocks_read = 0
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(path, timeout=10.0, isolation_level=None)
+            # Set before the first table exists; lets gc give freed pages back to the disk.
+            self._db.execute("PRAGMA auto_vacuum = INCREMENTAL")
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.executescript(_SCHEMA)
+        except (OSError, sqlite3.Error) as error:
+            raise ObservationError(
+                f"Observation store {path} cannot be opened ({error}); check that the folder "
+                "is writable, or delete the file to start an empty store"
+            ) from error
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> ObservationStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _now(self, now: datetime | None) -> datetime:
+        return now if now is not None else self.clock()
+
+    # -- turns and garbage collection ------------------------------------------------------
+
+    def gc(self, now: datetime | None = None) -> GcReport:
+        """Delete every entry that expired before `now`; return how many and the bytes freed."""
+        stamp = _stamp(self._now(now))
+        with self._write():
+            expired = "SELECT id FROM entries WHERE expires_at < ?"
+            (freed,) = self._db.execute(
+                f"SELECT COALESCE(SUM(LENGTH(data)), 0) FROM blocks WHERE entry_id IN ({expired})",
+                (stamp,),
+            ).fetchone()
+            self._db.execute(f"DELETE FROM blocks WHERE entry_id IN ({expired})", (stamp,))
+            removed = self._db.execute("DELETE FROM entries WHERE expires_at < ?", (stamp,))
+            count = removed.rowcount
+        if count:
+            self._db.execute("PRAGMA incremental_vacuum")
+        return GcReport(count, int(freed))
+
+    def start_turn(self, turn_id: str | None = None, now: datetime | None = None) -> str:
+        """Start a turn: collect expired entries, record `turn_id` (default: a new id) as the
+        current turn, and return it.
+        """
+        turn = turn_id or uuid.uuid4().hex[:16]
+        self.gc(now)
+        with self._write():
+            self._db.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('current_turn', ?)", (turn,)
+            )
+        return turn
+
+    def current_turn(self, now: datetime | None = None) -> str:
+        """Return the current turn's id, starting a turn if none was started yet."""
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'current_turn'").fetchone()
+        return str(row[0]) if row else self.start_turn(now=now)
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def should_park(self, observation: Any) -> bool:
+        """Given an observation, return whether its JSON is over the threshold."""
+        return _over_threshold(observation, self.threshold_bytes)
+
+    def put(
+        self,
+        observation: Any,
+        *,
+        turn: str | None = None,
+        step: int | None = None,
+        executor: str | None = None,
+        ttl: timedelta | None = None,
+        force: bool = False,
+        now: datetime | None = None,
+    ) -> Any:
+        """Given an observation (text, bytes, or a mapping such as a tool result), park it if
+        its JSON is over the threshold (or `force`) and return the synthetic observation;
+        return a smaller observation unchanged.
+
+        The synthetic observation has `ok`, `scratchpad_id`, `size_bytes`, `kind`, `summary`
+        (first and last 500 characters around the exact count omitted, or the binary note),
+        the observation's other keys as `metadata`, and the seed's `_note`. Raise
+        ObservationError for a bad step or TTL.
+        """
+        if not force and not self.should_park(observation):
+            return observation
+        return self.park(observation, turn=turn, step=step, executor=executor, ttl=ttl, now=now)
+
+    def park(
+        self,
+        observation: Any,
+        *,
+        turn: str | None = None,
+        step: int | None = None,
+        executor: str | None = None,
+        ttl: timedelta | None = None,
+        now: datetime | None = None,
+    ) -> dict[str, Any]:
+        """Given an observation, store it whatever its size and return the synthetic
+        observation (see `put`). Raise ObservationError for a bad step or TTL.
+        """
+        if step is not None and (isinstance(step, bool) or not isinstance(step, int) or step < 0):
+            raise ObservationError(f"step {step!r}: give the step number as an integer >= 0")
+        life = ttl if ttl is not None else self.ttl
+        if life <= timedelta(0):
+            raise ObservationError(f"ttl {life}: give a positive time to live, e.g. 1h")
+        moment = self._now(now)
+        turn_id = turn or self.current_turn(moment)
+        content, key, metadata, ok = _split(observation)
+        entry_id = uuid.uuid4().hex[:16]
+        if isinstance(content, str):
+            kind: Kind = "text"
+            summary = summarize_text(content, self.summary_chars)
+            encoded_size, lines, digest, blocks = self._text_blocks(content)
+            length = len(content)
+        else:
+            kind = "binary"
+            summary = summarize_binary(content)
+            encoded_size, lines, length = len(content), 0, len(content)
+            digest = hashlib.sha256(content).hexdigest()
+            blocks = self._binary_blocks(content)
+        with self._write():
+            self._db.execute(
+                "INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    entry_id,
+                    turn_id,
+                    step,
+                    executor,
+                    kind,
+                    encoded_size,
+                    length,
+                    lines,
+                    key,
+                    json.dumps(metadata, ensure_ascii=False, default=str),
+                    digest,
+                    summary,
+                    _stamp(moment),
+                    _stamp(moment + life),
+                ),
+            )
+            self._db.executemany(
+                "INSERT INTO blocks VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    (entry_id, b.seq, b.start, b.length, b.line_start, b.newlines, b.codec, b.data)
+                    for b in blocks
+                ),
+            )
+        synthetic: dict[str, Any] = {
+            "ok": ok,
+            "scratchpad_id": entry_id,
+            "size_bytes": encoded_size,
+            "kind": kind,
+            "summary": summary,
+        }
+        if kind == "text":
+            synthetic |= {"chars": length, "lines": lines}
+        if key not in (None, "content"):
+            synthetic["field"] = key
+        synthetic["metadata"] = metadata
+        synthetic["_note"] = NOTE
+        return synthetic
+
+    def _text_blocks(self, text: str) -> tuple[int, int, str, list[_Block]]:
+        """Return (UTF-8 size, lines, sha256, blocks) of a text, one block at a time."""
+        digest = hashlib.sha256()
+        blocks: list[_Block] = []
+        size = newlines_before = 0
+        for seq, start in enumerate(range(0, len(text), BLOCK_UNITS)):
+            piece = text[start : start + BLOCK_UNITS]
+            raw = piece.encode("utf-8", "surrogatepass")
+            digest.update(raw)
+            size += len(raw)
+            newlines = piece.count("\n")
+            codec, data = _compress(raw)
+            blocks.append(_Block(seq, start, len(piece), newlines_before, newlines, codec, data))
+            newlines_before += newlines
+        lines = newlines_before + (1 if text and not text.endswith("\n") else 0)
+        return size, lines, digest.hexdigest(), blocks
+
+    def _binary_blocks(self, data: bytes) -> list[_Block]:
+        blocks = []
+        for seq, start in enumerate(range(0, len(data), BLOCK_UNITS)):
+            piece = data[start : start + BLOCK_UNITS]
+            codec, stored = _compress(piece)
+            blocks.append(_Block(seq, start, len(piece), 0, 0, codec, stored))
+        return blocks
+
+    # -- finding ---------------------------------------------------------------------------
+
+    def get(
+        self,
+        scratchpad_id: object,
+        *,
+        turn: str | None = None,
+        any_turn: bool = False,
+        now: datetime | None = None,
+    ) -> Entry:
+        """Given an id, return its entry if this turn may see it.
+
+        `turn` defaults to the current turn; `any_turn` lifts the turn isolation. Raise
+        ObservationError if the id is unknown, expired, or of another turn.
+        """
+        if not isinstance(scratchpad_id, str) or not scratchpad_id.strip():
+            raise ObservationError(
+                f"scratchpad_id {scratchpad_id!r}: give the id from the 'scratchpad_id' field "
+                "of a parked observation"
+            )
+        moment = self._now(now)
+        row = self._db.execute(
+            "SELECT * FROM entries WHERE id = ?", (scratchpad_id.strip(),)
+        ).fetchone()
+        if row is None:
+            raise ObservationError(
+                f"No observation with scratchpad_id '{scratchpad_id}': it was never stored, or "
+                "it expired and was removed; use an id from a 'scratchpad_id' field of this "
+                "turn's observations"
+            )
+        entry = _entry(row)
+        if entry.expires.timestamp() < _stamp(moment):
+            raise ObservationError(
+                f"Observation '{entry.id}' expired at {entry.expires.isoformat()}; run the "
+                "step that produced it again"
+            )
+        if not any_turn:
+            current = turn or self.current_turn(moment)
+            if entry.turn_id != current:
+                raise ObservationError(
+                    f"Observation '{entry.id}' belongs to turn '{entry.turn_id}', not to this "
+                    f"turn ('{current}'): entries are visible only in their own turn; ask for "
+                    "it explicitly (CLI: --any-turn or --turn; tool: any_turn=true)"
+                )
+        return entry
+
+    def entries(
+        self, *, turn: str | None = None, all_turns: bool = False, now: datetime | None = None
+    ) -> list[Entry]:
+        """Return the live entries of `turn` (default: the current turn), or of every turn,
+        oldest first.
+        """
+        moment = self._now(now)
+        if all_turns:
+            rows = self._db.execute(
+                "SELECT * FROM entries WHERE expires_at >= ? ORDER BY created_at, id",
+                (_stamp(moment),),
+            )
+        else:
+            rows = self._db.execute(
+                "SELECT * FROM entries WHERE turn_id = ? AND expires_at >= ? "
+                "ORDER BY created_at, id",
+                (turn or self.current_turn(moment), _stamp(moment)),
+            )
+        return [_entry(row) for row in rows]
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def read(
+        self,
+        scratchpad_id: object,
+        mode: object = "head",
+        *,
+        n: int | None = None,
+        start: int | None = None,
+        end: int | None = None,
+        pattern: str | None = None,
+        context: int = DEFAULT_CONTEXT,
+        max_matches: int = DEFAULT_MAX_MATCHES,
+        ignore_case: bool = False,
+        max_chars: int | None = None,
+        turn: str | None = None,
+        any_turn: bool = False,
+        now: datetime | None = None,
+    ) -> Slice:
+        """Given an id and a mode, return that slice of the observation.
+
+        Modes: `full`; `head`/`tail`: the first/last `n` characters (bytes for a binary;
+        default 2000); `range`: `start` to `end` (exclusive; default `start` + n); `lines`:
+        lines `start` to `end` (1-based, inclusive; default 100 lines, or `n`); `grep`: the
+        lines matching the regular expression `pattern`, with `context` lines around, listing
+        at most `max_matches`. Only the blocks a slice overlaps are decompressed. `max_chars`
+        caps what one read may return (for agents). Raise ObservationError for an unknown,
+        expired or other-turn id, a bad mode or argument, a bad pattern, or a slice over
+        `max_chars`.
+        """
+        entry = self.get(scratchpad_id, turn=turn, any_turn=any_turn, now=now)
+        if mode not in MODES:
+            raise ObservationError(
+                f"mode {mode!r}: use one of {', '.join(MODES)} (head is the default)"
+            )
+        for name, value in (("n", n), ("start", start), ("end", end)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                raise ObservationError(f"{name} {value!r}: give a whole number")
+        if n is not None and n <= 0:
+            raise ObservationError(f"n {n}: give a positive number of {entry.unit}")
+        if mode in ("lines", "grep") and entry.kind == "binary":
+            raise ObservationError(
+                f"mode '{mode}' reads text, and observation '{entry.id}' is binary "
+                f"({entry.length} bytes); use head, tail or range with byte offsets"
+            )
+        if mode == "grep":
+            return self._grep(entry, pattern, context, max_matches, ignore_case)
+        if mode == "lines":
+            first, last, lo, hi = self._line_span(entry, start, end, n)
+            result = self._slice(entry, "lines", lo, hi, max_chars)
+            result.first_line, result.last_line = first, last
+            return result
+        total = entry.length
+        size = n if n is not None else DEFAULT_N
+        if mode == "full":
+            lo, hi = 0, total
+        elif mode == "head":
+            lo, hi = 0, min(size, total)
+        elif mode == "tail":
+            lo, hi = max(0, total - size), total
+        else:
+            lo = 0 if start is None else start
+            hi = lo + size if end is None else end
+            if lo < 0 or hi < 0:
+                raise ObservationError(
+                    f"range {lo}-{hi}: offsets count from 0; for the end of the observation "
+                    "use mode tail"
+                )
+            if lo > hi:
+                raise ObservationError(f"range {lo}-{hi}: start must not be after end")
+            if lo >= total and total:
+                raise ObservationError(
+                    f"range start {lo} is past the end: observation '{entry.id}' has {total} "
+                    f"{entry.unit} (0 to {total - 1})"
+                )
+            hi = min(hi, total)
+        return self._slice(entry, str(mode), lo, hi, max_chars)
+
+    def _slice(self, entry: Entry, mode: str, lo: int, hi: int, max_chars: int | None) -> Slice:
+        if max_chars is not None and hi - lo > max_chars:
+            raise ObservationError(
+                f"mode '{mode}' would return {hi - lo} {entry.unit} of observation '{entry.id}', "
+                f"more than the {max_chars} one read may return (observations.max_read_chars); "
+                "read a slice: head or tail with n, range with start and end, lines, or grep"
+            )
+        pieces = list(self.stream(entry, lo, hi))
+        if entry.kind == "binary":
+            return Slice(
+                entry, mode, lo, hi, data=b"".join(p for p in pieces if isinstance(p, bytes))
+            )
+        return Slice(entry, mode, lo, hi, text="".join(p for p in pieces if isinstance(p, str)))
+
+    def stream(self, entry: Entry, lo: int = 0, hi: int | None = None) -> Iterator[str | bytes]:
+        """Given an entry and a span of characters (bytes for a binary), yield its content
+        in order, one block at a time, decompressing only the blocks the span overlaps.
+        """
+        end = entry.length if hi is None else hi
+        if end <= lo:
+            return
+        rows = self._db.execute(
+            "SELECT seq, start, length, line_start, newlines, codec, data FROM blocks "
+            "WHERE entry_id = ? AND start < ? AND start + length > ? ORDER BY seq",
+            (entry.id, end, lo),
+        )
+        for row in rows:
+            block = _Block(*row)
+            raw = self._decode(block)
+            cut_lo, cut_hi = max(lo - block.start, 0), min(end - block.start, block.length)
+            if entry.kind == "binary":
+                yield raw[cut_lo:cut_hi]
+            else:
+                yield raw.decode("utf-8", "surrogatepass")[cut_lo:cut_hi]
+
+    def _decode(self, block: _Block) -> bytes:
+        self.blocks_read += 1
+        if block.codec == "raw":
+            return bytes(block.data)
+        import zstandard
+
+        return bytes(zstandard.ZstdDecompressor().decompress(block.data))
+
+    def _line_offset(self, entry: Entry, newline: int) -> int | None:
+        """Return the character offset just after the `newline`-th newline (0 for the 0th),
+        or None if the text has fewer. Only the block holding that newline is read.
+        """
+        if newline == 0:
+            return 0
+        row = self._db.execute(
+            "SELECT seq, start, length, line_start, newlines, codec, data FROM blocks "
+            "WHERE entry_id = ? AND line_start + newlines >= ? ORDER BY seq LIMIT 1",
+            (entry.id, newline),
+        ).fetchone()
+        if row is None:
+            return None
+        block = _Block(*row)
+        text = self._decode(block).decode("utf-8", "surrogatepass")
+        at = -1
+        for _ in range(newline - block.line_start):
+            at = text.index("\n", at + 1)
+        return block.start + at + 1
+
+    def _line_span(
+        self, entry: Entry, start: int | None, end: int | None, n: int | None
+    ) -> tuple[int, int, int, int]:
+        """Return (first line, last line, start offset, end offset) of a `lines` read."""
+        first = 1 if start is None else start
+        if first < 1:
+            raise ObservationError(f"lines start {first}: lines are numbered from 1")
+        last = first + (n if n is not None else DEFAULT_LINES) - 1 if end is None else end
+        if last < first:
+            raise ObservationError(f"lines {first}-{last}: end must not be before start")
+        if first > entry.lines:
+            raise ObservationError(
+                f"line {first} is past the end: observation '{entry.id}' has {entry.lines} "
+                f"lines; ask for lines 1 to {entry.lines}"
+            )
+        last = min(last, entry.lines)
+        lo = self._line_offset(entry, first - 1)
+        hi = self._line_offset(entry, last)
+        assert lo is not None  # first <= entry.lines, so that newline exists
+        return first, last, lo, entry.length if hi is None else hi
+
+    def _lines(self, entry: Entry) -> Iterator[str]:
+        """Yield the text's lines without their newline, one block in memory at a time."""
+        carry = ""
+        for piece in self.stream(entry):
+            assert isinstance(piece, str)
+            parts = (carry + piece).split("\n")
+            carry = parts.pop()
+            yield from parts
+        if carry:
+            yield carry
+
+    def _grep(
+        self,
+        entry: Entry,
+        pattern: str | None,
+        context: int,
+        max_matches: int,
+        ignore_case: bool,
+    ) -> Slice:
+        if not isinstance(pattern, str) or not pattern:
+            raise ObservationError(
+                "mode 'grep' needs a pattern: a regular expression matched against each line, "
+                "e.g. 'ERROR|Traceback'"
+            )
+        for name, value in (("context", context), ("max_matches", max_matches)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ObservationError(f"{name} {value!r}: give a whole number >= 0")
+        if max_matches == 0:
+            raise ObservationError("max_matches 0: give a positive number of matches to list")
+        try:
+            regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+        except re.error as error:
+            raise ObservationError(
+                f"pattern {pattern!r} is not a valid regular expression ({error}); fix it, or "
+                "put a backslash before special characters such as ( [ . * + ?"
+            ) from error
+        hits: list[dict[str, Any]] = []
+        before: deque[tuple[int, str]] = deque(maxlen=context)
+        after_left = matches = 0
+        last_shown = 0
+        listing: list[str] = []
+
+        def show(number: int, line: str, match: re.Match[str] | None) -> None:
+            nonlocal last_shown
+            if last_shown and number > last_shown + 1:
+                listing.append("--")
+            text = _clip_line(line, match)
+            listing.append(f"{number}{':' if match else '-'}{text}")
+            hits.append({"line": number, "text": text, "match": match is not None})
+            last_shown = number
+
+        for number, line in enumerate(self._lines(entry), start=1):
+            found = regex.search(line)
+            if found:
+                matches += 1
+                if matches <= max_matches:
+                    for earlier in before:
+                        show(*earlier, None)
+                    before.clear()
+                    show(number, line, found)
+                    after_left = context
+                    continue
+            if after_left:
+                show(number, line, None)
+                after_left -= 1
+            elif matches < max_matches:
+                before.append((number, line))
+        result = Slice(entry, "grep", 0, entry.length, text="\n".join(listing))
+        result.matches, result.shown, result.hits = matches, min(matches, max_matches), hits
+        return result
+
+    # -- {{stepN.field}} references --------------------------------------------------------
+
+    def resolve_references(
+        self,
+        arguments: Any,
+        *,
+        turn: str | None = None,
+        inline: Mapping[int, Any] | None = None,
+        now: datetime | None = None,
+    ) -> Any:
+        """Given a tool call's arguments, return them with every `{{stepN.field}}` replaced by
+        that field of step N's observation in `turn` (default: the current turn).
+
+        A parked observation's content comes from the store in full (not the summary);
+        `inline` maps the steps whose observations were small enough to pass through to
+        those observations. An argument that is exactly one reference takes the field's value
+        as it is (a number stays a number); inside a longer text it is written as text.
+        Raise ObservationError for a step or field that is not there.
+        """
+        moment = self._now(now)
+        turn_id = turn or self.current_turn(moment)
+        cache: dict[tuple[int, str], Any] = {}
+
+        def value_of(match: re.Match[str]) -> Any:
+            key = (int(match.group(1)), match.group(2))
+            if key not in cache:
+                cache[key] = self._reference(match.group(0), *key, turn_id, inline or {}, moment)
+            return cache[key]
+
+        def walk(value: Any) -> Any:
+            if isinstance(value, str):
+                whole = _REFERENCE.fullmatch(value.strip())
+                if whole:
+                    return value_of(whole)
+                return _REFERENCE.sub(lambda m: _as_text(value_of(m)), value)
+            if isinstance(value, Mapping):
+                return {k: walk(v) for k, v in value.items()}
+            if isinstance(value, list | tuple):
+                return [walk(v) for v in value]
+            return value
+
+        return walk(arguments)
+
+    def _reference(
+        self,
+        written: str,
+        step: int,
+        name: str,
+        turn: str,
+        inline: Mapping[int, Any],
+        now: datetime,
+    ) -> Any:
+        if step in inline:
+            observation = inline[step]
+            if isinstance(observation, Mapping) and name in observation:
+                return observation[name]
+            if name == "content" and isinstance(observation, str | bytes):
+                return observation
+            fields = list(observation) if isinstance(observation, Mapping) else ["content"]
+            raise ObservationError(
+                f"{written}: step {step}'s observation has no field '{name}'; its fields are: "
+                f"{', '.join(map(str, fields))}"
+            )
+        row = self._db.execute(
+            "SELECT * FROM entries WHERE turn_id = ? AND step_num = ? AND expires_at >= ? "
+            "ORDER BY created_at DESC LIMIT 1",
+            (turn, step, _stamp(now)),
+        ).fetchone()
+        if row is None:
+            steps = sorted(
+                {
+                    int(s)
+                    for (s,) in self._db.execute(
+                        "SELECT step_num FROM entries WHERE turn_id = ? AND step_num IS NOT NULL "
+                        "AND expires_at >= ?",
+                        (turn, _stamp(now)),
+                    )
+                }
+                | set(inline)
+            )
+            known = ", ".join(map(str, steps)) if steps else "none"
+            raise ObservationError(
+                f"{written}: there is no observation of step {step} in turn '{turn}' (steps "
+                f"with observations: {known}); refer to one of those steps"
+            )
+        entry = _entry(row)
+        if name == entry.content_field:
+            return self._content(entry)
+        if name in entry.metadata:
+            return entry.metadata[name]
+        if entry.content_field is None:
+            whole = json.loads(self._content(entry))
+            if isinstance(whole, dict) and name in whole:
+                return whole[name]
+            fields = list(whole) if isinstance(whole, dict) else []
+        else:
+            fields = [entry.content_field, *entry.metadata]
+        raise ObservationError(
+            f"{written}: step {step}'s observation ('{entry.id}') has no field '{name}'; its "
+            f"fields are: {', '.join(fields) or 'none (it is a JSON list or value)'}"
+        )
+
+    def _content(self, entry: Entry) -> str | bytes:
+        pieces = list(self.stream(entry))
+        if entry.kind == "binary":
+            return b"".join(p for p in pieces if isinstance(p, bytes))
+        return "".join(p for p in pieces if isinstance(p, str))
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _write(self) -> _Transaction:
+        return _Transaction(self._db, self.path)
+
+    def stored_bytes(self) -> int:
+        """Return the bytes the store's file and its write-ahead log take on disk."""
+        return sum(
+            p.stat().st_size
+            for p in (self.path, self.path.with_name(self.path.name + "-wal"))
+            if p.exists()
+        )
+
+
+class _Transaction:
+    """`BEGIN IMMEDIATE` ... `COMMIT` (or `ROLLBACK`), with SQLite errors made one-liners."""
+
+    def __init__(self, db: sqlite3.Connection, path: Path) -> None:
+        self.db = db
+        self.path = path
+
+    def __enter__(self) -> None:
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as error:
+            raise ObservationError(
+                f"Observation store {self.path} is busy or read-only ({error}); try again"
+            ) from error
+
+    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
+        if kind is None:
+            try:
+                self.db.execute("COMMIT")
+            except sqlite3.Error as error:
+                self.db.execute("ROLLBACK")
+                raise ObservationError(
+                    f"Observation store {self.path} cannot be written ({error}); check the "
+                    "free disk space and the folder's permissions"
+                ) from error
+        else:
+            self.db.execute("ROLLBACK")
+
+
+def _compress(raw: bytes) -> tuple[str, bytes]:
+    if len(raw) < COMPRESS_MIN_BYTES:
+        return "raw", raw
+    import zstandard
+
+    packed = zstandard.ZstdCompressor(level=_ZSTD_LEVEL).compress(raw)
+    return ("zstd", packed) if len(packed) < len(raw) else ("raw", raw)
+
+
+def _entry(row: tuple[Any, ...]) -> Entry:
+    (
+        entry_id,
+        turn_id,
+        step,
+        executor,
+        kind,
+        size,
+        length,
+        lines,
+        key,
+        metadata,
+        digest,
+        summary,
+        created,
+        expires,
+    ) = row
+    return Entry(
+        entry_id,
+        turn_id,
+        step,
+        executor,
+        kind,
+        size,
+        length,
+        lines,
+        key,
+        json.loads(metadata),
+        digest,
+        summary or "",
+        _moment(created),
+        _moment(expires),
+    )
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return json.dumps(value, ensure_ascii=False)
+
+
+def observation_from_input(data: bytes, *, path: str | None, json_input: bool) -> Any:
+    """Given a tool's output as bytes (and the file it came from, None for stdin), return the
+    observation to park: the parsed JSON with `json_input`, else `{"ok", "content", "path",
+    "bytes", "encoding"}` with the text, or the bytes when they are not UTF-8.
+
+    Raise ObservationError if `json_input` and the data is not JSON.
+    """
+    where = path or "stdin"
+    if json_input:
+        try:
+            return json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ObservationError(
+                f"{where} is not a JSON observation ({error}); fix the JSON, or leave out "
+                "--json-input to park the raw output"
+            ) from error
+    try:
+        content: str | bytes = data.decode("utf-8")
+        encoding = "utf-8"
+    except UnicodeDecodeError:
+        content, encoding = data, "binary"
+    observation: dict[str, Any] = {"ok": True, "content": content}
+    if path is not None:
+        observation["path"] = path
+    return observation | {"bytes": len(data), "encoding": encoding}
+
+
+def to_json(value: Any, *, indent: int | None = 2) -> str:
+    """Given an observation or result, return it as JSON text (bytes as base64)."""
+    return json.dumps(_jsonable(value), ensure_ascii=False, indent=indent, default=str)
+
+
+def store_path(config: Config) -> Path:
+    """Return where the workspace's observation store lives."""
+    return config.state_dir / STORE_NAME
+
+
+def store_for(config: Config, *, clock: Callable[[], datetime] | None = None) -> ObservationStore:
+    """Given a loaded config, open the workspace's observation store with its settings."""
+    settings = config.observations
+    return ObservationStore(
+        store_path(config),
+        threshold_bytes=settings.threshold_bytes,
+        ttl=settings.ttl_delta,
+        summary_chars=settings.summary_chars,
+        clock=clock or _utc_now,
+    )

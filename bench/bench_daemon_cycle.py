@@ -1,0 +1,131 @@
+"""Benchmark: one warm daemon cycle after a transcript line was added, next to a cold
+`assemble --once`, on a workspace whose memory index holds about 5,000 chunks.
+
+The workspace: a generic JSONL transcript and generated memory notes (760 daily
+notes of short paragraphs about deploys, databases, the garden, ...) chunked small
+(`memory.chunk_tokens = 48`) so that they make about 5,000 chunks, embedded once with the
+bundled all-MiniLM-L6-v2 before timing (that takes minutes on 2 cores).
+
+- warm: what the daemon does on a change: `run_once(..., memory=WarmMemory())` in one
+  process where the model, the mood model and the index are already loaded; before each timed
+  run one human message is appended to the transcript, so the cycle reads it, re-scores the
+  mood and embeds the new queries (target: under 100 ms, query embedding included);
+- cold: `assemble --once` in a fresh process (imports, model load, index check).
+
+    python bench/bench_daemon_cycle.py [--runs 9] [--cold-runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+
+try:
+    from assembler.assemble import run_once
+except ImportError:  # run from a checkout without the package installed
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from assembler.assemble import run_once
+from assembler.config import load_config, local_timezone
+from assembler.recall import WarmMemory
+
+TARGET_MS = 100.0
+REPO = Path(__file__).resolve().parent.parent
+TOPICS = {
+    "deploy": "the api release {n} failed on the image tag; rolled back and re-tagged {v}",
+    "database": "postgres replica {n} lagged {v} seconds after the vacuum; raised work_mem",
+    "garden": "planted {n} tomato seedlings, staked the tall ones, watered {v} litres",
+    "disk": "lab disk at {n}% after the docker build cache grew by {v} GB; pruned it",
+    "family": "dinner with the kids at {n}, they want pizza; remember the {v} o'clock pickup",
+    "music": "practised the piano piece for {n} minutes; the left hand at bar {v} is hard",
+}
+
+
+def _make_notes(folder: Path, files: int, seed: int = 7) -> None:
+    rng = random.Random(seed)
+    (folder / "memory").mkdir(parents=True, exist_ok=True)
+    for day in range(files):
+        lines = [f"# 2025-{1 + day // 28 % 12:02d}-{1 + day % 28:02d}", ""]
+        for _ in range(12):
+            topic, text = rng.choice(list(TOPICS.items()))
+            lines += [f"## {topic}", "", text.format(n=rng.randint(1, 99), v=rng.randint(1, 99))]
+            lines.append("")
+        (folder / "memory" / f"note-{day:04d}.md").write_text("\n".join(lines))
+
+
+def _append_message(path: Path, text: str, tz: object) -> None:
+    stamp = datetime.now(tz).isoformat()  # type: ignore[arg-type]
+    with path.open("a") as handle:
+        handle.write(json.dumps({"role": "user", "content": text, "timestamp": stamp}) + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=9, help="timed warm cycles (default 9)")
+    parser.add_argument("--cold-runs", type=int, default=3, help="cold runs (default 3)")
+    parser.add_argument("--files", type=int, default=760, help="generated notes (default 760)")
+    args = parser.parse_args()
+    assemble = Path(sys.executable).parent / "assemble"
+    with tempfile.TemporaryDirectory() as folder:
+        workspace = Path(folder) / "workspace"
+        workspace.mkdir()
+        _make_notes(workspace, args.files)
+        (workspace / "chat").mkdir()
+        transcript = workspace / "chat" / "session.jsonl"
+        (workspace / "assembler.toml").write_text(
+            '[transcripts]\nsources = ["chat/*.jsonl"]\n'
+            "[memory]\nchunk_tokens = 48\nchunk_overlap = 8\n"
+        )
+        config = load_config(workspace)
+        tz = local_timezone(config)
+        for text in ("why is the deploy failing again", "the api pods crash on start"):
+            _append_message(transcript, text, tz)
+        started = time.perf_counter()
+        warm = WarmMemory()
+        first = run_once(config, now=datetime.now(tz), memory=warm)
+        chunks = first.meta["memory"]["chunks"]
+        print(
+            f"index: {chunks} chunks from {args.files} notes, built in "
+            f"{time.perf_counter() - started:.1f} s (model load and embedding)"
+        )
+
+        cycles = []
+        for i in range(args.runs + 1):  # the first cycle after the build is not counted
+            _append_message(transcript, f"still failing after the rollback, attempt {i}", tz)
+            began = time.perf_counter()
+            assembly = run_once(config, now=datetime.now(tz), memory=warm)
+            cycles.append((time.perf_counter() - began) * 1000)
+            assert assembly.meta["memory"]["embedded"] == 0
+        warm.close()
+        cold = []
+        for _ in range(args.cold_runs):
+            _append_message(transcript, "and now?", tz)
+            began = time.perf_counter()
+            subprocess.run(
+                [str(assemble), "--once", "-q", "--workspace", str(workspace)],
+                check=True,
+                capture_output=True,
+            )
+            cold.append((time.perf_counter() - began) * 1000)
+        shutil.rmtree(workspace / ".scratchpad", ignore_errors=True)
+    warm_ms = statistics.median(cycles[1:])
+    cold_ms = statistics.median(cold)
+    verdict = "under" if warm_ms < TARGET_MS else "OVER"
+    print(
+        f"warm daemon cycle (one line added): {warm_ms:8.1f} ms median of {args.runs} "
+        f"({verdict} the {TARGET_MS:.0f} ms target); min {min(cycles[1:]):.1f} ms"
+    )
+    print(f"cold assemble --once:               {cold_ms:8.1f} ms median of {args.cold_runs}")
+    print(f"cold / warm:                        {cold_ms / warm_ms:8.1f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""The Relevant Memories section inside a whole assembly (assembler/assemble.py), on keyword
+search alone (`memory.model = "none"`) so that no embedding model is loaded."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from assembler.assemble import assemble
+from assembler.config import load_config
+
+NOW = datetime.fromisoformat("2026-03-02T23:25:00+11:00")
+
+
+def make_workspace(folder: Path, config: str = 'model = "none"') -> Path:
+    (folder / "memory" / "infra").mkdir(parents=True)
+    (folder / "memory" / "infra" / "helm.md").write_text(
+        "# Helm\n\nThe api chart reads DATABASE_URL from the Secret api-db-credentials.\n"
+    )
+    (folder / "memory" / "garden.md").write_text("# Garden\n\nTomatoes need staking in May.\n")
+    (folder / "memory" / "2026-03-02.md").write_text(
+        "# 2026-03-02\n\n- 09:00 standup\n- 21:40 tomatoes planted, staking tomorrow\n"
+    )
+    lines = [
+        (40, "user", "the tomatoes are getting tall, when do they need staking?"),
+        (39, "assistant", "In May."),
+        (5, "user", "helm says the api-db-credentials Secret is missing for DATABASE_URL"),
+    ]
+    with (folder / "chat.jsonl").open("w") as handle:
+        for minutes, role, text in lines:
+            stamp = (NOW - timedelta(minutes=minutes)).isoformat()
+            handle.write(json.dumps({"role": role, "content": text, "timestamp": stamp}) + "\n")
+    (folder / "assembler.toml").write_text(
+        f'[transcripts]\nsources = ["*.jsonl"]\n[memory]\n{config}\n'
+        '[time]\ntimezone = "Australia/Sydney"\n'
+    )
+    return folder
+
+
+def memories_lines(text: str) -> list[str]:
+    body = text.split("## Relevant Memories\n", 1)[1]
+    return [line for line in body.split("\n\n", 1)[0].splitlines() if line.startswith("- ")]
+
+
+def test_the_section_shows_the_current_topic_first_as_path_and_line_range(
+    workspace: Path,
+) -> None:
+    assembly = assemble(load_config(make_workspace(workspace)), now=NOW)
+    lines = memories_lines(assembly.text)
+    assert lines[0].startswith("- `memory/infra/helm.md:1-3` ")
+    assert "api-db-credentials" in lines[0]
+    assert assembly.meta["memory"]["hits"] == len(lines)
+    assert assembly.meta["memory"]["chunks"] >= 3
+    assert "relevant_memories" in assembly.meta["sections"]
+
+
+def test_a_hit_that_the_daily_context_already_shows_is_not_repeated(workspace: Path) -> None:
+    assembly = assemble(load_config(make_workspace(workspace)), now=NOW)
+    assert "tomatoes planted" in assembly.text.split("## Daily Context", 1)[1]
+    assert not any("2026-03-02.md" in line for line in memories_lines(assembly.text))
+    # The earlier topic still surfaces from its own note.
+    assert any(line.startswith("- `memory/garden.md:") for line in memories_lines(assembly.text))
+
+
+def test_a_model_that_cannot_load_degrades_to_keyword_search_and_says_why(
+    workspace: Path,
+) -> None:
+    config = load_config(make_workspace(workspace, 'model = "/no/such/model"'))
+    assembly = assemble(config, now=NOW)
+    (entry,) = [d for d in assembly.meta["degraded"] if d["what"] == "memory search"]
+    assert "/no/such/model" in entry["why"]
+    assert "keyword (BM25) search only" in entry["why"]
+    assert memories_lines(assembly.text)[0].startswith("- `memory/infra/helm.md:")
+
+
+def test_memory_search_turned_off_shows_no_section_and_builds_no_index(workspace: Path) -> None:
+    assembly = assemble(load_config(make_workspace(workspace, "enabled = false")), now=NOW)
+    assert "## Relevant Memories" not in assembly.text
+    assert assembly.meta["memory"] is None
+    assert not (workspace / ".scratchpad" / "index.sqlite").exists()

@@ -1,0 +1,241 @@
+"""`assemble mcp` (assembler/mcp_server.py) as a subprocess, driven by the MCP SDK's own stdio
+client: the tools it lists, what each call does, and the errors an agent gets back.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+
+from assembler.config import load_config
+from assembler.observations import store_for
+from assembler.sections import scratchpad_for
+
+REPO = Path(__file__).resolve().parent.parent
+TOOLS = {"scratchpad", "session_scratchpad", "scratchpad_put", "scratchpad_read", "memory_search"}
+
+
+LOG = "".join(f"line {i} ok\n" for i in range(1, 2001)) + "line 2001 FATAL disk full\n"
+
+
+def make_workspace(folder: Path) -> Path:
+    # BM25 only: the server never loads torch in these tests.
+    (folder / "assembler.toml").write_text(
+        '[memory]\nmodel = "none"\n[caps]\nagent = 200\n[observations]\nmax_read_chars = 10000\n'
+    )
+    (folder / "MEMORY.md").write_text(
+        "# Infra\n\nThe staging cluster runs on k3s; kubeconfig lives in ~/.kube/staging.\n\n"
+        "# People\n\nRay prefers the command first, explanations after.\n"
+    )
+    return folder
+
+
+def with_server(workspace: Path, home: Path, script: Callable[[Client], Awaitable[None]]) -> None:
+    """Start `assemble mcp` on the workspace, run the script against it, and stop it."""
+    environment = {"HOME": str(home)}
+    for name in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        environment[name] = str(home / name.lower())
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=[
+            "-c",
+            "import sys; from assembler.cli import main; sys.exit(main())",
+            "mcp",
+            "--workspace",
+            str(workspace),
+        ],
+        env=environment,
+        cwd=str(REPO),
+    )
+
+    async def session() -> None:
+        with anyio.fail_after(60):
+            async with Client(server) as client:
+                await script(client)
+
+    anyio.run(session)
+
+
+@dataclass
+class Session:
+    """One server run (starting it costs a second or two), and what each call returned."""
+
+    workspace: Path
+    results: dict[str, Any] = field(default_factory=dict)
+    tools: dict[str, Any] = field(default_factory=dict)
+    entry_id: str = ""
+    earlier_id: str = ""
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory: pytest.TempPathFactory) -> Session:
+    home = tmp_path_factory.mktemp("home")
+    run = Session(make_workspace(tmp_path_factory.mktemp("workspace")))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", str(home))
+        config = load_config(run.workspace)
+    with store_for(config) as store:
+        store.start_turn("earlier")
+        run.earlier_id = store.put("x" * 5000 + "END")["scratchpad_id"]
+        store.start_turn("now")
+    results = run.results
+
+    async def script(client: Client) -> None:
+        run.tools.update({tool.name: tool for tool in (await client.list_tools()).tools})
+
+        async def call(key: str, tool: str, arguments: dict[str, Any]) -> Any:
+            results[key] = await client.call_tool(tool, arguments)
+            return results[key]
+
+        # Sections.
+        await call("write", "scratchpad", {"action": "write", "section": "goal", "content": "Fix"})
+        await call("op", "scratchpad", {"op": "write", "content": "x"})
+        await call(
+            "session", "session_scratchpad", {"content": "## Plan\n1. logs", "mode": "replace"}
+        )
+        await call("over", "session_scratchpad", {"content": "word " * 400, "mode": "append"})
+        await call("no_content", "session_scratchpad", {"mode": "append"})
+        await call("read", "scratchpad", {"action": "read"})
+        await call("unknown", "no_such_tool", {})
+        # Observations.
+        put = await call(
+            "put",
+            "scratchpad_put",
+            {"content": LOG, "metadata": {"path": "/var/log/app.log"}, "step": 1},
+        )
+        run.entry_id = entry_id = put.structured_content["scratchpad_id"]
+        for mode, extra in (
+            ("head", {"n": 20}),
+            ("tail", {"n": 26}),
+            ("range", {"start": 11, "end": 22}),
+            ("lines", {"start": 2000, "end": 2001}),
+            ("grep", {"pattern": "FATAL", "context": 1}),
+        ):
+            await call(mode, "scratchpad_read", {"scratchpad_id": entry_id, "mode": mode, **extra})
+        read = "scratchpad_read"
+        await call("bad_regex", read, {"scratchpad_id": entry_id, "mode": "grep", "pattern": "(["})
+        await call("too_big", read, {"scratchpad_id": entry_id, "mode": "full"})
+        await call("missing", read, {"scratchpad_id": "0000"})
+        await call("wrong_key", read, {"id": entry_id})
+        earlier = {"scratchpad_id": run.earlier_id, "mode": "tail", "n": 3}
+        await call("hidden", read, earlier)
+        await call("asked", read, {**earlier, "any_turn": True})
+        # Memory.
+        await call("hit", "memory_search", {"query": "staging kubeconfig"})
+        await call("bad_k", "memory_search", {"query": "x", "k": 0})
+
+    with_server(run.workspace, home, script)
+    return run
+
+
+def text_of(result: Any) -> str:
+    return "\n".join(block.text for block in result.content)
+
+
+def test_the_server_lists_the_five_tools_with_the_seeds_schemas(session: Session) -> None:
+    listed = session.tools
+    assert set(listed) == TOOLS
+    pad = listed["scratchpad"].input_schema
+    assert pad["required"] == ["action"]
+    assert pad["properties"]["action"]["enum"] == ["write", "append", "read", "clear"]
+    assert set(pad["properties"]) == {"action", "section", "content"}
+    assert listed["session_scratchpad"].input_schema["properties"]["mode"]["enum"] == [
+        "replace",
+        "append",
+    ]
+    read = listed["scratchpad_read"].input_schema
+    assert read["required"] == ["scratchpad_id"]
+    assert read["properties"]["mode"]["enum"] == ["full", "head", "tail", "range", "lines", "grep"]
+    # Each description tells the agent when to reach for the tool.
+    assert "When to use" in listed["scratchpad"].description
+    assert "survives context compaction" in listed["session_scratchpad"].description
+    assert "Budget: ~200 tokens" in listed["session_scratchpad"].description
+    assert "scratchpad_id" in listed["scratchpad_read"].description
+    assert "before answering questions about prior work" in listed["memory_search"].description
+
+
+def test_scratchpad_calls_reach_the_sections_journal(session: Session) -> None:
+    results = session.results
+    assert not results["write"].is_error
+    assert results["write"].structured_content["ok"] is True
+    assert not results["session"].is_error
+    read = text_of(results["read"])
+    assert "## goal\nFix" in read and "## main\n## Plan\n1. logs" in read
+    # What the agent wrote over MCP is in the workspace's journal, for SCRATCHPAD.md.
+    pad = scratchpad_for(load_config(session.workspace))
+    assert pad.read("goal").data["content"] == "Fix"
+    assert pad.read("main").data["content"] == "## Plan\n1. logs"
+
+
+def test_scratchpad_mistakes_come_back_as_tool_errors_with_the_helpful_text(
+    session: Session,
+) -> None:
+    results = session.results
+    for name, message in (
+        ("op", "The parameter is called `action`, not `op`"),
+        ("over", "Use mode 'replace' to rewrite, or reduce content."),
+        ("no_content", "Missing `content`"),
+        ("unknown", "Unknown tool 'no_such_tool'"),
+    ):
+        assert results[name].is_error, name
+        assert message in text_of(results[name]), name
+
+
+def test_put_parks_the_text_and_returns_the_synthetic_observation(session: Session) -> None:
+    result = session.results["put"]
+    put = result.structured_content
+    assert put["size_bytes"] == len(LOG) and put["kind"] == "text"
+    assert put["metadata"] == {"path": "/var/log/app.log"}
+    assert f"[... {len(LOG) - 1000} characters omitted ...]" in put["summary"]
+    assert json.loads(text_of(result))["scratchpad_id"] == put["scratchpad_id"]
+
+
+def test_read_returns_each_mode_s_slice_after_a_line_saying_where_it_is(session: Session) -> None:
+    results = session.results
+    assert results["head"].content[1].text == LOG[:20]
+    assert results["head"].content[0].text.startswith(f"[scratchpad {session.entry_id}: ")
+    assert "next: mode=range start=20" in results["head"].content[0].text
+    assert results["tail"].content[1].text == "line 2001 FATAL disk full\n"
+    assert results["range"].content[1].text == LOG[11:22]
+    assert results["lines"].content[1].text == "line 2000 ok\nline 2001 FATAL disk full\n"
+    assert results["grep"].content[1].text == "2000-line 2000 ok\n2001:line 2001 FATAL disk full"
+    assert results["grep"].structured_content["matches"] == 1
+
+
+def test_read_errors_come_back_as_tool_errors_with_the_helpful_text(session: Session) -> None:
+    results = session.results
+    for name, message in (
+        ("bad_regex", "is not a valid regular expression"),
+        ("too_big", "more than the 10000 one read may return (observations.max_read_chars)"),
+        ("missing", "No observation with scratchpad_id '0000'"),
+        ("wrong_key", "Unknown argument 'id': scratchpad_read takes scratchpad_id"),
+        ("hidden", "belongs to turn 'earlier'"),
+    ):
+        assert results[name].is_error, name
+        assert message in text_of(results[name]), name
+
+
+def test_read_shows_an_earlier_turn_s_observation_when_asked_for_explicitly(
+    session: Session,
+) -> None:
+    asked = session.results["asked"]
+    assert not asked.is_error and asked.content[1].text == "END"
+
+
+def test_memory_search_finds_the_memory_on_bm25_and_rejects_a_bad_k(session: Session) -> None:
+    results = session.results
+    hits = results["hit"].structured_content["hits"]
+    assert hits and hits[0]["path"] == "MEMORY.md"
+    assert "kubeconfig" in hits[0]["snippet"]
+    assert "MEMORY.md:" in text_of(results["hit"])
+    assert "keyword (BM25) search only" in results["hit"].structured_content["degraded"]
+    assert results["bad_k"].is_error
+    assert "give a number of hits from 1 to 50" in text_of(results["bad_k"])

@@ -1,0 +1,134 @@
+"""Tests of assembler/units.py: the systemd units, rendered, verified and installed."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from assembler.cli import main
+from assembler.errors import AssemblerError
+from assembler.units import (
+    DAEMON_UNITS,
+    TIMER_UNITS,
+    assemble_executable,
+    install_units,
+    render_units,
+    unit_path,
+)
+
+ASSEMBLE = Path(sys.executable).parent / "assemble"
+
+
+def _exec_start(text: str, home: Path) -> list[str]:
+    found = re.search(r"^ExecStart=(.*)$", text, re.MULTILINE)
+    assert found is not None
+    return shlex.split(found.group(1).replace("%h", str(home)))
+
+
+def test_unit_paths_use_percent_h_under_home_and_escape_what_systemd_expands(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    assert unit_path(home / ".openclaw" / "workspace", home) == "%h/.openclaw/workspace"
+    assert unit_path(Path("/srv/agent 1/50%"), home) == '"/srv/agent 1/50%%"'
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="needs systemd-analyze")
+def test_the_units_pass_systemd_analyze_verify(tmp_path: Path) -> None:
+    # System mode: a container has no user manager for --user. verify also checks that
+    # ExecStart's program exists, so the units start the installed `assemble`.
+    paths = []
+    for timer in (False, True):
+        units = render_units(timer=timer, workspace=tmp_path, assemble=ASSEMBLE)
+        for name, text in units.items():
+            (tmp_path / name).write_text(text)
+            paths.append(str(tmp_path / name))
+    result = subprocess.run(
+        ["systemd-analyze", "verify", "--man=no", *paths],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (result.returncode, result.stderr) == (0, "")
+
+
+def test_every_directive_that_is_not_obvious_has_a_comment_above_it() -> None:
+    obvious = {"Description", "ExecStart", "WantedBy", "Type"}
+    units = render_units(timer=False, workspace=Path("/w"), assemble=ASSEMBLE)
+    units |= render_units(timer=True, workspace=Path("/w"), assemble=ASSEMBLE)
+    for name, text in units.items():
+        lines = text.splitlines()
+        for i, line in enumerate(lines):
+            key = line.split("=", 1)[0]
+            if "=" not in line or line.startswith("#") or key in obvious:
+                continue
+            # Directives may come in a commented group: walk up to the group's comment.
+            above = i - 1
+            while above >= 0 and "=" in lines[above] and not lines[above].startswith("#"):
+                above -= 1
+            assert above >= 0 and lines[above].startswith("#"), f"{name}: {line}"
+
+
+def test_install_writes_the_daemon_service_with_a_working_exec_start(
+    workspace: Path, isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["systemd", "install", "--workspace", str(workspace)]) == 0
+    out = capsys.readouterr().out
+    unit = isolated_home / "xdg_config_home" / "systemd" / "user" / DAEMON_UNITS[0]
+    assert f"wrote {unit}" in out
+    assert "systemctl --user daemon-reload && systemctl --user enable --now " in out
+    command = _exec_start(unit.read_text(), isolated_home)
+    assert command[1:] == ["daemon", "--workspace", str(workspace)]
+    assert Path(command[0]).is_absolute()
+    result = subprocess.run([*command, "--help"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and "usage: assemble daemon" in result.stdout
+
+
+def test_install_timer_writes_a_oneshot_that_really_assembles(
+    workspace: Path, isolated_home: Path
+) -> None:
+    (workspace / "assembler.toml").write_text("[memory]\nenabled = false\n")
+    folder = isolated_home / "units"
+    installed = install_units(timer=True, workspace=workspace, unit_dir=folder)
+    assert [p.name for p in installed.written] == list(TIMER_UNITS)
+    assert installed.enable_command.endswith("enable --now scratchpad-assembler-once.timer")
+    timer = (folder / TIMER_UNITS[1]).read_text()
+    assert "Persistent=true" in timer and "RandomizedDelaySec=" in timer
+    service = (folder / TIMER_UNITS[0]).read_text()
+    assert "Type=oneshot" in service
+    command = _exec_start(service, isolated_home)
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert (workspace / "SCRATCHPAD.md").is_file()
+
+
+def test_install_leaves_same_units_and_refuses_to_replace_others_without_force(
+    workspace: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "units"
+    install_units(timer=False, workspace=workspace, unit_dir=folder)
+    again = install_units(timer=False, workspace=workspace, unit_dir=folder)
+    assert again.written == [] and len(again.unchanged) == 1
+    other = tmp_path / "other"
+    other.mkdir()
+    with pytest.raises(AssemblerError, match="--force"):
+        install_units(timer=False, workspace=other, unit_dir=folder)
+    replaced = install_units(timer=False, workspace=other, unit_dir=folder, force=True)
+    assert str(other) in replaced.written[0].read_text()
+
+
+def test_a_config_file_is_passed_to_the_units(workspace: Path, tmp_path: Path) -> None:
+    config = workspace / "agent.toml"
+    units = render_units(timer=False, workspace=workspace, assemble=ASSEMBLE, config=config)
+    command = _exec_start(units[DAEMON_UNITS[0]], tmp_path)
+    assert command[-2:] == ["--config", str(config)]
+
+
+def test_the_assemble_executable_is_the_one_of_this_install() -> None:
+    assert assemble_executable() == ASSEMBLE.absolute()
