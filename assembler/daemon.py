@@ -477,7 +477,9 @@ class Daemon:
 
         from assembler.recall import WarmMemory
 
-        self._memory = WarmMemory()
+        # Watched: a transcript change re-assembles without re-checking every memory file;
+        # memory events and every scheduled run (start, interval, refresh) sync the index.
+        self._memory = WarmMemory(watched=True)
         # One worker: assemblies never overlap. Coalesced, never dropped as misfired, and a few
         # instances may queue so that a change during a run is not lost.
         self._scheduler = BackgroundScheduler(
@@ -562,6 +564,8 @@ class Daemon:
         kind = classify(path, self.watches, self.config.state_dir)
         if kind is None:
             return
+        if kind == "memory" and self._memory is not None:
+            self._memory.files_changed()
         with self._lock:
             if kind in ("scratchpad", "sections"):
                 if self._running_since is not None:
@@ -600,6 +604,10 @@ class Daemon:
         with self._lock:
             if reason == "change":
                 self._debouncer.fired()
+            elif self._memory is not None:
+                # A safety net for events the watcher missed (a folder made later, a network
+                # file system): scheduled runs always check the memory files.
+                self._memory.files_changed()
             self._running_since = time.monotonic()
         started = time.perf_counter()
         try:

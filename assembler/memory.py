@@ -67,6 +67,7 @@ SCRATCHPAD_NAME = "SCRATCHPAD.md"
 # back, or an edit that is undone, does not cost a new embedding.
 ORPHAN_VECTOR_DAYS = 30.0
 BUSY_TIMEOUT_MS = 5000
+_MATCH_CACHE_SIZE = 64  # distinct queries whose BM25 matches are kept
 _SQL_VARIABLES = 500  # ids per "IN (...)": well under SQLite's limit of 32766
 _MAX_QUERY_TERMS = 64
 _SNIPPET_CHARS = 200
@@ -119,6 +120,14 @@ class SyncReport:
     degraded: str | None = None  # why there are no vectors, else None
     seconds: float = 0.0
     files_read: int = 0  # files opened (a file whose stat is unchanged is not)
+
+
+@dataclass(frozen=True)
+class _Matches:
+    """The chunks one FTS5 query matches: raw BM25 by chunk id, and the ids best first."""
+
+    scores: dict[int, float]
+    ranked: list[int]
 
 
 @dataclass(frozen=True)
@@ -430,6 +439,11 @@ class MemoryIndex:
         self._vectors: _Vectors | None = None
         self._rows = 0
         self._doc_freq: dict[str, int] = {}
+        # FTS5 MATCH expression -> the BM25 matches of every chunk it matches. FTS5 scores
+        # all matches even for "ORDER BY rank LIMIT n", so one pass that keeps them all costs
+        # the same as the top n and answers the vector candidates' BM25 too; the daemon asks
+        # the same queries cycle after cycle, so they are kept while the index is unchanged.
+        self._matches: dict[str, _Matches] = {}
         self._conn: sqlite3.Connection | None = self._open()
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -592,11 +606,17 @@ class MemoryIndex:
             try:
                 report = self._sync(rebuild, progress)
             except sqlite3.DatabaseError as error:
+                self._forget_caches()
                 if not _is_corruption(error):
                     raise
                 self._recover(error)
                 report = self._sync(True, progress)
-            finally:
+            except BaseException:
+                self._forget_caches()
+                raise
+            # Our own commits do not move data_version; a sync that changed what search sees
+            # drops the caches itself (one that changed nothing keeps them warm).
+            if rebuild or report.files_changed or report.files_removed or report.chunks_embedded:
                 self._forget_caches()
             report.skipped[:0] = self._warnings
             self._warnings = []
@@ -917,6 +937,25 @@ class MemoryIndex:
         self._cache_version = None
         self._vectors = None
         self._doc_freq = {}
+        self._matches = {}
+
+    def _bm25_matches(self, match: str) -> _Matches:
+        """Given an FTS5 MATCH expression, return every chunk it matches with its raw BM25
+        score (higher is better), best first (cached until the index changes)."""
+        found = self._matches.get(match)
+        if found is None:
+            if len(self._matches) >= _MATCH_CACHE_SIZE:
+                self._matches.pop(next(iter(self._matches)))
+            scores = {
+                chunk_id: max(0.0, -float(score))
+                for chunk_id, score in self._db.execute(
+                    "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?",
+                    (match,),
+                )
+            }
+            ranked = sorted(scores, key=lambda chunk_id: (-scores[chunk_id], chunk_id))
+            found = self._matches[match] = _Matches(scores, ranked)
+        return found
 
     def _refresh_caches(self) -> None:
         """Drop the search caches if the database changed since they were filled."""
@@ -1016,23 +1055,12 @@ class MemoryIndex:
                 candidates[chunk_id] = _Candidate(chunk_id, cosine=float(cosines[row]))
         match = fts_query(query)
         if match is not None:
-            for chunk_id, score in self._db.execute(
-                "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? "
-                "ORDER BY rank LIMIT ?",
-                (match, limit),
-            ):
-                candidate = candidates.setdefault(chunk_id, _Candidate(chunk_id))
-                candidate.bm25_raw = max(0.0, -float(score))
+            matches = self._bm25_matches(match)
+            for chunk_id in matches.ranked[:limit]:
+                candidates.setdefault(chunk_id, _Candidate(chunk_id))
             # Vector candidates that BM25 did not rank in its top still get their real part.
-            unscored = [c.id for c in candidates.values() if c.bm25_raw == 0.0]
-            for part in _batched(unscored, _SQL_VARIABLES):
-                marks = ",".join("?" * len(part))
-                for chunk_id, score in self._db.execute(
-                    f"SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? "
-                    f"AND rowid IN ({marks})",
-                    (match, *part),
-                ):
-                    candidates[chunk_id].bm25_raw = max(0.0, -float(score))
+            for candidate in candidates.values():
+                candidate.bm25_raw = matches.scores.get(candidate.id, 0.0)
         if not candidates:
             return []
         self._fill(candidates)

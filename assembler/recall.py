@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from assembler.context import content_words
@@ -207,12 +207,59 @@ class WarmMemory:
     model, its search caches and the vectors of recent queries stay warm, and a cycle costs
     only what changed. A config whose memory settings or workspace differ from the last one's
     opens a new index.
+
+    With `watched=True` the owner watches the memory files and calls `files_changed()` when
+    one changes (and whenever it wants a full check, e.g. on its interval): the index is then
+    synced only after such a call, not on every assembly, which saves listing and stat-ing
+    every memory file when only a transcript changed.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, watched: bool = False) -> None:
+        self.watched = watched
         self._index: MemoryIndex | None = None
         self._reason: str | None = None
         self._key: str | None = None
+        self._stale = True
+        self._last: SyncReport | None = None
+
+    @property
+    def sync_due(self) -> bool:
+        """Whether the next assembly syncs the index (always, when not watched)."""
+        return self._stale or not self.watched
+
+    def files_changed(self) -> None:
+        """Note that a memory file changed (thread-safe): the next assembly syncs the index."""
+        self._stale = True
+
+    def sync(
+        self,
+        index: MemoryIndex,
+        *,
+        rebuild: bool = False,
+        progress: Callable[[str, int, int], None] | None = None,
+    ) -> SyncReport:
+        """Given the kept index, sync it, unless it is watched and no file changed since the
+        last sync; then return the last sync's totals with nothing changed or embedded."""
+        last = self._last
+        if self.watched and not self._stale and not rebuild and last is not None:
+            return replace(
+                last,
+                files_changed=0,
+                files_removed=0,
+                chunks_embedded=0,
+                chunks_reused=0,
+                files_read=0,
+                seconds=0.0,
+                skipped=list(last.skipped),
+            )
+        # Cleared before the sync: a change that lands while it runs marks it stale again.
+        self._stale = False
+        try:
+            self._last = index.sync(rebuild=rebuild, progress=progress)
+        except BaseException:
+            self._stale = True
+            raise
+        return self._last
 
     def open(self, config: Config) -> tuple[MemoryIndex, str | None]:
         """Given the config, return its memory index (the one kept open when the settings are
@@ -220,6 +267,7 @@ class WarmMemory:
         key = repr((config.workspace, config.memory, config.output.path, config.tokens))
         if self._index is None or key != self._key:
             self.close()
+            self._stale = True
             self._index, self._reason = open_memory(config)
             if self._index.embedder is not None:
                 self._index.embedder = RememberedQueries(self._index.embedder)
@@ -231,6 +279,7 @@ class WarmMemory:
         if self._index is not None:
             self._index.close()
         self._index = self._key = None
+        self._last = None
 
 
 @dataclass
@@ -271,7 +320,10 @@ def synced_memory(
 
     index, reason = warm.open(config) if warm is not None else open_memory(config)
     try:
-        report = index.sync(rebuild=rebuild, progress=progress)
+        if warm is not None:
+            report = warm.sync(index, rebuild=rebuild, progress=progress)
+        else:
+            report = index.sync(rebuild=rebuild, progress=progress)
     except ModelError as error:
         if warm is not None:
             warm.close()  # the next assembly tries the model again

@@ -4,6 +4,7 @@ frontmatter; and the reading side (parse, freshness) that `show` and `check` use
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -58,20 +59,28 @@ class Fitted:
     dropped: list[str] = field(default_factory=list)
 
 
+@functools.lru_cache(maxsize=8)
+def _environment(folders: tuple[str, ...]) -> jinja2.Environment:
+    """Return the Jinja2 environment of these template folders, shared by every Renderer, so a
+    daemon compiles each template once (auto_reload still picks up an edited template)."""
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(list(folders)),
+        autoescape=False,  # Markdown, not HTML
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+        auto_reload=True,
+    )
+
+
 class Renderer:
     """Renders sections and the whole file from the templates (a user folder overrides any)."""
 
     def __init__(self, user_template_dir: Path | None = None) -> None:
         folders = [str(user_template_dir)] if user_template_dir else []
         folders.append(str(bundled_template_dir()))
-        self.env = jinja2.Environment(
-            loader=jinja2.FileSystemLoader(folders),
-            autoescape=False,  # Markdown, not HTML
-            keep_trailing_newline=True,
-            trim_blocks=True,
-            lstrip_blocks=True,
-            undefined=jinja2.StrictUndefined,
-        )
+        self.env = _environment(tuple(folders))
 
     def section(self, section: Section) -> str:
         """Given a section, return its Markdown from `sections/<name>.md.j2`, else the default."""

@@ -6,10 +6,13 @@ notes of short paragraphs about deploys, databases, the garden, ...) chunked sma
 (`memory.chunk_tokens = 48`) so that they make about 5,000 chunks, embedded once with the
 bundled all-MiniLM-L6-v2 before timing (that takes minutes on 2 cores).
 
-- warm: what the daemon does on a change: `run_once(..., memory=WarmMemory())` in one
-  process where the model, the mood model and the index are already loaded; before each timed
-  run one human message is appended to the transcript, so the cycle reads it, re-scores the
-  mood and embeds the new queries (target: under 100 ms, query embedding included);
+- warm: what the daemon does when a transcript changed: `run_once(..., memory=WarmMemory(
+  watched=True))` in one process where the model, the mood model and the index are already
+  loaded; before each timed run one human message is appended to the transcript, so the cycle
+  reads it, re-scores the mood and embeds the new query (target: under 100 ms, query
+  embedding included). The daemon watches the memory files, so this cycle does not stat them;
+- warm with a memory check: the same after `files_changed()`, as on the daemon's scheduled
+  runs and after a memory file event (every memory file is stat-ed; nothing changed);
 - cold: `assemble --once` in a fresh process (imports, model load, index check).
 
     python bench/bench_daemon_cycle.py [--runs 9] [--cold-runs 3]
@@ -89,7 +92,7 @@ def main() -> None:
         for text in ("why is the deploy failing again", "the api pods crash on start"):
             _append_message(transcript, text, tz)
         started = time.perf_counter()
-        warm = WarmMemory()
+        warm = WarmMemory(watched=True)
         first = run_once(config, now=datetime.now(tz), memory=warm)
         chunks = first.meta["memory"]["chunks"]
         print(
@@ -98,11 +101,18 @@ def main() -> None:
         )
 
         cycles = []
+        checked = []
         for i in range(args.runs + 1):  # the first cycle after the build is not counted
             _append_message(transcript, f"still failing after the rollback, attempt {i}", tz)
             began = time.perf_counter()
             assembly = run_once(config, now=datetime.now(tz), memory=warm)
             cycles.append((time.perf_counter() - began) * 1000)
+            assert assembly.meta["memory"]["embedded"] == 0
+            _append_message(transcript, f"and the pods restart again, round {i}", tz)
+            warm.files_changed()
+            began = time.perf_counter()
+            assembly = run_once(config, now=datetime.now(tz), memory=warm)
+            checked.append((time.perf_counter() - began) * 1000)
             assert assembly.meta["memory"]["embedded"] == 0
         warm.close()
         cold = []
@@ -122,6 +132,10 @@ def main() -> None:
     print(
         f"warm daemon cycle (one line added): {warm_ms:8.1f} ms median of {args.runs} "
         f"({verdict} the {TARGET_MS:.0f} ms target); min {min(cycles[1:]):.1f} ms"
+    )
+    print(
+        f"warm cycle with a memory check:     {statistics.median(checked[1:]):8.1f} ms median "
+        f"(every memory file stat-ed, none changed)"
     )
     print(f"cold assemble --once:               {cold_ms:8.1f} ms median of {args.cold_runs}")
     print(f"cold / warm:                        {cold_ms / warm_ms:8.1f}x")

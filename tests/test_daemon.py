@@ -184,6 +184,33 @@ def test_the_daemons_own_write_does_not_trigger_it_but_an_agent_edit_does(
     assert daemon.stats.changes == 1
 
 
+def test_a_memory_file_event_and_every_scheduled_run_sync_the_warm_index(
+    tmp_path: Path,
+) -> None:
+    from assembler.recall import WarmMemory, synced_memory
+
+    (tmp_path / "MEMORY.md").write_text("# Ray\n\n- Prefers the command.\n")
+    config = validate({"memory": {"model": "none"}}, source=None, workspace=tmp_path)
+    daemon = Daemon(config, clock=lambda: T0)
+    daemon._memory = warm = WarmMemory(watched=True)
+    synced_memory(config, warm=warm)
+    assert not warm.sync_due
+    daemon.on_path_changed(tmp_path / "chat.jsonl")  # not a memory file
+    assert not warm.sync_due
+    daemon.on_path_changed(tmp_path / "MEMORY.md")
+    assert warm.sync_due
+    synced_memory(config, warm=warm)
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "memory" / "garden.md").write_text("# Garden\n\nTomatoes.\n")  # no event
+    assert not warm.sync_due
+    daemon._assemble("interval")
+    assert daemon.stats.assemblies["interval"] == 1
+    assert not warm.sync_due
+    with synced_memory(config, warm=warm) as index:  # the interval run's sync found it
+        assert index.search("tomatoes", k=1)[0].path == "memory/garden.md"
+    warm.close()
+
+
 # --- The warm memory the daemon keeps --------------------------------------------------------
 
 

@@ -259,6 +259,26 @@ def test_deleting_a_file_removes_its_chunks_from_the_index_and_the_results(notes
     assert all(hit.path != "memory/note-013.md" for hit in hits)
 
 
+def test_search_after_a_sync_sees_the_change_even_when_the_query_was_asked_before(
+    workspace: Path,
+) -> None:
+    write(workspace / "MEMORY.md", "# Ray\n\nThe staging database is on port 5433.\n")
+    with make_index(workspace, FakeEmbedder()) as index:
+        index.sync()
+        before = index.search("staging database port", k=3)
+        assert index.sync().files_changed == 0
+        assert index.search("staging database port", k=3) == before  # caches kept, same answer
+        write(workspace / "memory" / "db.md", "# Databases\n\nstaging database port moved.\n")
+        index.sync()
+        after = index.search("staging database port", k=3)
+        (workspace / "MEMORY.md").unlink()
+        index.sync()
+        gone = index.search("staging database port", k=3)
+    assert [hit.path for hit in before] == ["MEMORY.md"]
+    assert {hit.path for hit in after} == {"MEMORY.md", "memory/db.md"}
+    assert [hit.path for hit in gone] == ["memory/db.md"]
+
+
 def test_rebuild_rereads_every_file_but_embeds_nothing(notes: Path) -> None:
     with make_index(notes, FakeEmbedder()) as index:
         index.sync()
