@@ -30,15 +30,19 @@ EXIT_INTERRUPTED = 130
 
 DESCRIPTION = """\
 Assemble SCRATCHPAD.md, the working memory of an LLM agent: the human's mood and what the
-session is about (from the recent transcripts), a response strategy, today's notes, the time
-of day and a routing hint, stamped with a TTL.
+session is about (from the recent transcripts), a response strategy, the memories that bear
+on it, today's notes, the time of day and a routing hint, stamped with a TTL; plus the
+sections the agent writes for itself, kept across runs under a token budget.
 
 common uses:
   assemble --once                 assemble once (heartbeat, cron, debugging)
   assemble --once --dry-run       print the file instead of writing it
+  assemble daemon                 keep the file fresh (on changes and on a schedule)
   assemble check                  exit 0 if SCRATCHPAD.md is fresh, 1 if stale, 2 if missing
   assemble show --format prefix   the block a host prepends to each message
   assemble pad append --section findings "Port is 8080"   the agent's own notes
+  assemble search "the rollout keeps crashing"   search the memory
+  assemble obs put big-output.json   park a large tool output, read it back in slices
   assemble mood "WHY is it failing again"   score texts with the mood model
 """
 

@@ -86,6 +86,11 @@ def _aware(moment: datetime) -> datetime:
     return moment if moment.tzinfo is not None else moment.astimezone()
 
 
+def _local_time(moment: datetime) -> str:
+    """Given a time, return it for people: local time, to the second, with its offset."""
+    return _aware(moment).astimezone().isoformat(timespec="seconds")
+
+
 def journal_path(state_dir: Path) -> Path:
     """Given the workspace's state folder (`.scratchpad/`), return the sections journal's path."""
     return state_dir / JOURNAL_NAME
@@ -697,7 +702,7 @@ class Scratchpad:
         tokens = self.count(found.content)
         return Answer(
             True,
-            f"Section '{section}' ({tokens} tokens, updated {found.updated.isoformat()} "
+            f"Section '{section}' ({tokens} tokens, updated {_local_time(found.updated)} "
             f"by {found.source or 'unknown'}).",
             {
                 "action": "read",
@@ -1053,7 +1058,7 @@ class Scratchpad:
             self._commit([Event(now, name, "set", kept, source, seconds)], now)
             expires = now + ttl if ttl is not None else None
         tokens = self.count(kept)
-        until = f"expires {expires.isoformat()}" if expires else "no expiry"
+        until = f"expires {_local_time(expires)}" if expires else "no expiry"
         data: dict[str, Any] = {
             "action": "set",
             "section": name,
