@@ -38,3 +38,4 @@ bench: setup
 	$(PY) bench/bench_pad.py
 	$(PY) bench/bench_observations.py
 	$(PY) bench/bench_hook.py
+	$(PY) bench/bench_daemon_cycle.py

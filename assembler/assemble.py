@@ -6,9 +6,10 @@ the result in place atomically. `run_once()` is both, as `assemble --once` does.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,7 +31,7 @@ from assembler.context import (
 from assembler.errors import AssemblerError, ModelError
 from assembler.fsutil import atomic_write
 from assembler.render import Fitted, Item, Renderer, Section, compose, fit_sections
-from assembler.routing import RoutingHint, route
+from assembler.routing import RoutingHint, redact, route
 from assembler.sentiment import MoodReport, MoodState, analyze, load_mood_model
 from assembler.strategy import Strategy, choose_strategy
 from assembler.tokens import get_counter
@@ -39,6 +40,8 @@ from assembler.transcripts import Message, TranscriptRead, read_recent
 if TYPE_CHECKING:
     from assembler.memory import Hit
     from assembler.recall import RecallResult, WarmMemory
+
+log = logging.getLogger(__name__)
 
 GENERATOR = f"scratchpad-assembler {__version__}"
 
@@ -173,6 +176,9 @@ def assemble(
         "routing_hint": lambda: _routing_section(routing),
     }
     sections = [s for name in config.sections.enabled() if (s := builders[name]()) is not None]
+    # The file is injected into every turn: a secret or an address the human pasted must not
+    # be repeated by it (the Routing Hint says what kind was seen, never the value).
+    sections = [_redacted(s, config.routing.extra_secret_patterns) for s in sections]
     renderer = Renderer(_template_dir(config))
     expires = now + timedelta(minutes=config.output.ttl_minutes)
     # Agent sections: hand edits and OpenClaw entries go to the journal first (issue 4).
@@ -299,6 +305,8 @@ def run_once(
     assembly = assemble(config, now=now, transcript_globs=transcript_globs, memory=memory)
     if not dry_run:
         write(assembly)
+        # The next run tells the agent's text typed in the file from what this run rendered.
+        agent_sections.remember_render(config.state_dir, assembly.text)
     return assembly
 
 
@@ -329,7 +337,10 @@ def _recall(
     memory = synced_memory(config, warm=warm)
     for warning in memory.report.skipped:
         degraded.append({"what": "memory file", "why": warning})
-    if memory.degraded:
+    if memory.degraded and config.memory.model == "none":
+        # Keyword search alone is what the user chose: not a fault to warn about every cycle.
+        log.debug("memory search: %s", memory.degraded)
+    elif memory.degraded:
         degraded.append({"what": "memory search", "why": memory.degraded})
     with memory as index:
         result = recall_memories(
@@ -350,6 +361,15 @@ def _shown_in_daily(daily: DailyContext | None, workspace: Path) -> Callable[[Hi
         return lambda hit: False
     path = _display_path(daily.path, workspace)
     return lambda hit: hit.path == path and hit.end_line >= daily.start_line
+
+
+def _redacted(section: Section, extra_secret_patterns: Sequence[str]) -> Section:
+    """Given a section, return it with secrets and personal data in its lines redacted."""
+    items = tuple(
+        replace(item, text=redact(item.text, extra_secret_patterns=extra_secret_patterns))
+        for item in section.items
+    )
+    return replace(section, items=items)
 
 
 def _memories_section(recall: MemoryRecall | None) -> Section | None:

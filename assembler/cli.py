@@ -112,7 +112,8 @@ def _add_once_options(parser: argparse.ArgumentParser, *, suppress: bool) -> Non
         metavar="GLOB",
         action="append",
         default=default(None),
-        help="read these transcripts instead of the configured sources (repeatable)",
+        help="read these transcripts instead of the configured sources (repeatable; relative "
+        "to the current folder; one that matches no file is an error)",
     )
     _add_now(group, suppress=suppress)
 
@@ -165,7 +166,11 @@ def _add_obs_command(obs: argparse.ArgumentParser) -> None:
         "park an observation; print what the agent sees instead, as JSON",
         "Read an observation from FILE (or stdin) and park it if its JSON is over\n"
         "observations.threshold_bytes: print the synthetic observation (scratchpad_id,\n"
-        "size_bytes, kind, summary, metadata, _note). A smaller one is printed unchanged.\n"
+        "size_bytes, kind, summary, metadata, _note). A smaller one is not parked and is\n"
+        "printed as the observation it was read as: raw input wrapped as\n"
+        '{"ok", "content", "path", "bytes", "encoding"} (path only for a FILE; content\n'
+        'as {"base64": ...} when binary), a --json-input result as its JSON. With --step it\n'
+        "is also recorded whole (not listed by ls) so {{stepN.field}} can refer to it.\n"
         "The input is the tool's raw output (text, or binary if it is not UTF-8), or with\n"
         '--json-input a JSON tool result such as {"ok": true, "content": "..."}.',
     )
@@ -184,7 +189,10 @@ def _add_obs_command(obs: argparse.ArgumentParser) -> None:
         "print a slice of a parked observation",
         "Print a slice of a parked observation exactly as stored (bytes as they are for a\n"
         "binary), or the slice and where it sits in the whole as JSON with --json.\n"
-        "Characters are Unicode code points; lines are numbered from 1.",
+        "Characters are Unicode code points: a slice never splits a character (code\n"
+        "point), but can split an emoji made of several (ZWJ sequences, flags). Lines are\n"
+        "numbered from 1. A grep that takes too long (a backtracking pattern such as\n"
+        "(a|aa)+$) stops with an error.",
     )
     read.add_argument("id", metavar="ID", help="the scratchpad_id")
     turn_option(read, "read as this turn")
@@ -234,8 +242,8 @@ def _add_obs_command(obs: argparse.ArgumentParser) -> None:
         "resolve",
         "replace {{stepN.field}} in a tool call's JSON arguments with the stored values",
         "Read a tool call's JSON arguments from FILE (or stdin) and print them with every\n"
-        "{{stepN.field}} replaced by that field of step N's parked observation in this turn\n"
-        "(the full content, not the summary).",
+        "{{stepN.field}} replaced by that field of step N's observation in this turn, parked\n"
+        "or recorded by `put --step N` (the full content, not the summary).",
     )
     resolve.add_argument("file", nargs="?", default="-", metavar="FILE|-", help="default: stdin")
     turn_option(resolve, "resolve in this turn")
@@ -371,8 +379,11 @@ def build_parser() -> argparse.ArgumentParser:
     show = command(
         "show",
         "print SCRATCHPAD.md",
-        "Print SCRATCHPAD.md: as written (md), as the block hosts prepend to each message "
-        "(prefix; empty when not fresh), or as JSON with its frontmatter and body.",
+        "Print SCRATCHPAD.md: as written (md), as JSON with its frontmatter and body, or as\n"
+        "the block hosts prepend to each message (prefix): the auto part while the file is\n"
+        "fresh, and the agent's sections as they are now, as written (no markers), even when\n"
+        "the file is stale; empty when there is neither. With --fresh-only, a stale file\n"
+        "prints nothing and exits 1.",
     )
     show.add_argument("--format", choices=("md", "prefix", "json"), default="md")
     show.add_argument(
@@ -386,7 +397,8 @@ def build_parser() -> argparse.ArgumentParser:
         "check",
         "exit 0 if SCRATCHPAD.md is fresh, 1 if stale, 2 if missing or unreadable",
         "For heartbeat scripts and monitoring: prints one line saying which, and exits\n"
-        "0 (fresh), 1 (stale) or 2 (missing or unreadable).",
+        "0 (fresh), 1 (stale) or 2 (missing or unreadable, also when the workspace or the\n"
+        "config is wrong).",
     )
     _add_now(check, suppress=True)
 
@@ -463,7 +475,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="GLOB",
         action="append",
         default=argparse.SUPPRESS,
-        help="read and watch these transcripts instead of the configured sources (repeatable)",
+        help="read and watch these transcripts instead of the configured sources (repeatable; "
+        "relative to the current folder; one that matches no file is an error)",
     )
 
     _add_hook_command(commands)
@@ -477,7 +490,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="write the units to ~/.config/systemd/user and print how to enable them",
         description="Write scratchpad-assembler.service (the daemon), or with --timer\n"
         "scratchpad-assembler-once.service and .timer (an assembly every 10 minutes), to\n"
-        "$XDG_CONFIG_HOME/systemd/user, starting this install's assemble on the workspace.",
+        "$XDG_CONFIG_HOME/systemd/user, starting this install's assemble on the workspace\n"
+        "with the config file in use now (passed as --config by its absolute path).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     install.add_argument(
@@ -638,7 +652,8 @@ def _cmd_once(args: argparse.Namespace) -> int:
 
     config = _load(args)
     now = _parse_now(args.now, config)
-    assembly = run_once(config, now=now, dry_run=args.dry_run, transcript_globs=args.transcripts)
+    globs = _explicit_transcripts(args)
+    assembly = run_once(config, now=now, dry_run=args.dry_run, transcript_globs=globs)
     meta = assembly.meta
     if args.json:
         summary = {
@@ -666,6 +681,17 @@ def _cmd_once(args: argparse.Namespace) -> int:
         for line in assembly.explain():
             print(f"  {line}")
     return _report_problems(assembly)
+
+
+def _explicit_transcripts(args: argparse.Namespace) -> list[str] | None:
+    """Return --transcripts as absolute globs (typed in a shell: relative to its folder), or
+    None when not given. Raise TranscriptError if one matches no file."""
+    globs = getattr(args, "transcripts", None)
+    if not globs:
+        return None
+    from assembler.transcripts import resolve_explicit_sources
+
+    return resolve_explicit_sources(globs, Path.cwd())
 
 
 def _report_problems(assembly: Any) -> int:
@@ -773,6 +799,8 @@ def _cmd_pad(args: argparse.Namespace) -> int:
         return _answer(answer, args.json)
     if args.section is not None:
         sys.stdout.write(answer.data["content"])  # exactly as written, nothing added
+        if not answer.data["content"]:
+            print(answer.message, file=sys.stderr)  # else an empty section looks like a failure
     elif answer.data["sections"] or answer.data["subsystem"]:
         sys.stdout.write(listing_for(config, pad.state()))
     else:
@@ -787,10 +815,7 @@ def _cmd_tool(args: argparse.Namespace) -> int:
     if call.ok:
         pad = scratchpad_for(_load(args))
         args_ = call.data["call"]
-        if args.session:
-            answer = pad.session_tool(args_.get("content"), args_.get("mode", "replace"))
-        else:
-            answer = pad.tool_call(args_)
+        answer = pad.session_call(args_) if args.session else pad.tool_call(args_)
     else:
         answer = call
     print(answer.to_json())
@@ -822,9 +847,16 @@ def _cmd_guidance(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
+    from assembler.errors import ConfigError, WorkspaceError
     from assembler.render import check_freshness
 
-    config = _load(args)
+    try:
+        config = _load(args)
+    except (WorkspaceError, ConfigError) as error:
+        # Monitoring reads 1 as "stale"; a file that cannot even be located is "missing" (2).
+        lines = str(error).splitlines()
+        print(f"missing or unreadable: {' '.join(line.strip() for line in lines)}")
+        return 2
     result = check_freshness(config.output_path, _parse_now(args.now, config))
     print(result.message)
     return result.code
@@ -897,8 +929,7 @@ def _cmd_index(args: argparse.Namespace) -> int:
         return 0
     for warning in report.skipped:
         log.warning("%s", warning)
-    if memory.degraded:
-        log.warning("degraded: %s", memory.degraded)
+    _log_degraded(memory.degraded, config)
     print(
         f"indexed {report.files_seen} files ({report.files_changed} changed, "
         f"{report.files_removed} removed): {report.chunks_total} chunks, "
@@ -917,8 +948,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
         raise AssemblerError("search: give one QUERY, or pass --stdin with one query per line")
     config = _load(args)
     memory = synced_memory(config)
-    if memory.degraded:
-        log.warning("degraded: %s", memory.degraded)
+    _log_degraded(memory.degraded, config)
     options = index_options(config)
     with memory.index as index:
         if args.stdin:
@@ -943,6 +973,13 @@ def _cmd_search(args: argparse.Namespace) -> int:
         print(line)
         print(f"   {hit.snippet}")
     return 0
+
+
+def _log_degraded(degraded: str | None, config: Config) -> None:
+    # Keyword search alone is a warning only when the user did not choose it.
+    if degraded:
+        level = logging.INFO if config.memory.model == "none" else logging.WARNING
+        log.log(level, "degraded: %s", degraded)
 
 
 def _part(value: float | None) -> str:
@@ -1139,8 +1176,9 @@ def _cmd_daemon(args: argparse.Namespace) -> int:
     from assembler.daemon import configure_logging, run_daemon
 
     config = _load(args)
+    globs = _explicit_transcripts(args)
     configure_logging(args.verbose, args.quiet)
-    run_daemon(config, transcript_globs=args.transcripts)
+    run_daemon(config, transcript_globs=globs)
     return 0
 
 
@@ -1161,7 +1199,10 @@ def _cmd_systemd(args: argparse.Namespace) -> int:
     installed = install_units(
         timer=args.timer,
         workspace=config.workspace,
-        config=Path(args.config) if args.config else None,
+        # The service runs with the config validated now, wherever it was found (--config,
+        # $ASSEMBLER_CONFIG or the user's folder), not whatever its own environment finds.
+        config=config.source,
+        output_file=config.output_path,
         force=args.force,
     )
     for path in installed.written:

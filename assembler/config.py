@@ -184,6 +184,21 @@ class MemoryConfig:
     def index_path(self) -> str:
         return f"{STATE_DIR}/index.sqlite"
 
+    def problems(self) -> list[str]:
+        """Return what is wrong in this table beyond each key's own type and range."""
+        problems = []
+        if self.vector_weight + self.bm25_weight <= 0:
+            problems.append(
+                "At 'memory.vector_weight': vector_weight and bm25_weight are both 0; give one "
+                "of them a positive weight"
+            )
+        if self.chunk_overlap >= self.chunk_tokens:
+            problems.append(
+                f"At 'memory.chunk_overlap': {self.chunk_overlap} is not below "
+                f"'memory.chunk_tokens' ({self.chunk_tokens}); lower the overlap"
+            )
+        return problems
+
 
 @dataclass
 class StrategyRule:
@@ -269,6 +284,26 @@ class StrategyConfig:
     fallback: str = "neutral"
     rules: dict[str, StrategyRule] = field(default_factory=_default_rules)
 
+    def problems(self) -> list[str]:
+        """Return what is wrong in this table beyond each key's own type and range."""
+        problems = []
+        if self.fallback not in self.rules:
+            problems.append(
+                f"At 'strategy.fallback': no rule named {self.fallback!r}; add "
+                f"[strategy.rules.{self.fallback}] or name one of: {', '.join(self.rules)}"
+            )
+        # A rule applies when the mood model's primary mood has its name (the default table
+        # has one rule per mood label), or as the fallback; any other name would never apply.
+        moods = _default_rules()
+        for name in self.rules:
+            if name not in moods and name != self.fallback:
+                problems.append(
+                    f"At 'strategy.rules.{name}': {name!r} is not a mood, so the rule would "
+                    f"never apply; name one of: {', '.join(moods)}, or set "
+                    f"strategy.fallback = {name!r}"
+                )
+        return problems
+
 
 @dataclass
 class DailyConfig:
@@ -292,6 +327,40 @@ class RoutingConfig:
     # built-in list. "deploy*" matches any word starting with "deploy".
     complexity_keywords: dict[str, list[str]] = field(default_factory=dict)
 
+    def problems(self) -> list[str]:
+        """Return what is wrong in this table beyond each key's own type and range."""
+        problems = []
+        for pattern in self.extra_secret_patterns:
+            try:
+                matches_nothing = re.search(pattern, "") is None
+            except re.error as error:
+                problems.append(
+                    f"At 'routing.extra_secret_patterns': {pattern!r} is not a valid regular "
+                    f"expression ({error}); fix or remove it"
+                )
+                continue
+            if not matches_nothing:
+                problems.append(
+                    f"At 'routing.extra_secret_patterns': {pattern!r} matches the empty string, "
+                    "so it would flag every message; make it require at least one character"
+                )
+        for level, words in self.complexity_keywords.items():
+            if level not in ("high", "medium", "low"):
+                problems.append(
+                    f"At 'routing.complexity_keywords.{level}': unknown level; use high, medium "
+                    "or low"
+                )
+            elif any(not word.strip() for word in words):
+                problems.append(
+                    f"At 'routing.complexity_keywords.{level}': empty keyword; remove it"
+                )
+        for key in self.tiers:
+            if key not in TIER_KEYS:
+                problems.append(
+                    f"At 'routing.tiers.{key}': unknown level; use {', '.join(TIER_KEYS)}"
+                )
+        return problems
+
 
 @dataclass
 class SectionsConfig:
@@ -309,12 +378,40 @@ class SectionsConfig:
 
 @dataclass
 class CapsConfig:
-    total: int = field(default=2500, metadata=_check(positive))
+    total: int = field(default=2600, metadata=_check(positive))
     auto: int = field(default=500, metadata=_check(positive))
     agent: int = field(default=2000, metadata=_check(positive))
     sections: dict[str, int] = field(
         default_factory=lambda: {"daily_context": 150, "relevant_memories": 160}
     )
+
+    def problems(self) -> list[str]:
+        """Return what is wrong in this table beyond each key's own type and range."""
+        problems = []
+        if self.auto > self.total:
+            problems.append(
+                f"At 'caps.auto': {self.auto} is larger than 'caps.total' "
+                f"({self.total}); raise caps.total or lower caps.auto"
+            )
+        if self.agent > self.total:
+            problems.append(
+                f"At 'caps.agent': {self.agent} is larger than 'caps.total' "
+                f"({self.total}); raise caps.total or lower caps.agent"
+            )
+        from assembler.sections import is_valid_section_name
+
+        for name, cap in self.sections.items():
+            # Agent and subsystem sections are capped here too, by their (slug) names.
+            if name not in AUTO_SECTIONS and not is_valid_section_name(name):
+                problems.append(
+                    f"At 'caps.sections.{name}': unknown section; use one of: "
+                    f"{', '.join(AUTO_SECTIONS)}, or an agent section (goal, findings, "
+                    "artifacts, errors, main, or a custom name: a lowercase letter, then up to "
+                    "31 lowercase letters, digits, '-' or '_')"
+                )
+            elif cap <= 0:
+                problems.append(f"At 'caps.sections.{name}': expected a positive number, got {cap}")
+        return problems
 
 
 @dataclass
@@ -453,74 +550,23 @@ def local_timezone(config: Config) -> tzinfo:
     return zone
 
 
-def _cross_checks(config: Config) -> list[str]:
-    """Return the problems that involve more than one key."""
-    problems = []
-    rules = config.strategy.rules
-    if config.strategy.fallback not in rules:
-        problems.append(
-            f"At 'strategy.fallback': no rule named {config.strategy.fallback!r}; "
-            f"add [strategy.rules.{config.strategy.fallback}] or name one of: {', '.join(rules)}"
-        )
-    if config.caps.auto > config.caps.total:
-        problems.append(
-            f"At 'caps.auto': {config.caps.auto} is larger than 'caps.total' "
-            f"({config.caps.total}); raise caps.total or lower caps.auto"
-        )
-    if config.caps.agent > config.caps.total:
-        problems.append(
-            f"At 'caps.agent': {config.caps.agent} is larger than 'caps.total' "
-            f"({config.caps.total}); raise caps.total or lower caps.agent"
-        )
-    from assembler.sections import is_valid_section_name
+def _folder_checks(data: Mapping[str, Any], workspace: Path) -> list[str]:
+    """Given the raw data, return the folders it names that do not exist.
 
-    for name, cap in config.caps.sections.items():
-        # Agent and subsystem sections are capped here too, by their (slug) names.
-        if name not in AUTO_SECTIONS and not is_valid_section_name(name):
-            problems.append(
-                f"At 'caps.sections.{name}': unknown section; use one of: "
-                f"{', '.join(AUTO_SECTIONS)}, or an agent section (goal, findings, artifacts, "
-                "errors, main, or a custom name: a lowercase letter, then up to 31 lowercase "
-                "letters, digits, '-' or '_')"
-            )
-        elif cap <= 0:
-            problems.append(f"At 'caps.sections.{name}': expected a positive number, got {cap}")
-    for pattern in config.routing.extra_secret_patterns:
-        try:
-            matches_nothing = re.search(pattern, "") is None
-        except re.error as error:
-            problems.append(
-                f"At 'routing.extra_secret_patterns': {pattern!r} is not a valid regular "
-                f"expression ({error}); fix or remove it"
-            )
-            continue
-        if not matches_nothing:
-            problems.append(
-                f"At 'routing.extra_secret_patterns': {pattern!r} matches the empty string, so "
-                "it would flag every message; make it require at least one character"
-            )
-    memory = config.memory
-    if memory.vector_weight + memory.bm25_weight <= 0:
-        problems.append(
-            "At 'memory.vector_weight': vector_weight and bm25_weight are both 0; give one of "
-            "them a positive weight"
-        )
-    if memory.chunk_overlap >= memory.chunk_tokens:
-        problems.append(
-            f"At 'memory.chunk_overlap': {memory.chunk_overlap} is not below 'memory.chunk_tokens' "
-            f"({memory.chunk_tokens}); lower the overlap"
-        )
-    for level, words in config.routing.complexity_keywords.items():
-        if level not in ("high", "medium", "low"):
-            problems.append(
-                f"At 'routing.complexity_keywords.{level}': unknown level; use high, medium or low"
-            )
-        elif any(not word.strip() for word in words):
-            problems.append(f"At 'routing.complexity_keywords.{level}': empty keyword; remove it")
-    for key in config.routing.tiers:
-        if key not in TIER_KEYS:
-            problems.append(f"At 'routing.tiers.{key}': unknown level; use {', '.join(TIER_KEYS)}")
-    return problems
+    Read from the raw data so that they are reported with every other problem, even when
+    another key keeps the Config from being built; a wrong type is reported by _build.
+    """
+    output = data.get("output")
+    template_dir = output.get("template_dir") if isinstance(output, Mapping) else None
+    if not isinstance(template_dir, str) or not template_dir:
+        return []
+    folder = workspace / Path(template_dir).expanduser()
+    if folder.is_dir():
+        return []
+    return [
+        f"At 'output.template_dir': '{folder}' is not a folder; create it, fix the path "
+        "(relative to the workspace) or remove the key to use the bundled templates"
+    ]
 
 
 _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
@@ -595,7 +641,15 @@ def _build(cls: type[Any], data: Mapping[str, Any], prefix: str, problems: list[
         problems.append(f"At '{path}': required key is missing; add it")
     if len(problems) > before_all:
         return None
-    return cls(**kwargs)
+    built = cls(**kwargs)
+    # A table whose keys constrain each other checks itself here, so its problems are reported
+    # with those of the other tables, not only once every table is right.
+    if hasattr(built, "problems"):
+        found = built.problems()
+        if found:
+            problems.extend(found)
+            return None
+    return built
 
 
 def validate(data: Mapping[str, Any], *, source: Path | None, workspace: Path) -> Config:
@@ -605,8 +659,7 @@ def validate(data: Mapping[str, Any], *, source: Path | None, workspace: Path) -
     """
     problems: list[str] = []
     config = _build(Config, data, "", problems)
-    if config is not None:
-        problems.extend(_cross_checks(config))
+    problems.extend(_folder_checks(data, workspace))
     if problems:
         where = str(source) if source else "the configuration"
         if len(problems) == 1:
@@ -640,16 +693,26 @@ def resolve_workspace(path: str | os.PathLike[str] | None) -> Path:
     The order is the argument, then $ASSEMBLER_WORKSPACE, then the current folder.
     Raise WorkspaceError if it is not an existing folder.
     """
-    chosen = path if path is not None else os.environ.get("ASSEMBLER_WORKSPACE") or "."
+    from_env = os.environ.get("ASSEMBLER_WORKSPACE")
+    if path is not None:
+        chosen, origin = path, "--workspace"
+        fix = "pass --workspace with an existing folder"
+    elif from_env:
+        chosen, origin = from_env, "$ASSEMBLER_WORKSPACE"
+        fix = "pass --workspace PATH, or fix or unset $ASSEMBLER_WORKSPACE"
+    else:
+        chosen, origin = ".", "the current folder"
+        fix = "pass --workspace PATH or set $ASSEMBLER_WORKSPACE"
     workspace = Path(chosen).expanduser()
+    # Say where the path came from: an exported variable is easy to forget about.
     if not workspace.exists():
         raise WorkspaceError(
-            f"Workspace '{workspace}' does not exist; create it or pass --workspace PATH "
-            "(or set $ASSEMBLER_WORKSPACE) to an existing folder"
+            f"Workspace '{workspace}' does not exist; create it or {fix} (the path came from "
+            f"{origin})"
         )
     if not workspace.is_dir():
         raise WorkspaceError(
-            f"Workspace '{workspace}' is a file, not a folder; pass --workspace with a folder"
+            f"Workspace '{workspace}' is a file, not a folder; {fix} (the path came from {origin})"
         )
     return workspace.resolve()
 

@@ -355,7 +355,8 @@ class Tools:
                 any_turn=bool(arguments.get("any_turn", False)),
                 **options,
             )
-        data = found.to_dict()
+        # The slice goes to the agent once, as text; the structured part says where it sits.
+        data = found.to_dict(body=False)
         if found.data is not None:
             body = hexdump(found.data, found.start)
         elif found.mode == "grep":

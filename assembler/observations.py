@@ -10,8 +10,17 @@ with its offset, length and newline counts. A slice of a 50 MB observation decom
 the one or two blocks it overlaps; a line number is found from the newline counts without
 reading the blocks before it.
 
-Characters are Unicode code points (Python's `str` indexing), so a slice never splits an
-emoji or an accented letter, and blocks are cut on code points, never inside a UTF-8 sequence.
+Characters are Unicode code points (Python's `str` indexing), so a slice never splits a
+character (code point) and blocks are cut on code points, never inside a UTF-8 sequence; a
+sequence of several code points (an emoji with ZWJ, a flag, a letter with a combining accent)
+can be split like any other text.
+
+Observations under the threshold pass through to the caller unchanged; the ones that come with
+a step number are still recorded (whole, with no summary: `summary` is NULL) so that
+`{{stepN.field}}` references to them resolve. Recorded entries are not listed as parked.
+
+`grep` runs the `regex` module with a time limit, so a pattern that backtracks exponentially
+(`(a|aa)+$`) gets a clear error instead of pinning the process (or an MCP worker thread).
 
 Lifecycle: each entry expires after its TTL (default 1 h) and is invisible from then on; `gc`
 deletes expired entries and is run at the start of every turn (`start_turn`) and by command.
@@ -25,6 +34,7 @@ import hashlib
 import json
 import re
 import sqlite3
+import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
@@ -32,6 +42,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
+
+import regex
 
 from assembler.errors import AssemblerError
 
@@ -48,6 +60,13 @@ NOTE: Final = (
     "Large observation saved in scratchpad. To read it in full or partially, "
     "use the scratchpad_read tool."
 )
+# For an observation parked on request although it is under the threshold (MCP scratchpad_put,
+# `obs put --force`): the seed's note would call it large.
+SMALL_NOTE: Final = (
+    "Observation saved in scratchpad as asked (it is under the {threshold}-byte threshold, "
+    "small enough to keep in context). To read it in full or partially, use the "
+    "scratchpad_read tool."
+)
 MODES: Final = ("full", "head", "tail", "range", "lines", "grep")
 DEFAULT_THRESHOLD_BYTES: Final = 4096
 DEFAULT_TTL: Final = timedelta(hours=1)
@@ -57,6 +76,11 @@ DEFAULT_LINES: Final = 100  # lines for mode `lines` when no end is given
 DEFAULT_CONTEXT: Final = 2
 DEFAULT_MAX_MATCHES: Final = 50
 GREP_LINE_CHARS: Final = 1000  # a longer line is shown as a window around its match
+# A grep's time limit: GREP_TIMEOUT_SECONDS, plus GREP_SECONDS_PER_LINE for each line of the
+# observation so that a plain pattern over a 640,000-line log (about 3 us a line, most of it the
+# time limit's own clock reads) is never cut short. A backtracking pattern is stopped by it.
+GREP_TIMEOUT_SECONDS: float = 2.0
+GREP_SECONDS_PER_LINE: float = 10e-6
 BLOCK_UNITS: Final = 1 << 20  # characters (text) or bytes (binary) per block
 COMPRESS_MIN_BYTES: Final = 512  # smaller blocks are stored as they are
 _ZSTD_LEVEL: Final = 3
@@ -130,6 +154,7 @@ class Entry:
     summary: str
     created: datetime
     expires: datetime
+    parked: bool = True  # False: recorded under the threshold, for references only
 
     @property
     def unit(self) -> str:
@@ -198,8 +223,13 @@ class Slice:
         more = f"; next: mode=range start={self.end}" if self.more_after else "; to the end"
         return f"scratchpad {entry.id}: {where}{more}"
 
-    def to_dict(self) -> dict[str, Any]:
-        """Return the slice as plain JSON data; binary content is base64."""
+    def to_dict(self, *, body: bool = True) -> dict[str, Any]:
+        """Return the slice as plain JSON data; binary content is base64.
+
+        Without `body`, only where the slice sits and what is next: no `content` or
+        `content_base64`, and grep hits without their text (for a caller that sends the
+        body separately, such as the MCP tool).
+        """
         entry = self.entry
         data: dict[str, Any] = {
             "scratchpad_id": entry.id,
@@ -215,12 +245,15 @@ class Slice:
         if entry.kind == "text":
             data["lines"] = entry.lines
         if self.mode == "grep":
-            data |= {"matches": self.matches, "shown": self.shown, "hits": self.hits}
+            hits = self.hits
+            if not body:
+                hits = [{"line": hit["line"], "match": hit["match"]} for hit in hits]
+            data |= {"matches": self.matches, "shown": self.shown, "hits": hits}
         elif self.more_after:
             data["next_start"] = self.end
-        if self.data is not None:
+        if body and self.data is not None:
             data["content_base64"] = base64.b64encode(self.data).decode("ascii")
-        else:
+        elif body:
             data["content"] = self.text
         data["position"] = self.position()
         return data
@@ -332,11 +365,12 @@ def hexdump(data: bytes, offset: int = 0) -> str:
     return "\n".join(rows)
 
 
-def _clip_line(line: str, match: re.Match[str] | None) -> str:
-    """Return a long line as a window around its match, saying how much was left out."""
+def _clip_line(line: str, center: int) -> str:
+    """Return a long line as a window around `center` (where its match starts), saying how
+    much was left out.
+    """
     if len(line) <= GREP_LINE_CHARS:
         return line
-    center = match.start() if match is not None else 0
     start = max(0, min(center - GREP_LINE_CHARS // 4, len(line) - GREP_LINE_CHARS))
     end = start + GREP_LINE_CHARS
     before = f"[... {start} characters omitted ...]" if start else ""
@@ -453,7 +487,8 @@ class ObservationStore:
     ) -> Any:
         """Given an observation (text, bytes, or a mapping such as a tool result), park it if
         its JSON is over the threshold (or `force`) and return the synthetic observation;
-        return a smaller observation unchanged.
+        return a smaller observation unchanged (the same object), after recording it whole
+        when it has a `step`, so that `{{stepN.field}}` references to it resolve.
 
         The synthetic observation has `ok`, `scratchpad_id`, `size_bytes`, `kind`, `summary`
         (first and last 500 characters around the exact count omitted, or the binary note),
@@ -461,6 +496,8 @@ class ObservationStore:
         ObservationError for a bad step or TTL.
         """
         if not force and not self.should_park(observation):
+            if step is not None:
+                self._store(observation, turn, step, executor, ttl, now, summarise=False)
             return observation
         return self.park(observation, turn=turn, step=step, executor=executor, ttl=ttl, now=now)
 
@@ -475,7 +512,40 @@ class ObservationStore:
         now: datetime | None = None,
     ) -> dict[str, Any]:
         """Given an observation, store it whatever its size and return the synthetic
-        observation (see `put`). Raise ObservationError for a bad step or TTL.
+        observation (see `put`); its note says so when it is under the threshold. Raise
+        ObservationError for a bad step or TTL.
+        """
+        entry, ok = self._store(observation, turn, step, executor, ttl, now, summarise=True)
+        synthetic: dict[str, Any] = {
+            "ok": ok,
+            "scratchpad_id": entry.id,
+            "size_bytes": entry.size_bytes,
+            "kind": entry.kind,
+            "summary": entry.summary,
+        }
+        if entry.kind == "text":
+            synthetic |= {"chars": entry.length, "lines": entry.lines}
+        if entry.content_field not in (None, "content"):
+            synthetic["field"] = entry.content_field
+        synthetic["metadata"] = entry.metadata
+        large = self.should_park(observation)
+        synthetic["_note"] = NOTE if large else SMALL_NOTE.format(threshold=self.threshold_bytes)
+        return synthetic
+
+    def _store(
+        self,
+        observation: Any,
+        turn: str | None,
+        step: int | None,
+        executor: str | None,
+        ttl: timedelta | None,
+        now: datetime | None,
+        *,
+        summarise: bool,
+    ) -> tuple[Entry, Any]:
+        """Store an observation in blocks; return its entry and the observation's `ok` (which
+        is not stored). Without `summarise` the summary is NULL: the entry is recorded whole
+        for references, not parked. Raise ObservationError for a bad step or TTL.
         """
         if step is not None and (isinstance(step, bool) or not isinstance(step, int) or step < 0):
             raise ObservationError(f"step {step!r}: give the step number as an integer >= 0")
@@ -486,14 +556,17 @@ class ObservationStore:
         turn_id = turn or self.current_turn(moment)
         content, key, metadata, ok = _split(observation)
         entry_id = uuid.uuid4().hex[:16]
+        summary: str | None = None
         if isinstance(content, str):
             kind: Kind = "text"
-            summary = summarize_text(content, self.summary_chars)
+            if summarise:
+                summary = summarize_text(content, self.summary_chars)
             encoded_size, lines, digest, blocks = self._text_blocks(content)
             length = len(content)
         else:
             kind = "binary"
-            summary = summarize_binary(content)
+            if summarise:
+                summary = summarize_binary(content)
             encoded_size, lines, length = len(content), 0, len(content)
             digest = hashlib.sha256(content).hexdigest()
             blocks = self._binary_blocks(content)
@@ -524,20 +597,24 @@ class ObservationStore:
                     for b in blocks
                 ),
             )
-        synthetic: dict[str, Any] = {
-            "ok": ok,
-            "scratchpad_id": entry_id,
-            "size_bytes": encoded_size,
-            "kind": kind,
-            "summary": summary,
-        }
-        if kind == "text":
-            synthetic |= {"chars": length, "lines": lines}
-        if key not in (None, "content"):
-            synthetic["field"] = key
-        synthetic["metadata"] = metadata
-        synthetic["_note"] = NOTE
-        return synthetic
+        entry = Entry(
+            entry_id,
+            turn_id,
+            step,
+            executor,
+            kind,
+            encoded_size,
+            length,
+            lines,
+            key,
+            metadata,
+            digest,
+            summary or "",
+            moment,
+            moment + life,
+            parked=summary is not None,
+        )
+        return entry, ok
 
     def _text_blocks(self, text: str) -> tuple[int, int, str, list[_Block]]:
         """Return (UTF-8 size, lines, sha256, blocks) of a text, one block at a time."""
@@ -613,19 +690,20 @@ class ObservationStore:
     def entries(
         self, *, turn: str | None = None, all_turns: bool = False, now: datetime | None = None
     ) -> list[Entry]:
-        """Return the live entries of `turn` (default: the current turn), or of every turn,
-        oldest first.
+        """Return the live parked entries of `turn` (default: the current turn), or of every
+        turn, oldest first. Small observations recorded only for references are left out.
         """
         moment = self._now(now)
         if all_turns:
             rows = self._db.execute(
-                "SELECT * FROM entries WHERE expires_at >= ? ORDER BY created_at, id",
+                "SELECT * FROM entries WHERE expires_at >= ? AND summary IS NOT NULL "
+                "ORDER BY created_at, id",
                 (_stamp(moment),),
             )
         else:
             rows = self._db.execute(
                 "SELECT * FROM entries WHERE turn_id = ? AND expires_at >= ? "
-                "ORDER BY created_at, id",
+                "AND summary IS NOT NULL ORDER BY created_at, id",
                 (turn or self.current_turn(moment), _stamp(moment)),
             )
         return [_entry(row) for row in rows]
@@ -822,36 +900,54 @@ class ObservationStore:
         if max_matches == 0:
             raise ObservationError("max_matches 0: give a positive number of matches to list")
         try:
-            regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
-        except re.error as error:
+            compiled = regex.compile(pattern, regex.IGNORECASE if ignore_case else 0)
+        except (regex.error, ValueError, OverflowError) as error:
             raise ObservationError(
                 f"pattern {pattern!r} is not a valid regular expression ({error}); fix it, or "
                 "put a backslash before special characters such as ( [ . * + ?"
             ) from error
+        # `regex` checks its time limit while it backtracks, which `re` cannot be made to do.
+        # The limit costs a few microseconds a line (regex reads the CPU clock on each call),
+        # and a pattern without special characters cannot backtrack, so it goes without.
+        limited = regex.escape(pattern, special_only=True, literal_spaces=True) != pattern
+        limit = GREP_TIMEOUT_SECONDS + GREP_SECONDS_PER_LINE * entry.lines
+        deadline = time.monotonic() + limit
         hits: list[dict[str, Any]] = []
         before: deque[tuple[int, str]] = deque(maxlen=context)
         after_left = matches = 0
         last_shown = 0
         listing: list[str] = []
 
-        def show(number: int, line: str, match: re.Match[str] | None) -> None:
+        def show(number: int, line: str, match_start: int | None) -> None:
             nonlocal last_shown
             if last_shown and number > last_shown + 1:
                 listing.append("--")
-            text = _clip_line(line, match)
-            listing.append(f"{number}{':' if match else '-'}{text}")
-            hits.append({"line": number, "text": text, "match": match is not None})
+            text = _clip_line(line, match_start or 0)
+            listing.append(f"{number}{'-' if match_start is None else ':'}{text}")
+            hits.append({"line": number, "text": text, "match": match_start is not None})
             last_shown = number
 
         for number, line in enumerate(self._lines(entry), start=1):
-            found = regex.search(line)
+            try:
+                if not limited:
+                    found = compiled.search(line)
+                elif (left := deadline - time.monotonic()) > 0:
+                    found = compiled.search(line, timeout=left)
+                else:
+                    raise TimeoutError("regex timed out")
+            except TimeoutError as error:
+                raise ObservationError(
+                    f"pattern {pattern!r} took too long: grep of observation '{entry.id}' "
+                    f"stopped at line {number} of {entry.lines} after its {limit:.1f} s limit; "
+                    "simplify it (nested quantifiers such as (a+)+ backtrack exponentially)"
+                ) from error
             if found:
                 matches += 1
                 if matches <= max_matches:
                     for earlier in before:
                         show(*earlier, None)
                     before.clear()
-                    show(number, line, found)
+                    show(number, line, found.start())
                     after_left = context
                     continue
             if after_left:
@@ -943,10 +1039,16 @@ class ObservationStore:
                 }
                 | set(inline)
             )
-            known = ", ".join(map(str, steps)) if steps else "none"
+            if not steps:
+                raise ObservationError(
+                    f"{written}: turn '{turn}' has no observations of any step yet, so there "
+                    f"is nothing to refer to; store each step's output with its step number "
+                    "(CLI: obs put --step N; MCP: scratchpad_put with step) before referring "
+                    "to it, or write the value itself"
+                )
             raise ObservationError(
                 f"{written}: there is no observation of step {step} in turn '{turn}' (steps "
-                f"with observations: {known}); refer to one of those steps"
+                f"with observations: {', '.join(map(str, steps))}); refer to one of those steps"
             )
         entry = _entry(row)
         if name == entry.content_field:
@@ -1055,6 +1157,7 @@ def _entry(row: tuple[Any, ...]) -> Entry:
         summary or "",
         _moment(created),
         _moment(expires),
+        summary is not None,
     )
 
 

@@ -460,6 +460,29 @@ def _apply(
     return text
 
 
+def redact(text: str, *, extra_secret_patterns: Sequence[str] = ()) -> str:
+    """Given a text, return it with every secret and piece of personal data the detectors find
+    replaced by `[redacted <kind>]` (e.g. `[redacted GitHub token]`); for a `key=value` secret
+    only the value goes. Raise ConfigError if an extra pattern is invalid.
+    """
+    detectors = (*_BUILTIN_DETECTORS[:1], *_compile_extra(extra_secret_patterns))
+    detectors = (*detectors, *_BUILTIN_DETECTORS[1:])
+    remaining = text
+    spans: list[tuple[int, int, str]] = []
+    for detector in detectors:
+        for match in detector.pattern.finditer(remaining):
+            if match.end() == match.start() or (detector.valid and not detector.valid(match)):
+                continue
+            group = detector.group if match.group(detector.group) else 0
+            start, end = match.span(group)
+            spans.append((start, end, detector.label))
+            # Blank it, as the scan does, so that no later detector matches inside it.
+            remaining = remaining[:start] + " " * (end - start) + remaining[end:]
+    for start, end, label in sorted(spans, reverse=True):
+        text = f"{text[:start]}[redacted {label}]{text[end:]}"
+    return text
+
+
 # --- complexity ----------------------------------------------------------------------------
 
 

@@ -573,6 +573,11 @@ _ACTION_PURPOSE: Final = {
 }
 
 
+def _tokens(count: int) -> str:
+    """Given a number of tokens, return it for a message: '1 token', '2 tokens'."""
+    return f"{count} token" if count == 1 else f"{count} tokens"
+
+
 def _preview(text: str, width: int = 60) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1].rstrip() + "…"
@@ -608,6 +613,23 @@ def _json_type(value: object) -> str:
     if isinstance(value, Mapping):
         return "object"
     return type(value).__name__
+
+
+def _json_value(value: object) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+_SESSION_KEYS: Final = ("content", "mode")
+
+
+def _session_call_text(content: object, mode: object) -> str:
+    """Given what a seed 000 call had, return the right call, keeping its text and mode."""
+    text = _preview(content) if isinstance(content, str) and content else "## Plan\n1. ..."
+    right = mode if mode in ("replace", "append") else "replace"
+    return json.dumps({"content": text, "mode": right}, ensure_ascii=False)
 
 
 def _mistake(mistake: str, message: str) -> Answer:
@@ -700,10 +722,12 @@ class Scratchpad:
                 {"action": "read", "section": section, "content": "", "tokens": 0},
             )
         tokens = self.count(found.content)
+        when = f"updated {_local_time(found.updated)} by {found.source or 'unknown'}"
         return Answer(
             True,
-            f"Section '{section}' ({tokens} tokens, updated {_local_time(found.updated)} "
-            f"by {found.source or 'unknown'}).",
+            f"Section '{section}' ({_tokens(tokens)}, {when})."
+            if found.content
+            else f"Section '{section}' is empty ({when}).",
             {
                 "action": "read",
                 "section": section,
@@ -798,7 +822,7 @@ class Scratchpad:
     def _usage(self, result: _Stored) -> str:
         total = result.budget.others + result.tokens
         cap = result.budget.section_cap
-        own = f"{result.tokens}/{cap} tokens" if cap is not None else f"{result.tokens} tokens"
+        own = f"{result.tokens}/{cap} tokens" if cap is not None else _tokens(result.tokens)
         return f"{own}; agent part {total}/{self.agent_cap} tokens used"
 
     def _data(self, action: str, section: str, result: _Stored) -> dict[str, Any]:
@@ -833,22 +857,23 @@ class Scratchpad:
             return Answer(
                 False,
                 f"No room for section '{section}': the other agent sections use {budget.others} "
-                f"of the {self.agent_cap} token agent part, and the text has {result.original} "
-                "tokens. Clear or shorten another section first.",
+                f"of the {self.agent_cap} token agent part, and the text has "
+                f"{_tokens(result.original)}. Clear or shorten another section first.",
                 data,
             )
         if result.outcome == "truncated":
             if result.over == "section":
                 message = (
-                    f"Section '{section}' truncated to {budget.limit} tokens, its section cap "
-                    f"(original: {result.original}). Consider summarizing."
+                    f"Section '{section}' truncated to {_tokens(result.tokens)}, within its "
+                    f"section cap of {budget.limit} (original: {result.original}). Consider "
+                    "summarizing."
                 )
             else:
                 message = (
-                    f"Section '{section}' truncated to {budget.limit} tokens (original: "
-                    f"{result.original}): the agent part cap is {self.agent_cap} tokens and the "
-                    f"other sections use {budget.others}. Consider summarizing, or clear "
-                    "sections you no longer need."
+                    f"Section '{section}' truncated to {_tokens(result.tokens)}, within the "
+                    f"{budget.limit} left (original: {result.original}): the agent part cap is "
+                    f"{self.agent_cap} tokens and the other sections use {budget.others}. "
+                    "Consider summarizing, or clear sections you no longer need."
                 )
             return Answer(True, message, data | {"original_tokens": result.original})
         return Answer(True, f"Wrote section '{section}' ({self._usage(result)}).", data)
@@ -943,7 +968,14 @@ class Scratchpad:
         unchanged; the messages are the seed's.
         """
         if mode not in ("replace", "append"):
-            return _mistake("mode", f"`mode` must be 'replace' or 'append', got {mode!r}.")
+            word = mode.strip().lower() if isinstance(mode, str) else ""
+            meant = _ACTION_SYNONYMS.get(word, word)
+            right = "append" if meant == "append" else "replace"
+            return _mistake(
+                "mode",
+                f"`mode` must be 'replace' (overwrite the scratchpad) or 'append' (add to it), "
+                f"got {_json_value(mode)}. Use {_session_call_text(content, right)}",
+            )
         if not isinstance(content, str):
             return _mistake(
                 "content-type",
@@ -975,8 +1007,8 @@ class Scratchpad:
         if result.outcome == "truncated":
             return Answer(
                 True,
-                f"Scratchpad truncated to {budget.limit} tokens (original: {result.original}). "
-                f"Consider summarizing.{shared}",
+                f"Scratchpad truncated to {_tokens(result.tokens)}, within its {budget.limit} "
+                f"token budget (original: {result.original}). Consider summarizing.{shared}",
                 data | {"original_tokens": result.original},
             )
         if result.outcome == "rejected":
@@ -991,6 +1023,36 @@ class Scratchpad:
         return Answer(
             True, f"Scratchpad {verb} ({result.tokens}/{budget.limit} tokens used).{shared}", data
         )
+
+    def session_call(self, args: Mapping[str, Any], *, source: str = "tool") -> Answer:
+        """Given seed 000's call as a JSON object `{"content", "mode"?}`, carry it out.
+
+        A call without `content` is answered naming the keys it has instead (the text put in
+        `text`, say) and showing the right call; so is a key the call does not take. Otherwise
+        see `session_tool`.
+        """
+        extra = [k for k in args if k not in _SESSION_KEYS]
+        if "content" not in args:
+            alias = next(
+                (k for k in extra if isinstance(k, str) and k.lower() in _CONTENT_ALIASES), None
+            )
+            text = args[alias] if alias is not None else None
+            seen = ", ".join(f"`{k}`" for k in extra)
+            got = f"; the call has {seen} instead" if seen else ""
+            return _mistake(
+                "missing-content",
+                f"Missing `content`: the text to save goes in `content`{got}. Use "
+                f"{_session_call_text(text, args.get('mode', 'replace'))}",
+            )
+        if extra:
+            names = ", ".join(f"`{k}`" for k in extra)
+            plural = "s" if len(extra) != 1 else ""
+            return _mistake(
+                "unknown-key",
+                f"Unknown parameter{plural} {names}: the call takes only `content` and `mode`, "
+                f"e.g. {_session_call_text(args['content'], args.get('mode', 'replace'))}",
+            )
+        return self.session_tool(args["content"], args.get("mode", "replace"), source=source)
 
     # -- the seed 004 JSON tool ----------------------------------------------------------------
 
@@ -1069,11 +1131,11 @@ class Scratchpad:
         if kept != content:
             return Answer(
                 True,
-                f"Section '{name}' truncated to {cap} tokens, its section cap (original: "
-                f"{original}); {until}.",
+                f"Section '{name}' truncated to {_tokens(tokens)}, within its section cap of "
+                f"{cap} (original: {original}); {until}.",
                 data | {"original_tokens": original},
             )
-        return Answer(True, f"Section '{name}' set ({tokens} tokens, {until}).", data)
+        return Answer(True, f"Section '{name}' set ({_tokens(tokens)}, {until}).", data)
 
     def remove_section(self, name: str, *, source: str = "subsystem") -> Answer:
         """Given a subsystem section's name, remove it. Agent sections are refused."""
@@ -1526,20 +1588,28 @@ def find_agent_region(body: str) -> str | None:
     part is ignored) and ends before the next region-end line, or at the end of the text.
     """
     lines = body.split("\n")
+    begin, end = _region_lines(lines)
+    if begin is None:
+        return None
+    return "\n".join(lines[begin + 1 : end])
+
+
+def _region_lines(lines: Sequence[str]) -> tuple[int | None, int]:
+    """Given a body's lines, return the index of the region-begin line (None if there is none)
+    and of the region-end line that closes it (len(lines) if there is none).
+    """
     begin = None
     for index, line in enumerate(lines):
         match = _REGION_MARKER.fullmatch(line)
         if match is not None and match.group(1).lower() == "begin":
             begin = index
     if begin is None:
-        return None
-    end = len(lines)
+        return None, len(lines)
     for index in range(begin + 1, len(lines)):
         match = _REGION_MARKER.fullmatch(lines[index])
         if match is not None and match.group(1).lower() == "end":
-            end = index
-            break
-    return "\n".join(lines[begin + 1 : end])
+            return begin, index
+    return begin, len(lines)
 
 
 def decode_sections(text: str) -> dict[str, str]:
@@ -1673,11 +1743,20 @@ def _shown(state: SectionState, limit: int | None, count: TokenCounter) -> Shown
     )
 
 
-def agent_context(sections: Sequence[ShownSection], *, markers: bool = True) -> dict[str, Any]:
-    """Given the sections to show, return the context of `agent_sections.md.j2`."""
+def agent_context(
+    sections: Sequence[ShownSection],
+    *,
+    markers: bool = True,
+    stray: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Given the sections to show, whether they sit between markers (the file) or not (plain
+    listings and the prefix block), and what became of text typed outside the markers (see
+    `FileSync.notice`), return the context of `agent_sections.md.j2`.
+    """
     return {
         "sections": list(sections),
         "markers": markers,
+        "stray": dict(stray) if stray else None,
         "region_begin": REGION_BEGIN,
         "region_end": REGION_END,
     }
@@ -1690,10 +1769,14 @@ def plan_agent_part(
     count: TokenCounter,
     agent_cap: int,
     limit: int,
+    markers: bool = True,
+    stray: Mapping[str, Any] | None = None,
 ) -> AgentPart:
     """Given the folded sections, a renderer, a counter and the caps, return the agent part.
 
-    The agent sections' text is held to `agent_cap` (as `assemble pad` counts it) and the
+    With `markers` (the file) the sections sit between their markers, escaped, under the
+    region's intro and the `stray` notice; without (the prefix block), as written. The agent
+    sections' text is held to `agent_cap` (as `assemble pad` counts it) and the
     rendered part, markup included, to `limit` tokens. Nothing is cut silently: over a cap the
     largest section still shown whole becomes a preview (or, below a few tokens, no text), and
     its note says how much was left out and the command that prints it all. Sections come in
@@ -1704,7 +1787,7 @@ def plan_agent_part(
 
     def build() -> tuple[list[ShownSection], str]:
         shown = [_shown(s, limits[s.name], count) for s in states_in_order]
-        return shown, render(agent_context(shown))
+        return shown, render(agent_context(shown, markers=markers, stray=stray))
 
     shown, text = build()
     # Each round cuts one section (never back up), so this ends; the bound is a safety net.
@@ -1738,7 +1821,11 @@ class FileSync:
     cleared: list[str] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)  # kept in the journal; file text saved
     auto_edited: bool = False  # the auto part was changed by hand (it is regenerated)
+    # Text typed outside the sections' markers: {"appended_to": "main", "tokens": n}, or
+    # {"saved": path, "why": reason} when it could not be appended.
+    stray: dict[str, Any] | None = None
     problems: list[dict[str, str]] = field(default_factory=list)  # for `degraded`
+    failure: str | None = None  # why the journal could not take the edits (none were)
     at: datetime | None = None  # when the file was edited (its mtime)
     # The previous render's agent region and hashes, carried over when the journal is down.
     region: str | None = None
@@ -1753,8 +1840,29 @@ class FileSync:
             "imported": self.written,
             "cleared": self.cleared,
             "conflicts": self.conflicts,
+            "stray": self.stray,
             "auto_overwritten": self.auto_edited,
         }
+
+    def notice(self, now: datetime) -> dict[str, Any] | None:
+        """Given the clock, return the template's `stray` notice (what became of the text typed
+        outside the markers, and when it was typed), or None when there was none.
+        """
+        if self.stray is None:
+            return None
+        at = self.at.astimezone(_aware(now).tzinfo) if self.at else _aware(now)
+        return {"appended_to": None, "saved": None, "why": None, **self.stray, "at": f"{at:%H:%M}"}
+
+
+def normalise_line_ends(text: str) -> str:
+    """Given a file's text, return it with CRLF line ends turned into LF when every line of it
+    ends in CRLF (a Windows editor saved it), else unchanged: a lone `\\r` or a `\\r\\n` the agent
+    wrote into a section is text, and the rendered file's own line ends are LF.
+    """
+    lf = text.count("\n")
+    if lf and text.count("\r\n") == lf:
+        return text.replace("\r\n", "\n")
+    return text
 
 
 def split_frontmatter(text: str) -> tuple[str | None, str]:
@@ -1770,11 +1878,7 @@ def split_frontmatter(text: str) -> tuple[str | None, str]:
 def auto_part(body: str) -> str:
     """Given a SCRATCHPAD.md body, return what precedes its agent region (all, if none)."""
     lines = body.split("\n")
-    begin = None
-    for index, line in enumerate(lines):
-        match = _REGION_MARKER.fullmatch(line)
-        if match is not None and match.group(1).lower() == "begin":
-            begin = index
+    begin, _ = _region_lines(lines)
     return body if begin is None else "\n".join(lines[:begin])
 
 
@@ -1805,16 +1909,164 @@ def _save_conflict(pad: Scratchpad, name: str, text: str, moment: datetime) -> P
     return path
 
 
+# -- text typed outside the sections' markers ----------------------------------------------------
+
+RENDERED_NAME: Final = "rendered.md"
+STRAY_NAME: Final = "outside-markers"  # the conflicts file name of text that could not be kept
+
+
+def rendered_path(state_dir: Path) -> Path:
+    """Given the state folder, return where the copy of the last SCRATCHPAD.md written is kept."""
+    return state_dir / RENDERED_NAME
+
+
+def remember_render(state_dir: Path, text: str) -> bool:
+    """Given the state folder and the text of the SCRATCHPAD.md just written, keep a copy.
+
+    The next run compares the file with it to tell what the agent typed from what the program
+    rendered. Return whether the copy was written; without it the next run still imports the
+    sections' edits and keeps the text after the region's end marker, so an error is no reason
+    to fail a run whose file was written.
+    """
+    from assembler.fsutil import atomic_write
+
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write(rendered_path(state_dir), text)
+    except (OSError, UnicodeError):
+        return False
+    return True
+
+
+def _owned_lines(lines: Sequence[str]) -> set[int]:
+    """Given a body's lines, return the indices of the lines the region's parsing accounts
+    for: the region markers, each section's markers and the text between them (as
+    `decode_sections` reads it), and a heading right above a begin marker (a section added by
+    hand comes with its heading).
+    """
+    begin, end = _region_lines(lines)
+    if begin is None:
+        return set()
+    owned = {begin, end}
+    inside = False
+    for index in range(begin + 1, end):
+        match = _SECTION_MARKER.fullmatch(lines[index])
+        if match is None:
+            if inside:
+                owned.add(index)
+            continue
+        owned.add(index)
+        inside = match.group(1).lower() == "begin"
+        if inside and index - 1 > begin and lines[index - 1].startswith("#"):
+            owned.add(index - 1)
+    return owned
+
+
+def stray_lines(body: str, rendered: str | None) -> list[int]:
+    """Given a SCRATCHPAD.md body and the body as last rendered (None if unknown), return the
+    indices of the body's lines the agent typed outside the sections' markers.
+
+    With the render to compare with, these are the lines added or changed after the auto part
+    (edits of the auto part are overwritten, as documented) that no section's markers hold:
+    text after the region, between sections, in a subsystem section or a preview. The
+    program's own headings and notes are in the render, so they never count. Without it, only
+    the lines after the region's end marker count (the program renders nothing there).
+    """
+    lines = body.split("\n")
+    owned = _owned_lines(lines)
+    if rendered is None:
+        begin, end = _region_lines(lines)
+        candidates: Iterable[int] = range(end + 1, len(lines)) if begin is not None else ()
+    else:
+        old = rendered.split("\n")
+        old_begin, _ = _region_lines(old)
+        if old_begin is None:  # no region: the auto part ends at its last line of text
+            old_begin = max((i + 1 for i, line in enumerate(old) if line.strip()), default=0)
+        import difflib
+
+        matcher = difflib.SequenceMatcher(None, old, lines, autojunk=False)
+        candidates = [
+            j
+            for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+            if (tag == "insert" and i1 >= old_begin) or (tag == "replace" and i2 > old_begin)
+            for j in range(j1, j2)
+        ]
+    return [j for j in candidates if j not in owned and lines[j].strip()]
+
+
+def stray_text(body: str, indices: Sequence[int]) -> str:
+    """Given a body and the indices of its stray lines, return them as one text: each run of
+    stray lines as typed, runs joined by a newline (the blank lines around them dropped).
+    """
+    lines = body.split("\n")
+    runs: list[list[str]] = []
+    previous = None
+    for index in indices:
+        if previous is None or index != previous + 1:
+            runs.append([])
+        runs[-1].append(lines[index])
+        previous = index
+    return "\n".join("\n".join(run) for run in runs)
+
+
+def _rendered_body(pad: Scratchpad, meta: Mapping[str, Any] | None) -> str | None:
+    """Given the file's frontmatter, return the body of the render that wrote the file, or None
+    when the copy is missing or belongs to another render.
+    """
+    if meta is None or not isinstance(meta.get("body_sha256"), str):
+        return None
+    try:
+        text = rendered_path(pad.journal.path.parent).read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return None
+    _, body = split_frontmatter(text)
+    return body if _body_hash(body) == meta["body_sha256"] else None
+
+
+def _keep_stray(
+    pad: Scratchpad, sync: FileSync, text: str, moment: datetime, why_not: str | None
+) -> None:
+    """Given text typed outside the markers, append it to section main, or save it under
+    `.scratchpad/conflicts/` when `why_not` says it cannot be appended or the append is
+    refused; record which in `sync.stray`.
+    """
+    if why_not is None:
+        try:
+            current = pad.state().get(DEFAULT_SECTION)
+            # A run whose file was not written (a dry run) appended it already: not twice.
+            if current is not None and current.content.endswith(text):
+                sync.stray = {"appended_to": DEFAULT_SECTION, "tokens": pad.count(text)}
+                return
+            answer = pad.append(text, section=DEFAULT_SECTION, source="file-edit")
+        except (SectionError, OSError) as error:
+            why_not = str(error)
+        else:
+            if answer.ok:
+                sync.stray = {"appended_to": DEFAULT_SECTION, "tokens": pad.count(text)}
+                return
+            why_not = answer.message
+    saved = _save_conflict(pad, STRAY_NAME, text, moment)
+    sync.stray = {"saved": str(saved), "why": why_not}
+    sync.problems.append(
+        {
+            "what": "text outside the section markers",
+            "why": f"not added to section {DEFAULT_SECTION} ({why_not}); saved in {saved}",
+        }
+    )
+
+
 def sync_file_edits(pad: Scratchpad, path: Path) -> FileSync:
     """Given the scratchpad and SCRATCHPAD.md, import hand edits of its agent sections.
 
-    The file counts as edited when its body no longer matches `body_sha256`. A section whose
-    text differs from the hash recorded at the render is written to the journal (source
-    `file-edit`), one whose markers are gone is cleared, one added between new markers is
-    written. When the journal changed the same section since the render, the journal wins and
-    the file's text is saved under `.scratchpad/conflicts/`. A file whose region markers are
-    gone imports nothing (the sections stay). Problems never raise: they are returned for
-    `degraded`.
+    The file counts as edited when its body no longer matches `body_sha256` (a file saved with
+    CRLF line ends throughout is read as LF). A section whose text differs from the hash
+    recorded at the render is written to the journal (source `file-edit`), one whose markers
+    are gone is cleared, one added between new markers is written. When the journal changed
+    the same section since the render, the journal wins and the file's text is saved under
+    `.scratchpad/conflicts/`. Text typed outside the sections' markers (see `stray_lines`) is
+    appended to section main, or saved under `.scratchpad/conflicts/` when it does not fit or
+    the region's markers are gone. A file whose region markers are gone imports no section
+    (the sections stay). Problems never raise: they are returned for `degraded`.
     """
     sync = FileSync()
     try:
@@ -1827,7 +2079,7 @@ def sync_file_edits(pad: Scratchpad, path: Path) -> FileSync:
             {"what": "hand edits", "why": f"cannot read {path} ({error}); edits not imported"}
         )
         return sync
-    text = raw.decode("utf-8", "replace")
+    text = normalise_line_ends(raw.decode("utf-8", "replace"))
     yaml_text, body = split_frontmatter(text)
     meta = _load_meta(yaml_text)
     recorded = meta.get("agent_sections") if meta is not None else None
@@ -1837,7 +2089,12 @@ def sync_file_edits(pad: Scratchpad, path: Path) -> FileSync:
     if meta is not None and meta.get("body_sha256") == _body_hash(body):
         return sync
     sync.edited, sync.at = True, mtime
-    if meta is not None and meta.get("auto_sha256") not in (None, auto_hash(body)):
+    stray = stray_lines(body, _rendered_body(pad, meta))
+    found_stray = stray_text(body, stray)
+    # Text added after the auto part is no edit of it, even where no region follows it.
+    dropped = set(stray)
+    without = "\n".join(line for i, line in enumerate(body.split("\n")) if i not in dropped)
+    if meta is not None and meta.get("auto_sha256") not in (None, auto_hash(without)):
         sync.auto_edited = True
     if meta is None:
         sync.problems.append(
@@ -1848,9 +2105,12 @@ def sync_file_edits(pad: Scratchpad, path: Path) -> FileSync:
             }
         )
     if sync.region is None:
-        sync.auto_edited = True
         if isinstance(recorded, Mapping) and not recorded:
-            return sync  # the last render showed no agent sections: nothing to look for
+            # The last render showed no agent sections: text added after it is the agent's.
+            if found_stray:
+                _keep_stray(pad, sync, found_stray, mtime, None)
+            return sync
+        sync.auto_edited = True
         sync.problems.append(
             {
                 "what": "hand edits",
@@ -1858,8 +2118,31 @@ def sync_file_edits(pad: Scratchpad, path: Path) -> FileSync:
                 "section cleared (clear sections with 'assemble pad clear')",
             }
         )
+        if found_stray:
+            _keep_stray(pad, sync, found_stray, mtime, "the agent-section markers are gone")
         return sync
-    found = decode_sections(sync.region)
+    try:
+        _import_sections(pad, sync, decode_sections(sync.region), recorded, mtime)
+    except (SectionError, OSError) as error:
+        sync.failure = str(error)
+        if found_stray:  # the journal is down: the text goes aside before the file is rewritten
+            _keep_stray(pad, sync, found_stray, mtime, str(error))
+        return sync
+    if found_stray:
+        _keep_stray(pad, sync, found_stray, mtime, None)
+    return sync
+
+
+def _import_sections(
+    pad: Scratchpad,
+    sync: FileSync,
+    found: Mapping[str, str],
+    recorded: object,
+    mtime: datetime,
+) -> None:
+    """Given the sections found in the edited file and the hashes recorded at the render,
+    journal the edits (see `sync_file_edits`) and record them in `sync`.
+    """
     with pad.journal.locked():
         state = pad.state()
         edits: dict[str, str | None] = {}
@@ -1908,7 +2191,6 @@ def sync_file_edits(pad: Scratchpad, path: Path) -> FileSync:
         answer = pad.import_file_edits(edits)
     sync.written = list(answer.data["written"])
     sync.cleared = list(answer.data["cleared"])
-    return sync
 
 
 def _body_hash(body: str) -> str:
@@ -1928,6 +2210,7 @@ class AgentInputs:
     sync: FileSync
     degraded: list[dict[str, str]] = field(default_factory=list)
     openclaw: str | None = None  # the answer of the OpenClaw import, if one was tried
+    now: datetime | None = None  # the render's clock, for the times the file shows
 
 
 def in_zone(states: Mapping[str, SectionState], now: datetime) -> dict[str, SectionState]:
@@ -1954,15 +2237,20 @@ def gather_agent_sections(
     sections to render, after importing hand edits and the newest OpenClaw scratchpad entry.
 
     Nothing here raises for bad data: a broken journal line, an unreadable file or a journal
-    that cannot be read is listed in `degraded`, and the render carries the previous agent
-    region over rather than losing anything.
+    that cannot be read or locked is listed in `degraded`, and the render carries the file's
+    agent region over (hand edits included, imported by a later run) rather than losing
+    anything.
     """
     degraded: list[dict[str, str]] = []
     sync = FileSync()
+    synced = False
     try:
         if import_edits:
             sync = sync_file_edits(pad, output)
+            synced = True
         degraded += sync.problems
+        if sync.failure is not None:
+            raise SectionError(sync.failure)
         answer = None
         if import_openclaw and openclaw_files:
             entries = read_openclaw_scratchpad_entries(
@@ -1973,7 +2261,9 @@ def gather_agent_sections(
         read = pad.journal.read()
         states = in_zone(fold_events(read.events, _aware(pad.now())), _aware(pad.now()))
     except (SectionError, OSError) as error:
-        if not import_edits:
+        if not synced:
+            # The file's region, hand edits included, is carried over: the next run imports
+            # them (their hashes still differ from the recorded ones).
             sync = sync_file_edits_region_only(output)
         degraded.append(
             {
@@ -1992,14 +2282,15 @@ def gather_agent_sections(
                 f"(kept there, and moved to {quarantine} when the journal is compacted)",
             }
         )
-    return AgentInputs(states, sync, degraded, answer)
+    return AgentInputs(states, sync, degraded, answer, _aware(pad.now()))
 
 
 def sync_file_edits_region_only(path: Path) -> FileSync:
     """Given SCRATCHPAD.md, return its agent region and recorded hashes, importing nothing."""
     sync = FileSync()
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        # Bytes, decoded: read_text would turn a lone "\r" in a section into a line end.
+        text = normalise_line_ends(path.read_bytes().decode("utf-8", "replace"))
     except OSError:
         return sync
     yaml_text, body = split_frontmatter(text)
@@ -2033,7 +2324,12 @@ def render_agent_part(
     if inputs.states is None:
         return carried_part(inputs.sync, render, count)
     return plan_agent_part(
-        inputs.states, render=render, count=count, agent_cap=agent_cap, limit=limit
+        inputs.states,
+        render=render,
+        count=count,
+        agent_cap=agent_cap,
+        limit=limit,
+        stray=inputs.sync.notice(inputs.now) if inputs.now is not None else None,
     )
 
 
@@ -2124,6 +2420,27 @@ def listing_for(config: Config, states: Mapping[str, SectionState]) -> str:
     return text
 
 
+def plain_region(region: str) -> str:
+    """Given the text inside a file's agent region, return it as written: without the marker
+    lines and the notes above the first heading (the intro), section text unescaped.
+    """
+    kept: list[str] = []
+    block: list[str] | None = None  # the escaped lines of the section being read
+    for line in region.split("\n"):
+        match = _SECTION_MARKER.fullmatch(line)
+        if match is not None:
+            if block is not None:
+                kept.append(unescape_text("\n".join(block)))
+            block = [] if match.group(1).lower() == "begin" else None
+        elif block is not None:
+            block.append(line)
+        elif kept or not line.startswith(">"):
+            kept.append(line)
+    if block is not None:
+        kept.append(unescape_text("\n".join(block)))
+    return "\n".join(kept).strip()
+
+
 def guidance_for(config: Config) -> str:
     """Given a config, return the system-prompt guidance from `guidance.md.j2`."""
     template = _renderer(config).env.get_template("guidance.md.j2")
@@ -2135,8 +2452,10 @@ def prefix_for(config: Config, now: datetime, *, fresh_only: bool = False) -> st
     """Given a config and the clock, return the block hosts prepend to each message (seed 000).
 
     It holds the auto part of SCRATCHPAD.md while the file is fresh and the agent sections as
-    the journal holds them now (under the same caps as the file), and is empty when neither
-    has anything. With `fresh_only`, return None when the file is stale or missing.
+    the journal holds them now, even when the file is stale (under the same caps as the file,
+    as written: no markers, escapes or editing intro, since a message cannot be edited), and
+    is empty when neither has anything. With `fresh_only`, return None when the file is stale
+    or missing.
     """
     from assembler.errors import ScratchpadError
     from assembler.render import PREFIX_FOOTER, PREFIX_HEADER, read_scratchpad
@@ -2161,12 +2480,13 @@ def prefix_for(config: Config, now: datetime, *, fresh_only: bool = False) -> st
                 count=count,
                 agent_cap=config.caps.agent,
                 limit=config.caps.total - count(auto) - 1,
+                markers=False,
             )
             agent = part.text.strip()
     except SectionError:
         # The journal cannot be read: the sections as last rendered are the best there is.
         region = find_agent_region(page.body) if page is not None and fresh else None
-        agent = f"{REGION_BEGIN}\n{region}\n{REGION_END}" if region and region.strip() else ""
+        agent = plain_region(region) if region is not None else ""
     blocks = [block for block in (auto, agent) if block]
     if not blocks:
         return ""

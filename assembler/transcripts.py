@@ -3,6 +3,7 @@
 INTERFACE (fixed; the readers below implement it):
 - `Message`, `SourceReport`, `TranscriptRead` dataclasses.
 - `read_recent(sources, *, base, now, max_messages, lookback, max_files, fmt) -> TranscriptRead`.
+- `resolve_explicit_sources(patterns, cwd) -> list[str]` for `--transcripts`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, BinaryIO, Final, Literal
+
+from assembler.errors import TranscriptError
 
 Role = Literal["user", "assistant"]
 Format = Literal["auto", "openclaw", "openclaw-sqlite", "claude-code", "generic"]
@@ -85,6 +88,10 @@ _SQLITE_PAGE = 256
 _SQLITE_TIMEOUT_S = 2.0
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _SQLITE_SUFFIXES = frozenset({".sqlite", ".sqlite3", ".db"})
+# Files (or database sessions) that yield no message, such as OpenClaw's isolated cron and
+# heartbeat sessions that only say HEARTBEAT_OK, do not count towards `max_files`; this many
+# times `max_files` may be opened looking for ones that do, so a folder full of them stays cheap.
+_OPEN_FACTOR = 4
 
 
 def read_recent(
@@ -99,10 +106,13 @@ def read_recent(
 ) -> TranscriptRead:
     """Given transcript glob patterns, return the newest human and assistant messages in them.
 
-    Patterns expand `~`, resolve relative ones against `base` and support `**`. The newest
-    `max_files` matching files (by mtime) are read from their end; their messages are merged
-    oldest first and the newest `max_messages` kept, none older than `now - lookback`
-    (`lookback=None`: no age limit). `fmt` forces one format instead of detecting it per file.
+    Patterns expand `~`, resolve relative ones against `base` and support `**`. Matching files
+    are read from their end, newest (by mtime) first, until `max_files` of them yielded
+    messages: a file without any (a heartbeat-only session) does not count, and reading stops
+    after `4 x max_files` files or at the first file last written before `now - lookback`.
+    Their messages are merged oldest first and the newest `max_messages` kept, none older than
+    `now - lookback` (`lookback=None`: no age limit). `fmt` forces one format instead of
+    detecting it per file.
 
     Raise nothing for unreadable sources: a pattern that matches nothing becomes a warning, a
     file that cannot be read gets a `SourceReport.error`, and corrupt lines are counted in
@@ -116,13 +126,24 @@ def read_recent(
 
     paths, warnings = _match_sources(sources, base)
     result.warnings.extend(warnings)
-    chosen = _newest_first(paths)[: max(max_files, 0)]
+    wanted = max(max_files, 0)
 
     units: list[_Unit] = []
     summaries_per_file: list[list[str]] = []
-    for path in chosen:
+    with_messages = 0
+    for opened, path in enumerate(_newest_first(paths)[: wanted * _OPEN_FACTOR]):
+        if with_messages >= wanted:
+            break
+        if opened >= wanted and cutoff is not None and _mtime(path) < cutoff:
+            break  # last written before the window: neither it nor older files have a message
         outcome = _read_source(path, fmt, cutoff, limit, max(max_files, 1))
-        result.sources.append(outcome.report)
+        useful = any(unit.messages for unit in outcome.units)
+        with_messages += useful
+        report = outcome.report
+        # Past the first `max_files`, an empty file is only listed when something is wrong with
+        # it: twenty heartbeat sessions would otherwise crowd the frontmatter's `sources`.
+        if opened < wanted or useful or report.error or report.bad_lines:
+            result.sources.append(report)
         units.extend(outcome.units)
         summaries_per_file.append(outcome.summaries)
 
@@ -165,9 +186,10 @@ def _match_sources(sources: Sequence[str], base: Path) -> tuple[list[Path], list
             expanded = os.path.join(glob.escape(str(base)), expanded)
         matches = sorted(glob.glob(expanded, recursive=True))
         if not matches:
+            # Also reached by --transcripts globs in a daemon when their files go away.
             warnings.append(
-                f"Transcript source {pattern!r} matched no files; check the pattern "
-                "or remove it from 'transcripts.sources'."
+                f"Transcript source {pattern!r} matched no files in {base}; check the pattern "
+                "(in 'transcripts.sources' or --transcripts)."
             )
         for match in matches:
             key = os.path.normpath(match)
@@ -175,6 +197,29 @@ def _match_sources(sources: Sequence[str], base: Path) -> tuple[list[Path], list
                 seen.add(key)
                 paths.append(Path(key))
     return paths, warnings
+
+
+def resolve_explicit_sources(patterns: Sequence[str], cwd: Path) -> list[str]:
+    """Given `--transcripts` globs and the current folder, return them as absolute patterns.
+
+    A user types these paths in a shell, so a relative glob means the current folder, not the
+    workspace (as in the config); `~` is expanded and an absolute glob kept as it is.
+    Raise TranscriptError naming the glob and the folder it was resolved against if a glob
+    matches no file: an explicit source that reads nothing would write an empty scratchpad.
+    """
+    resolved: list[str] = []
+    for pattern in patterns:
+        expanded = os.path.expanduser(pattern)
+        if not os.path.isabs(expanded):
+            # The folder's own name may contain glob characters; only the pattern may glob.
+            expanded = os.path.join(glob.escape(str(cwd)), expanded)
+        if not glob.glob(expanded, recursive=True):
+            raise TranscriptError(
+                f"--transcripts {pattern!r} matches no file (resolved against {cwd}); "
+                "check the path, relative to the current folder or absolute"
+            )
+        resolved.append(expanded)
+    return resolved
 
 
 def _newest_first(paths: list[Path]) -> list[Path]:
@@ -532,8 +577,9 @@ class _Walker:
 # The formats: which lines are entries, and which entries are messages.
 # --------------------------------------------------------------------------------------------
 
-# Housekeeping replies of OpenClaw's heartbeat and silent turns, possibly decorated.
-_HOUSEKEEPING = re.compile(r"^\W*(?:NO_REPLY|HEARTBEAT_OK)\W*$")
+# Housekeeping replies of OpenClaw's silent turns and heartbeat, possibly decorated.
+_SILENT_REPLY = re.compile(r"^\W*NO_REPLY\W*$")
+_HEARTBEAT_REPLY = re.compile(r"^\W*HEARTBEAT_OK\W*$")
 # Claude Code wraps slash commands, their output, `!` shell input and hook text in XML-ish tags
 # with hyphenated names (<command-name>, <local-command-stdout>, <bash-input>, ...).
 _CLAUDE_WRAPPER = re.compile(
@@ -590,8 +636,10 @@ class _OpenClawReader(_Reader):
         super().__init__(source, cutoff, limit, session_id)
         self._compacted = False
         self._first_kept: str | None = None
-        # Set by a NO_REPLY/HEARTBEAT_OK reply: the user message it answers (newer-first walk:
-        # the next user message taken) is the host's heartbeat or cron prompt, not the human.
+        # Set by a HEARTBEAT_OK reply: the user message it answers (newer-first walk: the next
+        # user message taken) is the host's heartbeat or cron prompt, not the human. NO_REPLY
+        # is the agent choosing silence after a real human message (a group chat): only the
+        # reply is dropped, the human's message stays.
         self._skip_prompt = False
 
     def header(self, value: dict[str, Any]) -> None:
@@ -658,8 +706,10 @@ class _OpenClawReader(_Reader):
         ):
             return None  # a copy of text already delivered, not a new reply
         text = _text_of(body.get("content"))
-        if role == "assistant" and _HOUSEKEEPING.match(text):
+        if role == "assistant" and _HEARTBEAT_REPLY.match(text):
             self._skip_prompt = True
+            return None
+        if role == "assistant" and _SILENT_REPLY.match(text):
             return None
         if not text:
             return None
@@ -899,7 +949,11 @@ def _read_sqlite(path: Path, cutoff: datetime | None, limit: int, max_sessions: 
         # Before schema 23 there is no compressed column; select NULL in its place.
         zstd_column = "event_zstd" if "event_zstd" in columns else "NULL"
         mtime = _mtime(path)
-        for session_id in _newest_sessions(connection, max_sessions):
+        with_messages = 0
+        # As with files, sessions without a message (isolated cron runs) do not count.
+        for session_id in _newest_sessions(connection, max_sessions * _OPEN_FACTOR):
+            if with_messages >= max_sessions:
+                break
             reader = _OpenClawReader(str(path), cutoff, limit, session_id)
             head = connection.execute(
                 f"SELECT event_json, {zstd_column} FROM transcript_events "
@@ -916,6 +970,7 @@ def _read_sqlite(path: Path, cutoff: datetime | None, limit: int, max_sessions: 
                 _session_rows(connection, session_id, zstd_column, report), reader
             )
             outcome.units.append(_Unit(list(reversed(reader.found)), mtime))
+            with_messages += bool(reader.found)
             outcome.summaries[:0] = list(reversed(reader.summaries))
     except sqlite3.Error as exc:
         report.error = _sqlite_error(path, exc)

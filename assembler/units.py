@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,6 +73,21 @@ def _exec_arg(path: Path) -> str:
     return unit_path(path).replace("$", "$$")
 
 
+def _optional_path(path: Path) -> str:
+    # ReadWritePaths= skips a path prefixed with "-" that does not exist instead of failing the
+    # start; the "-" goes inside the quotes of a quoted path.
+    text = unit_path(path)
+    return '"-' + text[1:] if text.startswith('"') else "-" + text
+
+
+def outside_folders(workspace: Path, output_file: Path) -> list[Path]:
+    """Given the workspace and the output file, return the folders the units must also let the
+    service write: the output file's folder when it is outside the workspace, else none."""
+    folder = output_file.parent.resolve()
+    inside = folder == workspace.resolve() or workspace.resolve() in folder.parents
+    return [] if inside else [folder]
+
+
 @dataclass(frozen=True)
 class Installed:
     """The unit files written (or left as they were) and the command that enables them."""
@@ -88,9 +103,11 @@ def render_units(
     workspace: Path,
     assemble: Path,
     config: Path | None = None,
+    writable: Sequence[Path] = (),
 ) -> dict[str, str]:
     """Given the kind (daemon service, or oneshot service and timer), the workspace, the
-    `assemble` executable and an optional config file, return each unit's name and text."""
+    `assemble` executable, an optional config file and the folders outside the workspace that
+    the service writes, return each unit's name and text."""
     import jinja2
 
     env = jinja2.Environment(
@@ -106,6 +123,7 @@ def render_units(
         "exec_start": _exec_arg(assemble),
         "exec_args": args,
         "workspace": unit_path(workspace),
+        "extra_read_write": "".join(f" {_optional_path(folder)}" for folder in writable),
         "workspace_label": str(workspace),
     }
     names = TIMER_UNITS if timer else DAEMON_UNITS
@@ -117,12 +135,14 @@ def install_units(
     timer: bool,
     workspace: Path,
     config: Path | None = None,
+    output_file: Path | None = None,
     force: bool = False,
     unit_dir: Path | None = None,
     assemble: Path | None = None,
 ) -> Installed:
-    """Given the kind of units and the workspace, write the units to the user's unit folder
-    and return what was written and the `systemctl --user` command that enables them.
+    """Given the kind of units, the workspace, the config file the service must read (passed
+    as --config) and the output file, write the units to the user's unit folder and return
+    what was written and the `systemctl --user` command that enables them.
 
     Raise AssemblerError if a unit file exists with other content and `force` is false, or if
     the folder cannot be written.
@@ -135,6 +155,7 @@ def install_units(
         workspace=workspace,
         assemble=assemble or assemble_executable(),
         config=config.absolute() if config else None,
+        writable=outside_folders(workspace, output_file) if output_file else (),
     )
     targets = {folder / name: text for name, text in units.items()}
     conflicts = [

@@ -9,6 +9,10 @@ each size it times, in a fresh store in a temporary folder:
   as the pass-through it really is (under the 4096-byte threshold);
 - slice reads: head, tail and range of 2000 characters in the middle, lines near the end,
   and grep of the tracebacks (which scans everything, one block at a time);
+- grep as the store does it (`regex`, with a time limit on every line for a pattern with
+  special characters, so that a backtracking pattern cannot hang it) against the same scan
+  with plain `re` and no limit, for a literal and for a regular expression: what the limit
+  costs;
 - a full read, and the ratio full / range: what a slice saves over reading it whole;
 - the stored size (compressed blocks, and the SQLite file) against the raw size.
 
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import re
 import statistics
 import sys
 import tempfile
@@ -36,6 +41,7 @@ except ImportError:  # run from a checkout without the package installed
 SIZES = {"1KB": 1024, "1MB": 1024 * 1024, "50MB": 50 * 1024 * 1024}
 PATHS = ["/api/v1/orders", "/api/v1/users/{id}", "/healthz", "/api/v1/search", "/login"]
 SERVICES = ["api", "worker", "billing", "search"]
+PATTERN = r"status\": 5\d\d"  # a regular expression: grep runs it under the time limit
 
 
 def generate_log(size: int, seed: int = 7) -> str:
@@ -110,6 +116,9 @@ def run(label: str, size: int, repeat: int, folder: Path) -> None:
         "grep DatabaseError": lambda: store.read(
             entry_id, "grep", pattern="DatabaseError", context=0, max_matches=50
         ),
+        f"grep {PATTERN}": lambda: store.read(
+            entry_id, "grep", pattern=PATTERN, context=0, max_matches=50
+        ),
         "full": lambda: store.read(entry_id, "full"),
     }
     print(f"  put (parked)                                         {put:9.3f} ms")
@@ -118,6 +127,19 @@ def run(label: str, size: int, repeat: int, folder: Path) -> None:
         print(f"  read {name:<48}{ms:9.3f} ms")
     ratio = timings["full"] / timings["range 2000 (middle)"]
     print(f"  full read / range read: ratio {ratio:,.1f}")
+    entry = store.get(entry_id)
+    for pattern, how in (("DatabaseError", "no limit: a literal"), (PATTERN, "time limit")):
+        plain = re.compile(pattern)
+
+        def grep_with_re(plain: re.Pattern[str] = plain) -> int:
+            return sum(1 for line in store._lines(entry) if plain.search(line))
+
+        unlimited = median_ms(grep_with_re, rounds)
+        ours = timings[f"grep {pattern}"]
+        print(
+            f"  grep {pattern} with regex ({how}) {ours:.3f} ms vs plain re {unlimited:.3f} ms:"
+            f" ratio {ours / unlimited:.2f}"
+        )
     (stored,) = store._db.execute(
         "SELECT SUM(LENGTH(data)) FROM blocks WHERE entry_id = ?", (entry_id,)
     ).fetchone()

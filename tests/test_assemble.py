@@ -79,3 +79,25 @@ def test_memory_search_turned_off_shows_no_section_and_builds_no_index(workspace
     assert "## Relevant Memories" not in assembly.text
     assert assembly.meta["memory"] is None
     assert not (workspace / ".scratchpad" / "index.sqlite").exists()
+
+
+def test_secrets_and_addresses_the_human_pasted_never_reach_the_file(workspace: Path) -> None:
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    lines = [
+        (9, "user", f"export GITHUB_TOKEN={token} then run the deploy again"),
+        (8, "user", "mail the incident note to ray.tanaka@fastmail.com and internal-7731"),
+    ]
+    with (workspace / "chat.jsonl").open("w") as handle:
+        for minutes, role, text in lines:
+            stamp = (NOW - timedelta(minutes=minutes)).isoformat()
+            handle.write(json.dumps({"role": role, "content": text, "timestamp": stamp}) + "\n")
+    (workspace / "assembler.toml").write_text(
+        '[transcripts]\nsources = ["*.jsonl"]\n[memory]\nenabled = false\n'
+        '[routing]\nextra_secret_patterns = ["internal-[0-9]{4}"]\n'
+    )
+    assembly = assemble(load_config(workspace), now=NOW)
+    for secret in (token, "ray.tanaka@fastmail.com", "internal-7731"):
+        assert secret not in assembly.text
+        assert all(secret not in line for line in assembly.meta["dropped"])
+    assert "[redacted GitHub token]" in assembly.text  # where it was, e.g. in the topic
+    assert "Content sensitivity:** HIGH" in assembly.text

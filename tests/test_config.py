@@ -108,14 +108,14 @@ def test_named_tables_extend_the_defaults() -> None:
     config = validate(
         {
             "strategy": {
-                "rules": {"bored": {"style": "s", "tone": "t", "verbosity": "v", "preamble": True}}
+                "rules": {"tired": {"style": "s", "tone": "t", "verbosity": "v", "preamble": True}}
             },
             "routing": {"tiers": {"low": "tiny"}},
         },
         source=None,
         workspace=Path("."),
     )
-    assert config.strategy.rules["bored"].style == "s"
+    assert config.strategy.rules["tired"].style == "s"
     assert "frustrated" in config.strategy.rules
     assert config.routing.tiers["low"] == "tiny"
     assert config.routing.tiers["high"] == "advanced"
@@ -147,6 +147,104 @@ def test_cross_checks_catch_inconsistent_values() -> None:
     assert "At 'strategy.fallback': no rule named 'zen'" in message
     assert "'(unclosed' is not a valid regular expression" in message
     assert "'x*' matches the empty string" in message
+
+
+def test_one_pass_reports_bad_regex_missing_template_folder_and_non_mood_rule_together(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        validate(
+            {
+                "output": {"template_dir": "my-templates", "ttl_minutes": -1},
+                "strategy": {
+                    "rules": {
+                        "angry": {"style": "s", "tone": "t", "verbosity": "v", "preamble": False}
+                    }
+                },
+                "routing": {"extra_secret_patterns": ["(unclosed"]},
+                "caps": {"auto": 900, "total": 800, "agent": 700},
+            },
+            source=None,
+            workspace=tmp_path,
+        )
+    message = str(caught.value)
+    assert "has 5 problems" in message
+    assert "At 'output.ttl_minutes': expected a positive number" in message
+    assert f"At 'output.template_dir': '{tmp_path / 'my-templates'}' is not a folder" in message
+    assert "At 'strategy.rules.angry': 'angry' is not a mood" in message
+    assert "strategy.fallback = 'angry'" in message  # the other way to make it apply
+    assert "At 'routing.extra_secret_patterns': '(unclosed' is not a valid regular" in message
+    assert "At 'caps.auto': 900 is larger than 'caps.total'" in message
+
+
+def test_a_rule_named_as_the_fallback_need_not_be_a_mood(tmp_path: Path) -> None:
+    (tmp_path / "my-templates").mkdir()
+    rule = {"style": "s", "tone": "t", "verbosity": "v", "preamble": False}
+    config = validate(
+        {
+            "output": {"template_dir": "my-templates"},
+            "strategy": {"fallback": "calm", "rules": {"calm": rule}},
+        },
+        source=None,
+        workspace=tmp_path,
+    )
+    assert config.strategy.rules["calm"].style == "s"
+
+
+def test_the_default_rules_name_exactly_the_mood_models_labels() -> None:
+    from assembler.config import StrategyConfig
+    from assembler.sentiment import MOODS
+
+    # Rule names are checked against the default table, so it must follow the labels.
+    assert sorted(StrategyConfig().rules) == sorted(MOODS)
+
+
+def test_config_validate_rejects_what_once_would_reject(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from assembler.cli import main
+
+    (workspace / "assembler.toml").write_text('[output]\ntemplate_dir = "nope"\n')
+    assert main(["config", "validate", "--workspace", str(workspace)]) == 1
+    assert "At 'output.template_dir'" in capsys.readouterr().err
+
+
+def test_a_bad_workspace_from_the_environment_is_blamed_on_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ASSEMBLER_WORKSPACE", str(tmp_path / "gone"))
+    with pytest.raises(WorkspaceError) as caught:
+        load_config()
+    message = str(caught.value)
+    assert "came from $ASSEMBLER_WORKSPACE" in message
+    assert "fix or unset $ASSEMBLER_WORKSPACE" in message
+    assert "set $ASSEMBLER_WORKSPACE" not in message.replace("unset $", "")
+    with pytest.raises(WorkspaceError, match="came from --workspace"):
+        load_config(tmp_path / "also-gone")
+
+
+@pytest.mark.parametrize("problem", ["workspace", "config"])
+def test_check_exits_2_with_one_line_when_the_workspace_or_config_is_wrong(
+    problem: str,
+    workspace: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from assembler.cli import main
+
+    if problem == "workspace":
+        monkeypatch.setenv("ASSEMBLER_WORKSPACE", str(workspace / "gone"))
+        argv = ["check"]
+    else:
+        (workspace / "assembler.toml").write_text("[output]\nttl_minutes = -1\npath = 3\n")
+        argv = ["check", "--workspace", str(workspace)]
+
+    code = main(argv)
+
+    out = capsys.readouterr().out
+    assert code == 2
+    assert out.startswith("missing or unreadable: ") and out.count("\n") == 1
+    assert ("ASSEMBLER_WORKSPACE" if problem == "workspace" else "output.ttl_minutes") in out
 
 
 @pytest.mark.parametrize(

@@ -246,6 +246,42 @@ def test_warm_memory_keeps_one_index_open_across_assemblies(tmp_path: Path) -> N
     warm.close()
 
 
+def test_memory_model_none_by_choice_is_neither_warned_about_nor_listed_as_degraded(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    (tmp_path / "MEMORY.md").write_text("# Ray\n\n- Prefers the command.\n")
+    config = validate({"memory": {"model": "none"}}, source=None, workspace=tmp_path)
+    daemon = Daemon(config, clock=lambda: T0)
+    caplog.set_level(logging.DEBUG, logger="assembler")
+    for _ in range(2):
+        daemon._assemble("interval")
+    assert daemon.stats.assemblies["interval"] == 2
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert not any("memory" in message for message in warnings), warnings
+    written = (tmp_path / "SCRATCHPAD.md").read_text()
+    assert "memory search" not in written.split("\n---\n", 1)[0]  # not under `degraded`
+    assert any("keyword (BM25)" in r.getMessage() for r in caplog.records)  # said, at debug
+
+
+def test_daemon_transcripts_glob_that_matches_nothing_exits_1_naming_glob_and_folder(
+    tmp_path: Path,
+) -> None:
+    # A subprocess with a timeout: a daemon that starts anyway fails the test, not hangs it.
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    result = subprocess.run(
+        [str(ASSEMBLE), "daemon", "--workspace", "ws", "--transcripts", "chat/*.jsonl"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 1
+    err = result.stderr
+    assert err.count("\n") == 1 and "'chat/*.jsonl'" in err and str(tmp_path) in err
+    assert lock_holder(workspace / ".scratchpad") is None  # it never started
+
+
 # --- One daemon per workspace --------------------------------------------------------------
 
 

@@ -24,6 +24,7 @@ TOOLS = {"scratchpad", "session_scratchpad", "scratchpad_put", "scratchpad_read"
 
 
 LOG = "".join(f"line {i} ok\n" for i in range(1, 2001)) + "line 2001 FATAL disk full\n"
+BINARY = b"PK\x03\x04" + bytes(range(256)) * 40  # a zip-like file that is not UTF-8
 
 
 def make_workspace(folder: Path) -> Path:
@@ -73,6 +74,7 @@ class Session:
     tools: dict[str, Any] = field(default_factory=dict)
     entry_id: str = ""
     earlier_id: str = ""
+    binary_id: str = ""
 
 
 @pytest.fixture(scope="module")
@@ -86,6 +88,9 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Session:
         store.start_turn("earlier")
         run.earlier_id = store.put("x" * 5000 + "END")["scratchpad_id"]
         store.start_turn("now")
+        # As a host's runtime parks a tool's binary output (fs_read with encoding=binary).
+        binary = {"ok": True, "content": BINARY, "path": "/tmp/a.zip", "encoding": "binary"}
+        run.binary_id = store.put(binary, step=2, executor="fs_read")["scratchpad_id"]
     results = run.results
 
     async def script(client: Client) -> None:
@@ -128,6 +133,14 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Session:
         earlier = {"scratchpad_id": run.earlier_id, "mode": "tail", "n": 3}
         await call("hidden", read, earlier)
         await call("asked", read, {**earlier, "any_turn": True})
+        await call("full", read, {**earlier, "mode": "full", "any_turn": True})
+        await call("tiny", "scratchpad_put", {"content": "port is 8080"})
+        # A binary observation: byte ranges, shown as a hex dump.
+        binary = {"scratchpad_id": run.binary_id}
+        await call("binary_head", read, {**binary, "n": 20})
+        await call("binary_range", read, {**binary, "mode": "range", "start": 260, "end": 276})
+        await call("binary_tail", read, {**binary, "mode": "tail", "n": 4})
+        await call("binary_grep", read, {**binary, "mode": "grep", "pattern": "PK"})
         # Memory.
         await call("hit", "memory_search", {"query": "staging kubeconfig"})
         await call("bad_k", "memory_search", {"query": "x", "k": 0})
@@ -196,6 +209,18 @@ def test_put_parks_the_text_and_returns_the_synthetic_observation(session: Sessi
     assert put["metadata"] == {"path": "/var/log/app.log"}
     assert f"[... {len(LOG) - 1000} characters omitted ...]" in put["summary"]
     assert json.loads(text_of(result))["scratchpad_id"] == put["scratchpad_id"]
+    assert put["_note"].startswith("Large observation saved in scratchpad.")
+
+
+def test_put_of_a_tiny_text_parks_it_with_a_note_that_does_not_call_it_large(
+    session: Session,
+) -> None:
+    tiny = session.results["tiny"]
+    assert not tiny.is_error
+    put = tiny.structured_content
+    assert put["summary"] == "port is 8080" and put["size_bytes"] == 12
+    assert "Large" not in put["_note"]
+    assert put["_note"].startswith("Observation saved in scratchpad as asked (it is under the")
 
 
 def test_read_returns_each_mode_s_slice_after_a_line_saying_where_it_is(session: Session) -> None:
@@ -208,6 +233,48 @@ def test_read_returns_each_mode_s_slice_after_a_line_saying_where_it_is(session:
     assert results["lines"].content[1].text == "line 2000 ok\nline 2001 FATAL disk full\n"
     assert results["grep"].content[1].text == "2000-line 2000 ok\n2001:line 2001 FATAL disk full"
     assert results["grep"].structured_content["matches"] == 1
+
+
+def test_read_sends_the_slice_once_as_text_and_only_its_place_as_structured_content(
+    session: Session,
+) -> None:
+    results = session.results
+    full = results["full"]
+    assert not full.is_error
+    assert full.content[1].text == "x" * 5000 + "END"
+    structured = full.structured_content
+    assert "content" not in structured and "content_base64" not in structured
+    assert (structured["start"], structured["end"], structured["total"]) == (0, 5003, 5003)
+    assert structured["position"] == full.content[0].text.strip("[]")
+    assert len(json.dumps(structured)) < 500
+    for name in ("head", "tail", "range", "lines", "binary_head"):
+        data = results[name].structured_content
+        assert "content" not in data and "content_base64" not in data, name
+    grep = results["grep"].structured_content
+    assert grep["hits"] == [{"line": 2000, "match": False}, {"line": 2001, "match": True}]
+
+
+def test_a_binary_observation_is_read_over_mcp_by_bytes_as_a_hex_dump(session: Session) -> None:
+    results = session.results
+    head = results["binary_head"]
+    assert not head.is_error
+    assert head.content[0].text == (
+        f"[scratchpad {session.binary_id}: bytes 0-20 of {len(BINARY)}; next: mode=range start=20]"
+    )
+    assert head.content[1].text == (
+        "00000000: 504b 0304 0001 0203 0405 0607 0809 0a0b  PK..............\n"
+        "00000010: 0c0d 0e0f                                ...."
+    )
+    assert head.structured_content["kind"] == "binary"
+    assert head.structured_content["unit"] == "bytes"
+    middle = results["binary_range"]
+    assert middle.content[1].text == (
+        "00000104: 0001 0203 0405 0607 0809 0a0b 0c0d 0e0f  ................"
+    )
+    assert (middle.structured_content["start"], middle.structured_content["end"]) == (260, 276)
+    assert results["binary_tail"].content[1].text == f"00002800: {'fcfd feff':<39}  ...."
+    assert results["binary_grep"].is_error
+    assert "is binary" in text_of(results["binary_grep"])
 
 
 def test_read_errors_come_back_as_tool_errors_with_the_helpful_text(session: Session) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 import tracemalloc
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -67,7 +68,57 @@ def test_an_observation_under_the_threshold_passes_through_unchanged(
 ) -> None:
     small = {"ok": True, "content": "x" * 4000, "path": "/tmp/a.txt"}
     assert store.put(small, step=1) is small
-    assert store.entries() == []
+    assert store.entries() == []  # recorded for {{step1...}}, but not parked
+
+
+def test_a_small_observation_with_a_step_is_recorded_whole_so_references_resolve(
+    store: ObservationStore, clock: Clock
+) -> None:
+    small = {"ok": True, "content": "hello " * 500, "path": "/tmp/a.txt", "bytes": 3000}
+    assert store.put(small, step=1) is small
+    assert store.put("plain text", step=2) == "plain text"
+    assert store.put({"count": 3, "names": ["a", "b"]}, step=3) == {
+        "count": 3,
+        "names": ["a", "b"],
+    }
+    resolved = store.resolve_references(
+        {
+            "content": "{{step1.content}}",
+            "where": "{{step1.path}}",
+            "size": "{{step1.bytes}}",
+            "text": "{{step2.content}}",
+            "count": "{{step3.count}}",
+        }
+    )
+    assert resolved == {
+        "content": "hello " * 500,
+        "where": "/tmp/a.txt",
+        "size": 3000,
+        "text": "plain text",
+        "count": 3,
+    }
+    # Same TTL as a parked one: after it, the reference is to nothing.
+    clock.advance(hours=1, seconds=1)
+    with pytest.raises(ObservationError, match="no observations of any step yet"):
+        store.resolve_references("{{step1.content}}")
+
+
+def test_a_small_observation_without_a_step_is_not_stored(store: ObservationStore) -> None:
+    store.put("tiny")
+    (count,) = store._db.execute("SELECT COUNT(*) FROM entries").fetchone()
+    assert count == 0
+
+
+def test_a_small_observation_parked_on_request_says_so_in_its_note(
+    store: ObservationStore,
+) -> None:
+    synthetic = store.put("tiny", force=True)
+    assert synthetic["summary"] == "tiny"
+    assert synthetic["_note"] != NOTE
+    assert synthetic["_note"].startswith("Observation saved in scratchpad as asked")
+    assert "under the 4096-byte threshold" in synthetic["_note"]
+    assert "Large" not in synthetic["_note"]
+    assert store.put("y" * 5000)["_note"] == NOTE
 
 
 def test_a_large_observation_becomes_the_seeds_synthetic_observation(
@@ -260,8 +311,49 @@ def test_a_bad_pattern_is_a_clear_error(store: ObservationStore, parked: tuple[s
     entry_id, _ = parked
     with pytest.raises(ObservationError, match=r"pattern '\(' is not a valid regular expression"):
         store.read(entry_id, "grep", pattern="(")
+    with pytest.raises(ObservationError, match="put a backslash before special characters"):
+        store.read(entry_id, "grep", pattern="([")
     with pytest.raises(ObservationError, match="needs a pattern"):
         store.read(entry_id, "grep")
+
+
+def test_grep_answers_the_reviewed_nested_quantifier_at_once(store: ObservationStore) -> None:
+    # `(a+)+$` on lines of a's ending in '!' never returned with `re`; `regex` sees through it.
+    entry_id = store.put(("a" * 40 + "!\n") * 200)["scratchpad_id"]
+    started = time.perf_counter()
+    found = store.read(entry_id, "grep", pattern="(a+)+$")
+    assert found.matches == 0
+    assert time.perf_counter() - started < 2
+
+
+def test_grep_stops_a_backtracking_pattern_at_its_time_limit_with_a_clear_error(
+    store: ObservationStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(observations, "GREP_TIMEOUT_SECONDS", 0.3)
+    monkeypatch.setattr(observations, "GREP_SECONDS_PER_LINE", 0.0)
+    entry_id = store.put(("a" * 40 + "!\n") * 200)["scratchpad_id"]
+    started = time.perf_counter()
+    with pytest.raises(ObservationError) as slow:
+        store.read(entry_id, "grep", pattern="(a|aa)+$")
+    assert time.perf_counter() - started < 3
+    message = str(slow.value)
+    assert message.startswith("pattern '(a|aa)+$' took too long")
+    assert "stopped at line 1 of 200 after its 0.3 s limit" in message
+    assert "simplify it (nested quantifiers such as (a+)+ backtrack exponentially)" in message
+
+
+def test_grep_of_a_plain_word_needs_no_time_limit(
+    store: ObservationStore, parked: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With no time at all, a pattern with special characters stops at once; a literal (which
+    # cannot backtrack) is searched without the limit's per-line cost.
+    monkeypatch.setattr(observations, "GREP_TIMEOUT_SECONDS", 0.0)
+    monkeypatch.setattr(observations, "GREP_SECONDS_PER_LINE", 0.0)
+    entry_id, _ = parked
+    assert store.read(entry_id, "grep", pattern="LAST_CRITICAL EVENT").matches == 0
+    assert store.read(entry_id, "grep", pattern="LAST_CRITICAL_EVENT").matches == 1
+    with pytest.raises(ObservationError, match="took too long"):
+        store.read(entry_id, "grep", pattern="LAST_CRITICAL_EVEN.")
 
 
 def test_unknown_modes_and_ids_are_explained(
@@ -284,10 +376,30 @@ def test_a_binary_is_read_by_byte_ranges_and_not_by_lines(store: ObservationStor
     found = store.read(entry_id, "range", start=300, end=310)
     assert found.data == data[300:310]
     assert found.to_dict()["unit"] == "bytes"
+    assert found.to_dict()["content_base64"] == "LC0uLzAxMjM0NQ=="
     assert store.read(entry_id, "full").data == data
     for mode in ("lines", "grep"):
         with pytest.raises(ObservationError, match="is binary"):
             store.read(entry_id, mode, pattern="x")
+
+
+def test_a_slice_without_its_body_keeps_only_where_it_sits(
+    store: ObservationStore, parked: tuple[str, str]
+) -> None:
+    entry_id, _ = parked
+    head = store.read(entry_id, "head", n=20).to_dict(body=False)
+    assert "content" not in head and "content_base64" not in head
+    assert (head["start"], head["end"], head["next_start"]) == (0, 20, 20)
+    assert head["position"].startswith(f"scratchpad {entry_id}: characters 0-20 of ")
+    grep = store.read(entry_id, "grep", pattern="number 12$", context=1).to_dict(body=False)
+    assert grep["hits"] == [
+        {"line": 12, "match": False},
+        {"line": 13, "match": True},
+        {"line": 14, "match": False},
+    ]
+    assert grep["matches"] == 1 and "content" not in grep
+    binary = store.read(store.put(bytes(5000))["scratchpad_id"]).to_dict(body=False)
+    assert "content_base64" not in binary and binary["end"] == 2000
 
 
 def test_a_binary_slice_is_shown_to_agents_as_an_xxd_style_dump() -> None:
@@ -474,5 +586,14 @@ def test_a_reference_to_a_missing_step_or_field_is_a_clear_error(
 def test_a_reference_does_not_reach_into_another_turn(store: ObservationStore) -> None:
     store.put("q" * 5000, step=1)
     store.start_turn("turn-2")
+    with pytest.raises(ObservationError) as nothing:
+        store.resolve_references("{{step1.content}}")
+    assert str(nothing.value) == (
+        "{{step1.content}}: turn 'turn-2' has no observations of any step yet, so there is "
+        "nothing to refer to; store each step's output with its step number (CLI: obs put "
+        "--step N; MCP: scratchpad_put with step) before referring to it, or write the value "
+        "itself"
+    )
+    store.put("r" * 10, step=2)
     with pytest.raises(ObservationError, match="no observation of step 1 in turn 'turn-2'"):
         store.resolve_references("{{step1.content}}")

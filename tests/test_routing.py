@@ -355,3 +355,22 @@ def test_custom_tiers_override_the_defaults_key_by_key() -> None:
 def test_an_unknown_tier_key_raises_config_error_naming_it() -> None:
     with pytest.raises(ConfigError, match=r"routing\.tiers\.urgent"):
         route(["hi"], tiers={"urgent": "fast"})
+
+
+def test_redact_replaces_each_value_with_its_kind_and_keeps_the_rest() -> None:
+    from assembler.routing import redact
+
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"  # assembled: see the top
+    text = (
+        f"export GITHUB_TOKEN={token} then "
+        "password=hunter2xyz and call +1 415 555 0137, ticket internal-7731"
+    )
+    clean = redact(text, extra_secret_patterns=[r"internal-\d{4}"])
+    assert clean == (
+        "export GITHUB_TOKEN=[redacted GitHub token] then "
+        "password=[redacted password assignment] and call [redacted phone number], "
+        "ticket [redacted custom secret pattern #1]"
+    )
+    assert redact("the deploy of api 1.14.3 failed at 10:30") == (
+        "the deploy of api 1.14.3 failed at 10:30"
+    )

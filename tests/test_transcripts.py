@@ -15,7 +15,14 @@ import pytest
 import zstandard
 
 from assembler import transcripts
-from assembler.transcripts import Format, Message, TranscriptRead, read_recent
+from assembler.errors import TranscriptError
+from assembler.transcripts import (
+    Format,
+    Message,
+    TranscriptRead,
+    read_recent,
+    resolve_explicit_sources,
+)
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 EXAMPLES = Path("/work/shared/data/transcript-format-examples/claude-code")
@@ -303,6 +310,31 @@ def test_openclaw_skips_thinking_tool_calls_tool_results_housekeeping_and_mirror
     ]
     assert not any("secret plan" in m.text or "ImagePull" in m.text for m in result.messages)
     assert result.sources[0].bad_lines == 0
+
+
+def test_a_no_reply_drops_only_the_reply_and_keeps_the_human_message_it_answers(
+    tmp_path: Path,
+) -> None:
+    path = write_jsonl(
+        tmp_path / "s.jsonl",
+        [
+            oc_header(),
+            oc_user("c0000001", None, "the build is broken again", minutes_ago(10)),
+            oc_assistant("c0000002", "c0000001", [text("Reverting #418.")], minutes_ago(9)),
+            oc_user("c0000003", "c0000002", "ok thanks, that fixed it!", minutes_ago(8)),
+            oc_assistant("c0000004", "c0000003", [text("NO_REPLY")], minutes_ago(7)),
+        ],
+    )
+
+    result = read(path, tmp_path)
+
+    # NO_REPLY is the agent staying silent after a real message (a group chat), not a host
+    # prompt; only HEARTBEAT_OK marks the message before it as the host's heartbeat prompt.
+    assert texts(result.messages) == [
+        "the build is broken again",
+        "Reverting #418.",
+        "ok thanks, that fixed it!",
+    ]
 
 
 def test_openclaw_rewind_leaves_the_abandoned_branch_out(tmp_path: Path) -> None:
@@ -912,6 +944,108 @@ def test_newest_files_are_read_first_and_max_files_limits_them(tmp_path: Path) -
     assert texts(result.messages) == ["file 2", "file 1"]
 
 
+def heartbeat_session(path: Path, at: datetime) -> Path:
+    """An isolated OpenClaw cron/heartbeat session: a host prompt and HEARTBEAT_OK only."""
+    return write_jsonl(
+        path,
+        [
+            oc_header(path.stem),
+            oc_user("d0000001", None, "Read HEARTBEAT.md if it exists.", at),
+            oc_assistant("d0000002", "d0000001", [text("HEARTBEAT_OK")], at),
+        ],
+    )
+
+
+def test_heartbeat_only_sessions_do_not_push_the_human_session_out_of_max_files(
+    tmp_path: Path,
+) -> None:
+    human = write_jsonl(
+        tmp_path / "human.jsonl",
+        [
+            oc_header("human"),
+            oc_user("e0000001", None, "why is the deploy failing again?", minutes_ago(40)),
+            oc_assistant("e0000002", "e0000001", [text("The tag is wrong.")], minutes_ago(39)),
+        ],
+    )
+    set_mtime(human, 600)
+    for index in range(6):
+        cron = heartbeat_session(tmp_path / f"cron-{index}.jsonl", minutes_ago(30 - index))
+        set_mtime(cron, 60 + index)
+
+    result = read(tmp_path / "*.jsonl", tmp_path, max_files=5, lookback=timedelta(hours=6))
+
+    assert texts(result.messages) == ["why is the deploy failing again?", "The tag is wrong."]
+    listed = [Path(s.path).name for s in result.sources]
+    assert "human.jsonl" in listed
+    assert {s.path: s.messages for s in result.sources}[str(human)] == 2
+
+
+def test_files_opened_looking_for_messages_are_bounded_by_four_times_max_files(
+    tmp_path: Path,
+) -> None:
+    human = write_jsonl(
+        tmp_path / "human.jsonl", [{"role": "user", "content": "too far back", "timestamp": None}]
+    )
+    set_mtime(human, 600)
+    for index in range(8):
+        set_mtime(heartbeat_session(tmp_path / f"cron-{index}.jsonl", minutes_ago(5)), 60 + index)
+
+    result = read(tmp_path / "*.jsonl", tmp_path, max_files=2)
+
+    # 2 x 4 = 8 files may be opened: the eight heartbeat sessions, not the ninth file.
+    assert result.messages == []
+    assert "human.jsonl" not in [Path(s.path).name for s in result.sources]
+
+
+def test_files_last_written_before_the_lookback_are_not_opened_to_replace_empty_ones(
+    tmp_path: Path,
+) -> None:
+    old = write_jsonl(
+        tmp_path / "old.jsonl",
+        [{"role": "user", "content": "stale", "timestamp": iso(minutes_ago(1))}],
+    )
+    real_now = datetime.now(UTC)
+    stamp = (real_now - timedelta(hours=7)).timestamp()
+    os.utime(old, (stamp, stamp))
+    cron = heartbeat_session(tmp_path / "cron.jsonl", real_now)
+
+    result = read_recent(
+        [str(tmp_path / "*.jsonl")],
+        base=tmp_path,
+        now=real_now,
+        max_messages=10,
+        lookback=timedelta(hours=6),
+        max_files=1,
+    )
+
+    # The message's own timestamp would pass, but a file last written 7 h ago cannot hold a
+    # message of the last 6 h: its timestamp is wrong, and the file is not even opened.
+    assert result.messages == []
+    assert [s.path for s in result.sources] == [str(cron)]
+
+
+def test_sqlite_sessions_without_messages_do_not_count_towards_max_files(tmp_path: Path) -> None:
+    db = tmp_path / "openclaw-agent.sqlite"
+    connection = make_db(db)
+    add_rows(connection, "human", sqlite_session("h", 50), start=minutes_ago(50))
+    for index in range(3):
+        add_rows(
+            connection,
+            f"cron-{index}",
+            [
+                oc_header(f"cron-{index}"),
+                oc_user("f0000001", None, "Read HEARTBEAT.md if it exists.", minutes_ago(20)),
+                oc_assistant("f0000002", "f0000001", [text("HEARTBEAT_OK")], minutes_ago(20)),
+            ],
+            start=minutes_ago(20 - index),
+        )
+    connection.close()
+
+    result = read(db, tmp_path, max_files=2)
+
+    assert texts(result.messages) == ["h plain", "h zstd", "h last"]
+
+
 def test_max_messages_applies_across_merged_files(tmp_path: Path) -> None:
     a = long_session(tmp_path / "a.jsonl", 6, step_minutes=2)
     b = write_jsonl(
@@ -937,6 +1071,54 @@ def test_unmatched_glob_is_a_warning_naming_the_pattern(tmp_path: Path) -> None:
 
     assert result.sources == []
     assert len(result.warnings) == 1 and "sessions/*.jsonl" in result.warnings[0]
+
+
+def test_explicit_globs_resolve_against_the_current_folder_and_absolute_ones_stay(
+    tmp_path: Path,
+) -> None:
+    write_jsonl(tmp_path / "gen" / "chat.jsonl", [{"role": "user", "content": "hi"}])
+    elsewhere = write_jsonl(tmp_path / "abs" / "a.jsonl", [{"role": "user", "content": "x"}])
+
+    resolved = resolve_explicit_sources(["gen/chat.jsonl", str(elsewhere)], tmp_path)
+
+    assert resolved == [str(tmp_path / "gen" / "chat.jsonl"), str(elsewhere)]
+
+
+def test_an_explicit_glob_that_matches_nothing_names_the_glob_and_the_folder(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(TranscriptError) as caught:
+        resolve_explicit_sources(["gen/*.jsonl"], tmp_path)
+
+    message = str(caught.value)
+    assert "'gen/*.jsonl'" in message and str(tmp_path) in message
+    assert "\n" not in message and "transcripts.sources" not in message
+
+
+def test_once_reads_a_transcripts_path_relative_to_the_shell_not_the_workspace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from assembler.cli import main
+
+    workspace = tmp_path / "gen"
+    (workspace / "assembler.toml").parent.mkdir()
+    (workspace / "assembler.toml").write_text("[memory]\nenabled = false\n")
+    write_jsonl(
+        workspace / "chat.jsonl",
+        [{"role": "user", "content": "the deploy is red", "timestamp": iso(NOW)}],
+    )
+    monkeypatch.chdir(tmp_path)
+    now = ["--now", NOW.isoformat()]
+
+    assert main(["--once", "--workspace", "gen", "--transcripts", "gen/chat.jsonl", *now]) == 0
+    assert "1 messages read" in capsys.readouterr().out
+    written = (workspace / "SCRATCHPAD.md").read_text()
+
+    code = main(["--once", "--workspace", "gen", "--transcripts", "gen/nope.jsonl", *now])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.count("\n") == 1 and "'gen/nope.jsonl'" in err and str(tmp_path) in err
+    assert (workspace / "SCRATCHPAD.md").read_text() == written  # the good file is kept
 
 
 def test_relative_home_and_recursive_globs_are_expanded(

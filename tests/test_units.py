@@ -18,6 +18,7 @@ from assembler.units import (
     TIMER_UNITS,
     assemble_executable,
     install_units,
+    outside_folders,
     render_units,
     unit_path,
 )
@@ -44,8 +45,14 @@ def test_the_units_pass_systemd_analyze_verify(tmp_path: Path) -> None:
     # System mode: a container has no user manager for --user. verify also checks that
     # ExecStart's program exists, so the units start the installed `assemble`.
     paths = []
+    config = tmp_path / "my config.toml"
+    config.write_text("")
+    outside = tmp_path / "host dir"
+    outside.mkdir()
     for timer in (False, True):
-        units = render_units(timer=timer, workspace=tmp_path, assemble=ASSEMBLE)
+        units = render_units(
+            timer=timer, workspace=tmp_path, assemble=ASSEMBLE, config=config, writable=[outside]
+        )
         for name, text in units.items():
             (tmp_path / name).write_text(text)
             paths.append(str(tmp_path / name))
@@ -128,6 +135,53 @@ def test_a_config_file_is_passed_to_the_units(workspace: Path, tmp_path: Path) -
     units = render_units(timer=False, workspace=workspace, assemble=ASSEMBLE, config=config)
     command = _exec_start(units[DAEMON_UNITS[0]], tmp_path)
     assert command[-2:] == ["--config", str(config)]
+
+
+def _read_write_paths(text: str, home: Path) -> list[str]:
+    found = re.search(r"^ReadWritePaths=(.*)$", text, re.MULTILINE)
+    assert found is not None
+    return shlex.split(found.group(1).replace("%h", str(home)))
+
+
+def test_install_passes_the_config_found_in_the_environment_as_an_absolute_path(
+    workspace: Path,
+    tmp_path: Path,
+    isolated_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    config = tmp_path / "elsewhere" / "agent.toml"
+    config.parent.mkdir()
+    config.write_text("[memory]\nenabled = false\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ASSEMBLER_CONFIG", "elsewhere/agent.toml")  # relative, as users type it
+    assert main(["systemd", "install", "--workspace", str(workspace)]) == 0
+    unit = isolated_home / "xdg_config_home" / "systemd" / "user" / DAEMON_UNITS[0]
+    command = _exec_start(unit.read_text(), isolated_home)
+    assert command[-2:] == ["--config", str(config)]
+
+
+def test_units_let_the_service_write_an_output_folder_outside_the_workspace(
+    workspace: Path, tmp_path: Path, isolated_home: Path
+) -> None:
+    host = tmp_path / "host"
+    (workspace / "assembler.toml").write_text(f'[output]\npath = "{host}/SCRATCHPAD.md"\n')
+    assert main(["systemd", "install", "--timer", "--workspace", str(workspace)]) == 0
+    unit = isolated_home / "xdg_config_home" / "systemd" / "user" / TIMER_UNITS[0]
+    paths = _read_write_paths(unit.read_text(), isolated_home)
+    assert paths[0] == str(workspace)
+    assert f"-{host}" in paths  # "-": a missing folder does not stop the service from starting
+
+
+def test_units_add_no_path_for_an_output_file_inside_the_workspace(workspace: Path) -> None:
+    assert outside_folders(workspace, workspace / "scratchpad" / "TOOLS.md") == []
+    assert outside_folders(workspace, workspace / "sub" / ".." / ".." / "x.md") == [
+        workspace.parent
+    ]
+    units = render_units(timer=False, workspace=workspace, assemble=ASSEMBLE)
+    assert _read_write_paths(units[DAEMON_UNITS[0]], Path("/nonexistent"))[:2] == [
+        str(workspace),
+        "-%h/.local/state/scratchpad-assembler".replace("%h", "/nonexistent"),
+    ]
 
 
 def test_the_assemble_executable_is_the_one_of_this_install() -> None:
