@@ -39,6 +39,7 @@ import contextlib
 import glob
 import hashlib
 import math
+import operator
 import os
 import re
 import sqlite3
@@ -67,7 +68,7 @@ SCRATCHPAD_NAME = "SCRATCHPAD.md"
 # back, or an edit that is undone, does not cost a new embedding.
 ORPHAN_VECTOR_DAYS = 30.0
 BUSY_TIMEOUT_MS = 5000
-_MATCH_CACHE_SIZE = 64  # distinct queries whose BM25 matches are kept
+_MATCH_CACHE_SIZE = 64  # distinct queries whose BM25 matches and hits are kept
 _SQL_VARIABLES = 500  # ids per "IN (...)": well under SQLite's limit of 32766
 _MAX_QUERY_TERMS = 64
 _SNIPPET_CHARS = 200
@@ -124,7 +125,8 @@ class SyncReport:
 
 @dataclass(frozen=True)
 class _Matches:
-    """The chunks one FTS5 query matches: raw BM25 by chunk id, and the ids best first."""
+    """The chunks one FTS5 query matches: FTS5's bm25() by chunk id (negative, lower is
+    better), and the ids best first."""
 
     scores: dict[int, float]
     ranked: list[int]
@@ -444,6 +446,7 @@ class MemoryIndex:
         # the same as the top n and answers the vector candidates' BM25 too; the daemon asks
         # the same queries cycle after cycle, so they are kept while the index is unchanged.
         self._matches: dict[str, _Matches] = {}
+        self._results: dict[tuple[str, _Options], list[Hit]] = {}  # (query, options) -> hits
         self._conn: sqlite3.Connection | None = self._open()
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -921,11 +924,15 @@ class MemoryIndex:
             try:
                 self._refresh_caches()
                 vectors = self._current_vectors()
-                query_vectors = self._embed_queries(queries, vectors)
-                return [
-                    self._rank(query, query_vectors[i], vectors, options)
-                    for i, query in enumerate(queries)
-                ]
+                # A daemon asks mostly the same queries cycle after cycle: only new ones are
+                # embedded and ranked while the index is unchanged.
+                todo = list(dict.fromkeys(q for q in queries if (q, options) not in self._results))
+                query_vectors = self._embed_queries(todo, vectors)
+                for query, vector in zip(todo, query_vectors, strict=True):
+                    if len(self._results) >= _MATCH_CACHE_SIZE:
+                        self._results.pop(next(iter(self._results)))
+                    self._results[(query, options)] = self._rank(query, vector, vectors, options)
+                return [list(self._results[(query, options)]) for query in queries]
             except sqlite3.DatabaseError as error:
                 if not _is_corruption(error):
                     raise
@@ -938,6 +945,7 @@ class MemoryIndex:
         self._vectors = None
         self._doc_freq = {}
         self._matches = {}
+        self._results = {}
 
     def _bm25_matches(self, match: str) -> _Matches:
         """Given an FTS5 MATCH expression, return every chunk it matches with its raw BM25
@@ -946,15 +954,14 @@ class MemoryIndex:
         if found is None:
             if len(self._matches) >= _MATCH_CACHE_SIZE:
                 self._matches.pop(next(iter(self._matches)))
-            scores = {
-                chunk_id: max(0.0, -float(score))
-                for chunk_id, score in self._db.execute(
-                    "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?",
-                    (match,),
-                )
-            }
-            ranked = sorted(scores, key=lambda chunk_id: (-scores[chunk_id], chunk_id))
-            found = self._matches[match] = _Matches(scores, ranked)
+            rows = self._db.execute(
+                "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?",
+                (match,),
+            ).fetchall()
+            # bm25() is negative, lower is better: sorting on (bm25, id) ranks best first.
+            # Built with C-level helpers: a common word matches thousands of chunks.
+            rows.sort(key=operator.itemgetter(1, 0))
+            found = self._matches[match] = _Matches(dict(rows), [row[0] for row in rows])
         return found
 
     def _refresh_caches(self) -> None:
@@ -1060,7 +1067,7 @@ class MemoryIndex:
                 candidates.setdefault(chunk_id, _Candidate(chunk_id))
             # Vector candidates that BM25 did not rank in its top still get their real part.
             for candidate in candidates.values():
-                candidate.bm25_raw = matches.scores.get(candidate.id, 0.0)
+                candidate.bm25_raw = max(0.0, -matches.scores.get(candidate.id, 0.0))
         if not candidates:
             return []
         self._fill(candidates)

@@ -135,6 +135,7 @@ MAX_MODEL_CHARS = 5000
 MIN_SECONDARY = 0.15
 # Texts per vectorised block: bounds the (non-zeros x outputs) temporary array to some MB.
 _CHUNK = 2048
+_RECENT = 1024  # texts whose moods a model keeps (more than any window it scores)
 # Words whose char n-gram columns are remembered; words repeat (Zipf), so most are cache hits.
 _WORD_CACHE_SIZE = 100_000
 
@@ -350,6 +351,10 @@ class MoodModel:
         self.weights = weights
         self.source = source
         self._vader = SentimentIntensityAnalyzer()
+        # The moods of recently scored texts: a daemon re-reads the same window cycle after
+        # cycle, and a text's mood never changes. Insertion order is age; the oldest go first.
+        self._recent: dict[str, MessageMood] = {}
+        self._recent_lock = threading.Lock()
         meta = weights.meta
         try:
             self._word_max_n = int(meta["word_ngram_range"][1])
@@ -418,10 +423,21 @@ class MoodModel:
 
     def score_many(self, texts: Sequence[str]) -> list[MessageMood]:
         """Given raw texts, return one mood per text, in order."""
-        out: list[MessageMood] = []
-        for start in range(0, len(texts), _CHUNK):
-            out.extend(self._score_block(texts[start : start + _CHUNK]))
-        return out
+        if len(texts) > _RECENT:  # bulk scoring (`assemble mood --stdin`): nothing to reuse
+            out: list[MessageMood] = []
+            for start in range(0, len(texts), _CHUNK):
+                out.extend(self._score_block(texts[start : start + _CHUNK]))
+            return out
+        with self._recent_lock:
+            known = {text: self._recent[text] for text in texts if text in self._recent}
+        missing = [text for text in dict.fromkeys(texts) if text not in known]
+        if missing:
+            known.update(zip(missing, self._score_block(missing), strict=True))
+            with self._recent_lock:
+                self._recent.update((text, known[text]) for text in missing)
+                while len(self._recent) > _RECENT:
+                    del self._recent[next(iter(self._recent))]
+        return [known[text] for text in texts]
 
     def raw_scores(self, texts: Sequence[str]) -> RawScores:
         """Given raw texts, return the model's numbers before calibration and the rule layer."""

@@ -279,6 +279,20 @@ def test_search_after_a_sync_sees_the_change_even_when_the_query_was_asked_befor
     assert [hit.path for hit in gone] == ["memory/db.md"]
 
 
+def test_a_repeated_query_is_neither_embedded_nor_ranked_again_while_nothing_changed(
+    workspace: Path,
+) -> None:
+    write(workspace / "MEMORY.md", "# Ray\n\nThe staging database is on port 5433.\n")
+    fake = FakeEmbedder()
+    with make_index(workspace, fake) as index:
+        index.sync()
+        first = index.search_many(["staging port", "database"], k=2)
+        encoded = fake.texts_encoded
+        again = index.search_many(["database", "staging port", "new question"], k=2)
+        assert fake.texts_encoded == encoded + 1  # only "new question"
+    assert again[:2] == [first[1], first[0]]
+
+
 def test_rebuild_rereads_every_file_but_embeds_nothing(notes: Path) -> None:
     with make_index(notes, FakeEmbedder()) as index:
         index.sync()

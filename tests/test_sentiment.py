@@ -83,6 +83,27 @@ def test_score_many_gives_the_same_moods_as_scoring_one_by_one(model: MoodModel)
         assert one.valence == pytest.approx(mood.valence, abs=1e-6)
 
 
+def test_a_window_scored_again_scores_only_its_new_texts_with_the_same_results(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fresh = load_mood_model(DEFAULT_MODEL_PATH)  # its own cache, not the shared model's
+    scored: list[str] = []
+    block = fresh._score_block
+
+    def counting(texts: Sequence[str]) -> list[MessageMood]:
+        scored.extend(texts)
+        return block(texts)
+
+    monkeypatch.setattr(fresh, "_score_block", counting)
+    window = ["WHY is it failing again", "ok thanks", "WHY is it failing again"]
+    first = fresh.score_many(window)
+    assert scored == ["WHY is it failing again", "ok thanks"]
+    second = fresh.score_many([*window[1:], "it works now"])
+    assert scored[2:] == ["it works now"]
+    assert second[:2] == first[1:]
+    assert second[2] == block(["it works now"])[0]
+
+
 def test_score_many_of_no_texts_is_an_empty_list(model: MoodModel) -> None:
     assert model.score_many([]) == []
 
