@@ -13,6 +13,14 @@ from assembler.config import load_config
 NOW = datetime.fromisoformat("2026-03-02T23:25:00+11:00")
 
 
+def write_chat(folder: Path, lines: list[tuple[int, str, str]]) -> None:
+    """Write a generic JSONL transcript of (minutes before NOW, role, text) lines."""
+    with (folder / "chat.jsonl").open("w") as handle:
+        for minutes, role, text in lines:
+            stamp = (NOW - timedelta(minutes=minutes)).isoformat()
+            handle.write(json.dumps({"role": role, "content": text, "timestamp": stamp}) + "\n")
+
+
 def make_workspace(folder: Path, config: str = 'model = "none"') -> Path:
     (folder / "memory" / "infra").mkdir(parents=True)
     (folder / "memory" / "infra" / "helm.md").write_text(
@@ -22,15 +30,14 @@ def make_workspace(folder: Path, config: str = 'model = "none"') -> Path:
     (folder / "memory" / "2026-03-02.md").write_text(
         "# 2026-03-02\n\n- 09:00 standup\n- 21:40 tomatoes planted, staking tomorrow\n"
     )
-    lines = [
-        (40, "user", "the tomatoes are getting tall, when do they need staking?"),
-        (39, "assistant", "In May."),
-        (5, "user", "helm says the api-db-credentials Secret is missing for DATABASE_URL"),
-    ]
-    with (folder / "chat.jsonl").open("w") as handle:
-        for minutes, role, text in lines:
-            stamp = (NOW - timedelta(minutes=minutes)).isoformat()
-            handle.write(json.dumps({"role": role, "content": text, "timestamp": stamp}) + "\n")
+    write_chat(
+        folder,
+        [
+            (40, "user", "the tomatoes are getting tall, when do they need staking?"),
+            (39, "assistant", "In May."),
+            (5, "user", "helm says the api-db-credentials Secret is missing for DATABASE_URL"),
+        ],
+    )
     (folder / "assembler.toml").write_text(
         f'[transcripts]\nsources = ["*.jsonl"]\n[memory]\n{config}\n'
         '[time]\ntimezone = "Australia/Sydney"\n'
@@ -83,14 +90,13 @@ def test_memory_search_turned_off_shows_no_section_and_builds_no_index(workspace
 
 def test_secrets_and_addresses_the_human_pasted_never_reach_the_file(workspace: Path) -> None:
     token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
-    lines = [
-        (9, "user", f"export GITHUB_TOKEN={token} then run the deploy again"),
-        (8, "user", "mail the incident note to ray.tanaka@fastmail.com and internal-7731"),
-    ]
-    with (workspace / "chat.jsonl").open("w") as handle:
-        for minutes, role, text in lines:
-            stamp = (NOW - timedelta(minutes=minutes)).isoformat()
-            handle.write(json.dumps({"role": role, "content": text, "timestamp": stamp}) + "\n")
+    write_chat(
+        workspace,
+        [
+            (9, "user", f"export GITHUB_TOKEN={token} then run the deploy again"),
+            (8, "user", "mail the incident note to ray.tanaka@fastmail.com and internal-7731"),
+        ],
+    )
     (workspace / "assembler.toml").write_text(
         '[transcripts]\nsources = ["*.jsonl"]\n[memory]\nenabled = false\n'
         '[routing]\nextra_secret_patterns = ["internal-[0-9]{4}"]\n'
