@@ -30,7 +30,7 @@ from assembler.context import (
 )
 from assembler.errors import AssemblerError, ModelError
 from assembler.fsutil import atomic_write
-from assembler.render import Fitted, Item, Renderer, Section, compose, fit_sections
+from assembler.render import Fitted, Item, Section, compose, fit_sections, renderer_for
 from assembler.routing import RoutingHint, redact, route
 from assembler.sentiment import MoodReport, MoodState, analyze, load_mood_model
 from assembler.strategy import Strategy, choose_strategy
@@ -179,7 +179,7 @@ def assemble(
     # The file is injected into every turn: a secret or an address the human pasted must not
     # be repeated by it (the Routing Hint says what kind was seen, never the value).
     sections = [_redacted(s, config.routing.extra_secret_patterns) for s in sections]
-    renderer = Renderer(_template_dir(config))
+    renderer = renderer_for(config)
     expires = now + timedelta(minutes=config.output.ttl_minutes)
     # Agent sections: hand edits and OpenClaw entries go to the journal first (issue 4).
     openclaw = [Path(s.path) for s in read.sources if s.format == "openclaw" and not s.error]
@@ -380,17 +380,6 @@ def _memories_section(recall: MemoryRecall | None) -> Section | None:
         for rank, hit in enumerate(recall.result.hits)
     ]
     return Section("relevant_memories", TITLES["relevant_memories"], tuple(items))
-
-
-def _template_dir(config: Config) -> Path | None:
-    if not config.output.template_dir:
-        return None
-    folder = config.workspace / Path(config.output.template_dir).expanduser()
-    if not folder.is_dir():
-        raise AssemblerError(
-            f"At 'output.template_dir': '{folder}' is not a folder; create it or clear the key"
-        )
-    return folder
 
 
 def _source_entry(source: Any, workspace: Path) -> dict[str, Any]:

@@ -940,7 +940,7 @@ def _cmd_index(args: argparse.Namespace) -> int:
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
-    from assembler.recall import index_options, synced_memory
+    from assembler.recall import hit_record, index_options, synced_memory
 
     if args.k <= 0:
         raise AssemblerError(f"-k {args.k}: give a positive number of hits")
@@ -954,12 +954,14 @@ def _cmd_search(args: argparse.Namespace) -> int:
         if args.stdin:
             for batch in _batches([], sys.stdin, size=256):
                 for hits in index.search_many(batch, k=args.k, **options):
-                    sys.stdout.write(json.dumps([_hit_record(h, args.explain) for h in hits]))
+                    sys.stdout.write(
+                        json.dumps([hit_record(h, explain=args.explain) for h in hits])
+                    )
                     sys.stdout.write("\n")
             return 0
         hits = index.search(args.query, k=args.k, **options)
     if args.json:
-        print(json.dumps([_hit_record(h, args.explain) for h in hits], indent=2))
+        print(json.dumps([hit_record(h, explain=args.explain) for h in hits], indent=2))
         return 0
     if not hits:
         print("no memories matched")
@@ -984,21 +986,6 @@ def _log_degraded(degraded: str | None, config: Config) -> None:
 
 def _part(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
-
-
-def _hit_record(hit: Any, explain: bool) -> dict[str, Any]:
-    record: dict[str, Any] = {
-        "path": hit.path,
-        "start_line": hit.start_line,
-        "end_line": hit.end_line,
-        "score": round(hit.score, 4),
-        "snippet": hit.snippet,
-    }
-    if explain:
-        record["vector"] = None if hit.vector is None else round(hit.vector, 4)
-        record["bm25"] = None if hit.bm25 is None else round(hit.bm25, 4)
-        record["recency"] = round(hit.recency, 4)
-    return record
 
 
 class _ProgressBars:

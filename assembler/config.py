@@ -155,10 +155,6 @@ class MoodConfig:
         return parse_duration(self.half_life)
 
 
-def non_negative_float(value: Any) -> str | None:
-    return None if value >= 0 else f"expected zero or more, got {value!r}"
-
-
 @dataclass
 class MemoryConfig:
     enabled: bool = True
@@ -169,11 +165,11 @@ class MemoryConfig:
     model: str = "bundled"
     top_k: int = field(default=4, metadata=_check(positive))
     min_score: float = field(default=0.0, metadata=_check(unit_interval))
-    vector_weight: float = field(default=0.7, metadata=_check(non_negative_float))
-    bm25_weight: float = field(default=0.3, metadata=_check(non_negative_float))
+    vector_weight: float = field(default=0.7, metadata=_check(non_negative))
+    bm25_weight: float = field(default=0.3, metadata=_check(non_negative))
     mmr: bool = False
     mmr_lambda: float = field(default=0.7, metadata=_check(unit_interval))
-    recency_weight: float = field(default=0.0, metadata=_check(non_negative_float))
+    recency_weight: float = field(default=0.0, metadata=_check(non_negative))
     recency_half_life_days: float = field(default=14.0, metadata=_check(positive))
     chunk_tokens: int = field(default=400, metadata=_check(positive))
     chunk_overlap: int = field(default=80, metadata=_check(non_negative))

@@ -26,10 +26,6 @@ from typing import Any
 from assembler.errors import AssemblerError
 
 CONTEXT_EVENTS = ("UserPromptSubmit", "SessionStart")
-# The same block `assemble show --format prefix` prints (render.PREFIX_HEADER and _FOOTER);
-# spelled out here because importing render would load Jinja2 before every prompt.
-PREFIX_HEADER = "[Session Scratchpad - your persistent working memory]"
-PREFIX_FOOTER = "[End Scratchpad]"
 
 _EXPIRES = re.compile(r"^expires:\s*['\"]?([^'\"\n]+?)['\"]?\s*$", re.MULTILINE)
 
@@ -106,20 +102,18 @@ def fresh_context(path: Path, now: datetime) -> str:
         except ScratchpadError:
             return ""
     expires, body = parsed
-    if now >= expires or not body.strip():
-        return ""
-    return f"{PREFIX_HEADER}\n{body.strip()}\n{PREFIX_FOOTER}\n"
+    from assembler.render import body_prefix  # light: Jinja2 and YAML load only to render
+
+    return "" if now >= expires else body_prefix(body)
 
 
 def _split(text: str) -> tuple[datetime, str] | None:
     """Given the file's text, return its `expires` and body, or None if they cannot be found
     without a YAML parser."""
-    if not text.startswith("---\n"):
-        return None
-    end = text.find("\n---\n", 3)
-    if end < 0:
-        return None
-    match = _EXPIRES.search(text, 4, end + 1)
+    from assembler.sections import split_frontmatter
+
+    frontmatter, body = split_frontmatter(text)
+    match = _EXPIRES.search(frontmatter) if frontmatter is not None else None
     if match is None:
         return None
     try:
@@ -128,7 +122,7 @@ def _split(text: str) -> tuple[datetime, str] | None:
         return None
     if expires.tzinfo is None:
         return None
-    return expires, text[end + 5 :]
+    return expires, body
 
 
 def claude_code_output(event: HookEvent, context: str) -> str:

@@ -15,6 +15,7 @@ blocking (SQLite, the embedding model), so they run in a worker thread.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -32,6 +33,7 @@ from assembler.errors import AssemblerError
 
 if TYPE_CHECKING:
     from assembler.config import Config
+    from assembler.recall import WarmMemory
     from assembler.sections import Answer
 
 log = logging.getLogger("assembler.mcp")
@@ -240,6 +242,10 @@ class Tools:
     config: Config
     clock: Callable[[], datetime] | None = None
     handlers: dict[str, Handler] = field(init=False)
+    # The memory index stays open between searches (each call still syncs it first); calls
+    # run in worker threads, so one search at a time.
+    _memory: WarmMemory | None = field(init=False, default=None)
+    _memory_lock: threading.Lock = field(init=False, default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
         self.handlers = {
@@ -379,21 +385,14 @@ class Tools:
                 "search MEMORY.md and memory/*.md"
             )
         # Loading the index (and maybe torch) only now keeps the server's start fast.
-        from assembler.recall import index_options, synced_memory
+        from assembler.recall import WarmMemory, hit_record, index_options, synced_memory
 
-        memory = synced_memory(self.config)
-        with memory.index as index:
-            hits = index.search(query, k=k, **index_options(self.config))
-        records = [
-            {
-                "path": hit.path,
-                "start_line": hit.start_line,
-                "end_line": hit.end_line,
-                "score": round(hit.score, 4),
-                "snippet": hit.snippet,
-            }
-            for hit in hits
-        ]
+        with self._memory_lock:
+            if self._memory is None:
+                self._memory = WarmMemory()
+            memory = synced_memory(self.config, warm=self._memory)
+            hits = memory.index.search(query, k=k, **index_options(self.config))
+        records = [hit_record(hit) for hit in hits]
         lines = [
             f"{rank}. {hit.path}:{hit.start_line}-{hit.end_line} ({hit.score:.3f})\n"
             f"   {hit.snippet}"
@@ -459,10 +458,15 @@ def serve(config: Config) -> None:
     with store_for(config) as store:
         # A new session is a good moment to drop what expired since the last one.
         store.gc()
-    server = build_server(Tools(config))
+    tools = Tools(config)
+    server = build_server(tools)
 
     async def run() -> None:
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
-    anyio.run(run)
+    try:
+        anyio.run(run)
+    finally:
+        if tools._memory is not None:
+            tools._memory.close()

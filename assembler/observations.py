@@ -30,6 +30,7 @@ An entry is visible only to the turn that stored it unless a read asks for any t
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import re
@@ -42,8 +43,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
-
-import regex
 
 from assembler.errors import AssemblerError
 
@@ -86,7 +85,6 @@ COMPRESS_MIN_BYTES: Final = 512  # smaller blocks are stored as they are
 _ZSTD_LEVEL: Final = 3
 
 Kind = Literal["text", "binary"]
-Mode = Literal["full", "head", "tail", "range", "lines", "grep"]
 
 _REFERENCE = re.compile(r"\{\{\s*step(\d+)\.([A-Za-z_][\w-]*)\s*\}\}")
 
@@ -570,33 +568,6 @@ class ObservationStore:
             encoded_size, lines, length = len(content), 0, len(content)
             digest = hashlib.sha256(content).hexdigest()
             blocks = self._binary_blocks(content)
-        with self._write():
-            self._db.execute(
-                "INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    entry_id,
-                    turn_id,
-                    step,
-                    executor,
-                    kind,
-                    encoded_size,
-                    length,
-                    lines,
-                    key,
-                    json.dumps(metadata, ensure_ascii=False, default=str),
-                    digest,
-                    summary,
-                    _stamp(moment),
-                    _stamp(moment + life),
-                ),
-            )
-            self._db.executemany(
-                "INSERT INTO blocks VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    (entry_id, b.seq, b.start, b.length, b.line_start, b.newlines, b.codec, b.data)
-                    for b in blocks
-                ),
-            )
         entry = Entry(
             entry_id,
             turn_id,
@@ -614,6 +585,18 @@ class ObservationStore:
             moment + life,
             parked=summary is not None,
         )
+        with self._write():
+            self._db.execute(
+                "INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                _row(entry),
+            )
+            self._db.executemany(
+                "INSERT INTO blocks VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    (entry_id, b.seq, b.start, b.length, b.line_start, b.newlines, b.codec, b.data)
+                    for b in blocks
+                ),
+            )
         return entry, ok
 
     def _text_blocks(self, text: str) -> tuple[int, int, str, list[_Block]]:
@@ -899,6 +882,8 @@ class ObservationStore:
                 raise ObservationError(f"{name} {value!r}: give a whole number >= 0")
         if max_matches == 0:
             raise ObservationError("max_matches 0: give a positive number of matches to list")
+        import regex  # here: only grep needs it, and every `obs` command imports this module
+
         try:
             compiled = regex.compile(pattern, regex.IGNORECASE if ignore_case else 0)
         except (regex.error, ValueError, OverflowError) as error:
@@ -1107,7 +1092,8 @@ class _Transaction:
             try:
                 self.db.execute("COMMIT")
             except sqlite3.Error as error:
-                self.db.execute("ROLLBACK")
+                with contextlib.suppress(sqlite3.Error):  # keep the error that matters
+                    self.db.execute("ROLLBACK")
                 raise ObservationError(
                     f"Observation store {self.path} cannot be written ({error}); check the "
                     "free disk space and the folder's permissions"
@@ -1125,23 +1111,30 @@ def _compress(raw: bytes) -> tuple[str, bytes]:
     return ("zstd", packed) if len(packed) < len(raw) else ("raw", raw)
 
 
+def _row(entry: Entry) -> tuple[Any, ...]:
+    """Given an entry, return its row of the entries table (the inverse of `_entry`)."""
+    return (
+        entry.id,
+        entry.turn_id,
+        entry.step,
+        entry.executor,
+        entry.kind,
+        entry.size_bytes,
+        entry.length,
+        entry.lines,
+        entry.content_field,
+        json.dumps(entry.metadata, ensure_ascii=False, default=str),
+        entry.sha256,
+        entry.summary if entry.parked else None,  # no summary: recorded, not parked
+        _stamp(entry.created),
+        _stamp(entry.expires),
+    )
+
+
 def _entry(row: tuple[Any, ...]) -> Entry:
-    (
-        entry_id,
-        turn_id,
-        step,
-        executor,
-        kind,
-        size,
-        length,
-        lines,
-        key,
-        metadata,
-        digest,
-        summary,
-        created,
-        expires,
-    ) = row
+    """Given a row of the entries table, return its Entry."""
+    entry_id, turn_id, step, executor, kind, size, length, lines, key = row[:9]
+    metadata, digest, summary, created, expires = row[9:]
     return Entry(
         entry_id,
         turn_id,
@@ -1157,7 +1150,7 @@ def _entry(row: tuple[Any, ...]) -> Entry:
         summary or "",
         _moment(created),
         _moment(expires),
-        summary is not None,
+        parked=summary is not None,
     )
 
 

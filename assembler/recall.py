@@ -202,6 +202,23 @@ class RememberedQueries:
         return result
 
 
+def hit_record(hit: Hit, *, explain: bool = False) -> dict[str, Any]:
+    """Given a hit, return it as JSON data: path, line range, score and snippet (what
+    `assemble search --json` and the MCP tool give), with the score parts when `explain`."""
+    record: dict[str, Any] = {
+        "path": hit.path,
+        "start_line": hit.start_line,
+        "end_line": hit.end_line,
+        "score": round(hit.score, 4),
+        "snippet": hit.snippet,
+    }
+    if explain:
+        record["vector"] = None if hit.vector is None else round(hit.vector, 4)
+        record["bm25"] = None if hit.bm25 is None else round(hit.bm25, 4)
+        record["recency"] = round(hit.recency, 4)
+    return record
+
+
 class WarmMemory:
     """One memory index kept open from one assembly to the next (the daemon's), so its loaded
     model, its search caches and the vectors of recent queries stay warm, and a cycle costs

@@ -10,12 +10,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jinja2
-
-from assembler.errors import ScratchpadError
+from assembler.errors import AssemblerError, ScratchpadError
 from assembler.tokens import TokenCounter
+
+if TYPE_CHECKING:
+    import jinja2
+
+    from assembler.config import Config
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -63,6 +66,8 @@ class Fitted:
 def _environment(folders: tuple[str, ...]) -> jinja2.Environment:
     """Return the Jinja2 environment of these template folders, shared by every Renderer, so a
     daemon compiles each template once (auto_reload still picks up an edited template)."""
+    import jinja2  # here, not at the top: `check`, `show` and the hooks read, never render
+
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(list(folders)),
         autoescape=False,  # Markdown, not HTML
@@ -72,6 +77,19 @@ def _environment(folders: tuple[str, ...]) -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         auto_reload=True,
     )
+
+
+def renderer_for(config: Config) -> Renderer:
+    """Given the config, return the Renderer of its templates (`output.template_dir` over the
+    bundled ones). Raise AssemblerError if that folder does not exist."""
+    if not config.output.template_dir:
+        return Renderer(None)
+    folder = config.workspace / Path(config.output.template_dir).expanduser()
+    if not folder.is_dir():
+        raise AssemblerError(
+            f"At 'output.template_dir': '{folder}' is not a folder; create it or clear the key"
+        )
+    return Renderer(folder)
 
 
 class Renderer:
@@ -169,7 +187,9 @@ def compose(meta: Mapping[str, Any], body: str) -> str:
 
 
 def body_hash(body: str) -> str:
-    return hashlib.sha256(body.strip().encode("utf-8")).hexdigest()
+    """Given a body, return the hash `compose` writes as `body_sha256` (a later run compares
+    it with the file's body to tell a hand edit)."""
+    return hashlib.sha256(body.strip().encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass
@@ -262,10 +282,26 @@ PREFIX_HEADER = "[Session Scratchpad - your persistent working memory]"
 PREFIX_FOOTER = "[End Scratchpad]"
 
 
+def prefix_text(blocks: Sequence[str]) -> str:
+    """Given the blocks to show, return them as seed 000's block that hosts prepend to each
+    message, or '' when none has any text."""
+    shown = [block.strip() for block in blocks if block.strip()]
+    if not shown:
+        return ""
+    return PREFIX_HEADER + "\n" + "\n\n".join(shown) + "\n" + PREFIX_FOOTER + "\n"
+
+
+def body_prefix(body: str) -> str:
+    """Given the body of a rendered SCRATCHPAD.md, return its prefix block: the auto part and
+    the agent sections as written (no markers, escapes or editing intro)."""
+    from assembler.sections import auto_part, find_agent_region, plain_region
+
+    region = find_agent_region(body)
+    return prefix_text([auto_part(body), plain_region(region) if region is not None else ""])
+
+
 def prefix_block(pad: ScratchpadFile, now: datetime) -> str:
     """Given a parsed SCRATCHPAD.md, return the block hosts prepend to each message, or ''
     when it is not fresh (a stale scratchpad is worse than none).
     """
-    if not pad.is_fresh(now) or not pad.body.strip():
-        return ""
-    return f"{PREFIX_HEADER}\n{pad.body.strip()}\n{PREFIX_FOOTER}\n"
+    return body_prefix(pad.body) if pad.is_fresh(now) else ""

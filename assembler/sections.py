@@ -710,8 +710,9 @@ class Scratchpad:
                     "agent_cap": self.agent_cap,
                 },
             )
-        if not is_valid_section_name(section):
-            return _mistake("section-name", f"Section name {section!r} is not valid: {NAME_RULE}.")
+        problem = self._check_section(section)
+        if problem is not None:
+            return problem
         found = state.get(section)
         if found is None:
             present = [n for n, s in state.items() if s.kind == "agent"]
@@ -751,6 +752,8 @@ class Scratchpad:
             yield now, fold_events(self.journal.events(), now)
 
     def _commit(self, events: Sequence[Event], now: datetime) -> None:
+        if not events:
+            return  # nothing recorded: no reason to read the journal again for compaction
         self.journal.record_many(events)
         self.journal.compact(now=now)
 
@@ -1409,14 +1412,21 @@ def file_edits(rendered: Mapping[str, str], found: Mapping[str, str]) -> dict[st
     return edits
 
 
+def section_caps_of(config: Config) -> dict[str, int]:
+    """Given a loaded config, return the caps of agent and subsystem sections by name (the
+    `caps.sections` entries that name no auto-generated section)."""
+    from assembler.config import AUTO_SECTIONS
+
+    return {n: c for n, c in config.caps.sections.items() if n not in AUTO_SECTIONS}
+
+
 def scratchpad_for(config: Config, *, now: Callable[[], datetime] | None = None) -> Scratchpad:
     """Given a loaded config, return the workspace's Scratchpad with its caps and counter."""
-    from assembler.config import AUTO_SECTIONS
     from assembler.tokens import get_counter
 
     clock = now if now is not None else _local_now
     journal = Journal(journal_path(config.state_dir), now=clock)
-    caps = {n: c for n, c in config.caps.sections.items() if n not in AUTO_SECTIONS}
+    caps = section_caps_of(config)
     return Scratchpad(
         journal,
         agent_cap=config.caps.agent,
@@ -2022,8 +2032,10 @@ def _rendered_body(pad: Scratchpad, meta: Mapping[str, Any] | None) -> str | Non
         text = rendered_path(pad.journal.path.parent).read_bytes().decode("utf-8", "replace")
     except OSError:
         return None
+    from assembler.render import body_hash
+
     _, body = split_frontmatter(text)
-    return body if _body_hash(body) == meta["body_sha256"] else None
+    return body if body_hash(body) == meta["body_sha256"] else None
 
 
 def _keep_stray(
@@ -2089,7 +2101,9 @@ def sync_file_edits(pad: Scratchpad, path: Path) -> FileSync:
     sync.region = find_agent_region(body)
     if isinstance(recorded, Mapping):
         sync.hashes = {str(k): str(v) for k, v in recorded.items()}
-    if meta is not None and meta.get("body_sha256") == _body_hash(body):
+    from assembler.render import body_hash
+
+    if meta is not None and meta.get("body_sha256") == body_hash(body):
         return sync
     sync.edited, sync.at = True, mtime
     stray = stray_lines(body, _rendered_body(pad, meta))
@@ -2196,12 +2210,6 @@ def _import_sections(
     sync.cleared = list(answer.data["cleared"])
 
 
-def _body_hash(body: str) -> str:
-    import hashlib
-
-    return hashlib.sha256(body.strip().encode("utf-8", "surrogatepass")).hexdigest()
-
-
 # -- one render's agent sections -------------------------------------------------------------
 
 
@@ -2212,7 +2220,6 @@ class AgentInputs:
     states: dict[str, SectionState] | None  # None: the journal could not be read
     sync: FileSync
     degraded: list[dict[str, str]] = field(default_factory=list)
-    openclaw: str | None = None  # the answer of the OpenClaw import, if one was tried
     now: datetime | None = None  # the render's clock, for the times the file shows
 
 
@@ -2254,13 +2261,12 @@ def gather_agent_sections(
         degraded += sync.problems
         if sync.failure is not None:
             raise SectionError(sync.failure)
-        answer = None
         if import_openclaw and openclaw_files:
             entries = read_openclaw_scratchpad_entries(
                 openclaw_files, tail_bytes=OPENCLAW_TAIL_BYTES
             )
             if entries:
-                answer = pad.import_openclaw_entries(entries).message
+                pad.import_openclaw_entries(entries)
         read = pad.journal.read()
         states = in_zone(fold_events(read.events, _aware(pad.now())), _aware(pad.now()))
     except (SectionError, OSError) as error:
@@ -2285,7 +2291,7 @@ def gather_agent_sections(
                 f"(kept there, and moved to {quarantine} when the journal is compacted)",
             }
         )
-    return AgentInputs(states, sync, degraded, answer, _aware(pad.now()))
+    return AgentInputs(states, sync, degraded, _aware(pad.now()))
 
 
 def sync_file_edits_region_only(path: Path) -> FileSync:
@@ -2305,7 +2311,7 @@ def sync_file_edits_region_only(path: Path) -> FileSync:
     return sync
 
 
-def carried_part(sync: FileSync, render: AgentRender, count: TokenCounter) -> AgentPart:
+def carried_part(sync: FileSync, count: TokenCounter) -> AgentPart:
     """Given the previous render's region (the journal being unavailable), return it as the
     agent part, unchanged, so that no agent text is lost by the new render.
     """
@@ -2325,7 +2331,7 @@ def render_agent_part(
     previous render's region unchanged when the journal could not be read.
     """
     if inputs.states is None:
-        return carried_part(inputs.sync, render, count)
+        return carried_part(inputs.sync, count)
     return plan_agent_part(
         inputs.states,
         render=render,
@@ -2361,9 +2367,7 @@ def gather_for(
 
 def guidance_context(config: Config) -> dict[str, Any]:
     """Given a loaded config, return the context of `guidance.md.j2`: the budgets and names."""
-    from assembler.config import AUTO_SECTIONS
-
-    caps = {n: c for n, c in config.caps.sections.items() if n not in AUTO_SECTIONS}
+    caps = section_caps_of(config)
     return {
         "agent_cap": config.caps.agent,
         "total_cap": config.caps.total,
@@ -2401,16 +2405,9 @@ def parse_call(text: str) -> Answer:
 
 
 def _renderer(config: Config) -> Any:
-    from assembler.render import Renderer
+    from assembler.render import renderer_for
 
-    if not config.output.template_dir:
-        return Renderer(None)
-    folder = config.workspace / Path(config.output.template_dir).expanduser()
-    if not folder.is_dir():
-        raise SectionError(
-            f"At 'output.template_dir': '{folder}' is not a folder; create it or clear the key"
-        )
-    return Renderer(folder)
+    return renderer_for(config)
 
 
 def listing_for(config: Config, states: Mapping[str, SectionState]) -> str:
@@ -2461,7 +2458,7 @@ def prefix_for(config: Config, now: datetime, *, fresh_only: bool = False) -> st
     or missing.
     """
     from assembler.errors import ScratchpadError
-    from assembler.render import PREFIX_FOOTER, PREFIX_HEADER, read_scratchpad
+    from assembler.render import prefix_text, read_scratchpad
     from assembler.tokens import get_counter
 
     try:
@@ -2490,7 +2487,4 @@ def prefix_for(config: Config, now: datetime, *, fresh_only: bool = False) -> st
         # The journal cannot be read: the sections as last rendered are the best there is.
         region = find_agent_region(page.body) if page is not None and fresh else None
         agent = plain_region(region) if region is not None else ""
-    blocks = [block for block in (auto, agent) if block]
-    if not blocks:
-        return ""
-    return PREFIX_HEADER + "\n" + "\n\n".join(blocks) + "\n" + PREFIX_FOOTER + "\n"
+    return prefix_text([auto, agent])

@@ -98,6 +98,22 @@ def test_the_fast_reader_agrees_with_the_full_parser_on_an_assembled_file(
     assert fresh_context(assembly.path, pad.expires) == prefix_block(pad, pad.expires) == ""
 
 
+def test_the_hook_gives_the_same_block_as_show_prefix_without_the_section_markers(
+    workspace: Path,
+) -> None:
+    from assembler.assemble import run_once
+    from assembler.config import validate
+    from assembler.sections import prefix_for, scratchpad_for
+
+    config = validate({"memory": {"enabled": False}}, source=None, workspace=workspace)
+    scratchpad_for(config, now=lambda: NOW).write("Ship 1.14.4 tonight", section="goal")
+    assembly = run_once(config, now=NOW)
+    block = fresh_context(assembly.path, NOW)
+    assert block == prefix_for(config, NOW, fresh_only=True)
+    assert "Ship 1.14.4 tonight" in block
+    assert "scratchpad:" not in block  # no markers: a message cannot be edited
+
+
 def test_a_hand_edited_frontmatter_falls_back_to_the_full_parser(workspace: Path) -> None:
     expires = (NOW + timedelta(minutes=10)).isoformat()
     path = workspace / "SCRATCHPAD.md"
