@@ -337,7 +337,7 @@ def _recall(
     memory = synced_memory(config, warm=warm)
     for warning in memory.report.skipped:
         degraded.append({"what": "memory file", "why": warning})
-    if memory.degraded and config.memory.model == "none":
+    if memory.degraded and memory.chosen:
         # Keyword search alone is what the user chose: not a fault to warn about every cycle.
         log.debug("memory search: %s", memory.degraded)
     elif memory.degraded:
@@ -352,6 +352,8 @@ def _recall(
             now=now,
             **index_options(config),
         )
+    if index.search_degraded:  # the model loaded for the sync but failed on the queries
+        degraded.append({"what": "memory search", "why": index.search_degraded})
     return MemoryRecall(result, memory.report.chunks_total, memory.report.chunks_embedded)
 
 

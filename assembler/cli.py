@@ -21,6 +21,7 @@ from assembler.errors import AssemblerError
 
 if TYPE_CHECKING:
     from assembler.config import Config
+    from assembler.recall import OpenMemory
 
 log = logging.getLogger("assembler")
 
@@ -929,7 +930,7 @@ def _cmd_index(args: argparse.Namespace) -> int:
         return 0
     for warning in report.skipped:
         log.warning("%s", warning)
-    _log_degraded(memory.degraded, config)
+    _log_degraded(memory)
     print(
         f"indexed {report.files_seen} files ({report.files_changed} changed, "
         f"{report.files_removed} removed): {report.chunks_total} chunks, "
@@ -948,7 +949,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
         raise AssemblerError("search: give one QUERY, or pass --stdin with one query per line")
     config = _load(args)
     memory = synced_memory(config)
-    _log_degraded(memory.degraded, config)
+    _log_degraded(memory)
     options = index_options(config)
     with memory.index as index:
         if args.stdin:
@@ -960,6 +961,8 @@ def _cmd_search(args: argparse.Namespace) -> int:
                     sys.stdout.write("\n")
             return 0
         hits = index.search(args.query, k=args.k, **options)
+        if index.search_degraded:
+            log.warning("degraded: %s", index.search_degraded)
     if args.json:
         print(json.dumps([hit_record(h, explain=args.explain) for h in hits], indent=2))
         return 0
@@ -977,11 +980,11 @@ def _cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
-def _log_degraded(degraded: str | None, config: Config) -> None:
+def _log_degraded(memory: OpenMemory) -> None:
     # Keyword search alone is a warning only when the user did not choose it.
-    if degraded:
-        level = logging.INFO if config.memory.model == "none" else logging.WARNING
-        log.log(level, "degraded: %s", degraded)
+    if memory.degraded:
+        level = logging.INFO if memory.chosen else logging.WARNING
+        log.log(level, "degraded: %s", memory.degraded)
 
 
 def _part(value: float | None) -> str:

@@ -141,9 +141,7 @@ class LazyEmbedder:
 
     @property
     def model_id(self) -> str:
-        if self._source is None:
-            self._source = _resolve(self.spec)
-        return self._source.model_id
+        return self._resolved().model_id
 
     @property
     def dim(self) -> int:
@@ -158,9 +156,15 @@ class LazyEmbedder:
         """Given texts, return their unit vectors, loading the model first if needed."""
         return self._load().encode(texts)
 
+    def _resolved(self) -> _Source:
+        if self._source is None:
+            self._source = _resolve(self.spec)
+        return self._source
+
     def _load(self) -> SentenceTransformerEmbedder:
         if self._loaded is None:
-            self._loaded = load_embedder(self.spec, batch_size=self.batch_size)
+            # The source found for `model_id` is reused: resolving a folder reads its files.
+            self._loaded = _embedder_for(self._resolved(), self.spec, self.batch_size)
         return self._loaded
 
 
@@ -174,9 +178,13 @@ def load_embedder(spec: str = BUNDLED, *, batch_size: int = 64) -> SentenceTrans
     The model is loaded once per process and source; later calls (with any batch size) share
     it. Raise ModelError naming the model and the fix if it cannot be found or loaded.
     """
+    return _embedder_for(_resolve(spec), spec, batch_size)
+
+
+def _embedder_for(source: _Source, spec: str, batch_size: int) -> SentenceTransformerEmbedder:
+    """Given a resolved model source, return an Embedder sharing its once-loaded model."""
     if batch_size <= 0:
         raise ValueError(f"batch_size must be positive, got {batch_size}")
-    source = _resolve(spec)
     key = f"{source.kind}:{source.location}"
     with _LOAD_LOCK:
         if key not in _MODELS:

@@ -299,10 +299,10 @@ def json_size(observation: Any) -> int:
 
 
 def _over_threshold(observation: Any, threshold: int) -> bool:
-    # The JSON of a 50 MB string is another 50 MB string; a content longer than the threshold
-    # already settles it.
-    payload = observation.get("content") if isinstance(observation, Mapping) else observation
-    if isinstance(payload, str | bytes | bytearray) and len(payload) > threshold:
+    # The JSON of a 50 MB string is another 50 MB string; any text or bytes value longer than
+    # the threshold already settles it (its JSON is at least that long), whatever its key.
+    values = observation.values() if isinstance(observation, Mapping) else [observation]
+    if any(isinstance(v, str | bytes | bytearray) and len(v) > threshold for v in values):
         return True
     return json_size(observation) > threshold
 

@@ -311,6 +311,7 @@ class OpenMemory:
     report: SyncReport
     degraded: str | None
     kept: bool = False
+    chosen: bool = False  # keyword search alone is what the config asks (memory.model "none")
 
     def __enter__(self) -> MemoryIndex:
         return self.index
@@ -350,4 +351,10 @@ def synced_memory(
         report = index.sync(rebuild=rebuild, progress=progress)
         reason = f"embeddings unavailable ({error}); keyword (BM25) search only"
         return OpenMemory(index, report, reason)
-    return OpenMemory(index, report, reason or report.degraded, kept=warm is not None)
+    return OpenMemory(
+        index,
+        report,
+        reason or report.degraded,
+        kept=warm is not None,
+        chosen=config.memory.model == "none",
+    )

@@ -7,6 +7,8 @@ import json
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from assembler.assemble import assemble
 from assembler.config import load_config
 
@@ -107,3 +109,19 @@ def test_secrets_and_addresses_the_human_pasted_never_reach_the_file(workspace: 
         assert all(secret not in line for line in assembly.meta["dropped"])
     assert "[redacted GitHub token]" in assembly.text  # where it was, e.g. in the topic
     assert "Content sensitivity:** HIGH" in assembly.text
+
+
+def test_a_model_that_fails_on_the_queries_is_reported_and_search_goes_on_by_keywords(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fakes import FakeEmbedder
+
+    # The sync embeds the three notes in one call; the queries' call is the one that fails.
+    monkeypatch.setattr(
+        "assembler.embeddings.LazyEmbedder",
+        lambda model, batch_size: FakeEmbedder(fail_after_calls=1),
+    )
+    assembly = assemble(load_config(make_workspace(workspace, 'model = "bundled"')), now=NOW)
+    (entry,) = [d for d in assembly.meta["degraded"] if d["what"] == "memory search"]
+    assert "the query could not be embedded" in entry["why"]
+    assert memories_lines(assembly.text)[0].startswith("- `memory/infra/helm.md:")
