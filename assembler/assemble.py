@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -28,10 +29,19 @@ from assembler.context import (
     format_duration,
     time_context,
 )
-from assembler.errors import AssemblerError, ModelError
-from assembler.fsutil import atomic_write
-from assembler.render import Fitted, Item, Section, compose, fit_sections, renderer_for
+from assembler.errors import AssemblerError, ModelError, UnsafePathError
+from assembler.fsutil import (
+    Replaced,
+    Snapshot,
+    atomic_write,
+    check_place,
+    read_regular,
+    replace_if_unchanged,
+)
+from assembler.render import Fitted, Item, Section, fit_sections, renderer_for
+from assembler.render import compose as compose_file
 from assembler.routing import RoutingHint, redact, route
+from assembler.sections import AgentInputs
 from assembler.sentiment import MoodReport, MoodState, analyze, load_mood_model
 from assembler.strategy import Strategy, choose_strategy
 from assembler.tokens import get_counter
@@ -57,12 +67,11 @@ TITLES = {
 
 
 @dataclass
-class Assembly:
-    """Everything one run computed, the file text included."""
+class Draft:
+    """The part of an assembly that does not depend on SCRATCHPAD.md: the auto sections and
+    what they were computed from. A write that must retry (the file changed under it) redoes
+    only the agent sections and the page."""
 
-    path: Path
-    text: str
-    meta: dict[str, Any]
     now: datetime
     transcripts: TranscriptRead
     mood: MoodReport | None
@@ -71,13 +80,38 @@ class Assembly:
     daily: DailyContext | None
     time: TimeContext
     routing: RoutingHint
-    fitted: Fitted
-    recall: MemoryRecall | None = None
-    degraded: list[dict[str, str]] = field(default_factory=list)
+    recall: MemoryRecall | None
+    sections: list[Section]
+    degraded: list[dict[str, str]]
+
+    @property
+    def openclaw_files(self) -> list[Path]:
+        """The OpenClaw transcripts read: their scratchpad entries can become section main."""
+        return [
+            Path(s.path) for s in self.transcripts.sources if s.format == "openclaw" and not s.error
+        ]
+
+
+@dataclass
+class Assembly(Draft):
+    """Everything one run computed, the file text included; `degraded` holds the problems of
+    the agent sections too."""
+
+    path: Path = field(default_factory=Path)
+    text: str = ""
+    meta: dict[str, Any] = field(default_factory=dict)
+    fitted: Fitted = field(default_factory=lambda: Fitted([], [], 0))
     written: bool = False
+    secret_patterns: tuple[str, ...] = ()  # the user's, beside the built-in detectors
 
     def explain(self) -> list[str]:
-        """Return the reasons behind each value, one line each, for --explain."""
+        """Return the reasons behind each value, one line each, for --explain, with secrets
+        and personal data redacted as in the file (the lines quote messages and queries)."""
+        return [
+            redact(line, extra_secret_patterns=self.secret_patterns) for line in self._explain()
+        ]
+
+    def _explain(self) -> list[str]:
         lines = [
             f"sources: {s.path} [{s.format}] {s.messages} messages, {s.bad_lines} bad lines"
             + (f", error: {s.error}" if s.error else "")
@@ -99,23 +133,21 @@ class Assembly:
         return lines
 
 
-def assemble(
+def draft(
     config: Config,
     *,
     now: datetime,
     transcript_globs: Sequence[str] | None = None,
     memory: WarmMemory | None = None,
-) -> Assembly:
-    """Given the config and the clock, return the assembled SCRATCHPAD.md (not yet written).
+) -> Draft:
+    """Given the config and the clock, return the auto part of the assembly (reads only).
 
     `transcript_globs` replaces the configured sources for this run; `memory` keeps the memory
     index (and its model) open between runs, as the daemon does. An unreadable source or a
     failing mood model degrades the file (the frontmatter says what and why) instead of failing.
-    Raise AssemblerError only for problems the user must fix (a broken template folder).
     """
     tz = local_timezone(config)
     now = now.astimezone(tz)
-    count = get_counter(config.tokens.counter)
     read = read_recent(
         list(transcript_globs) if transcript_globs else config.transcripts.sources,
         base=config.workspace,
@@ -161,6 +193,7 @@ def assemble(
     )
     routing = route(
         [m.text for m in read.messages],
+        lengths=[m.length for m in read.messages],
         tiers=config.routing.tiers,
         extra_secret_patterns=config.routing.extra_secret_patterns,
         complexity_keywords=config.routing.complexity_keywords or None,
@@ -179,12 +212,24 @@ def assemble(
     # The file is injected into every turn: a secret or an address the human pasted must not
     # be repeated by it (the Routing Hint says what kind was seen, never the value).
     sections = [_redacted(s, config.routing.extra_secret_patterns) for s in sections]
+    return Draft(
+        now, read, mood, strategy, active, daily, times, routing, recall, sections, degraded
+    )
+
+
+def compose(config: Config, auto: Draft, agent: AgentInputs) -> Assembly:
+    """Given the config, the auto part and the agent sections to show, return the whole file
+    under its caps (nothing is written).
+
+    Raise AssemblerError for problems the user must fix (a broken template folder).
+    """
+    now = auto.now
+    tz = local_timezone(config)
+    count = get_counter(config.tokens.counter)
+    sections = auto.sections
+    degraded = [*auto.degraded, *agent.degraded]
     renderer = renderer_for(config)
     expires = now + timedelta(minutes=config.output.ttl_minutes)
-    # Agent sections: hand edits and OpenClaw entries go to the journal first (issue 4).
-    openclaw = [Path(s.path) for s in read.sources if s.format == "openclaw" and not s.error]
-    agent = agent_sections.gather_for(config, now=now, openclaw_files=openclaw)
-    degraded.extend(agent.degraded)
     edited_at = agent.sync.at if agent.sync.auto_edited else None
     page = {
         "valid_until": f"{expires:%Y-%m-%d %H:%M} {expires.tzname() or ''}".strip(),
@@ -226,6 +271,7 @@ def assemble(
             f"Template error in {where} ({type(error).__name__}: {error}); fix the template"
         ) from error
     auto_tokens = count(agent_sections.auto_part(body))
+    read, recall = auto.transcripts, auto.recall
     meta: dict[str, Any] = {
         "generator": GENERATOR,
         "updated": now.isoformat(timespec="seconds"),
@@ -259,38 +305,41 @@ def assemble(
     }
     if (edits := agent.sync.summary()) is not None:
         meta["file_edits"] = edits
+    if agent.states is None:
+        # The region was carried over, not imported: the next run must import it, even if
+        # nobody edits the file again.
+        meta["agent_carried"] = True
     return Assembly(
+        **{**vars(auto), "degraded": degraded},
         path=config.output_path,
-        text=compose(meta, body),
+        text=compose_file(meta, body),
         meta=meta,
-        now=now,
-        transcripts=read,
-        mood=mood,
-        strategy=strategy,
-        active=active,
-        daily=daily,
-        time=times,
-        routing=routing,
         fitted=fitted,
-        recall=recall,
-        degraded=degraded,
+        secret_patterns=tuple(config.routing.extra_secret_patterns),
     )
 
 
-def write(assembly: Assembly) -> None:
-    """Given an assembly, write its file atomically (readers see the old or the new file whole).
-
-    Raise AssemblerError if the output folder cannot be written.
+def assemble(
+    config: Config,
+    *,
+    now: datetime,
+    transcript_globs: Sequence[str] | None = None,
+    memory: WarmMemory | None = None,
+) -> Assembly:
+    """Given the config and the clock, return the assembled SCRATCHPAD.md without writing
+    anything: the agent sections are the journal's, hand edits of the file not yet imported
+    (see `run_once`). Raise AssemblerError only for problems the user must fix (a broken
+    template folder).
     """
-    try:
-        assembly.path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(assembly.path, assembly.text)
-    except OSError as error:
-        raise AssemblerError(
-            f"Cannot write {assembly.path} ({error.strerror or error}); check that the folder "
-            "is writable or change 'output.path'"
-        ) from error
-    assembly.written = True
+    auto = draft(config, now=now, transcript_globs=transcript_globs, memory=memory)
+    seen, problems = _read_output(config)
+    agent = agent_sections.read_agent_inputs(config, now=auto.now, seen=seen)
+    agent.degraded[:0] = problems
+    return compose(config, auto, agent)
+
+
+# How often a write is tried again when SCRATCHPAD.md changed while it was being rendered.
+WRITE_ATTEMPTS = 3
 
 
 def run_once(
@@ -301,13 +350,104 @@ def run_once(
     transcript_globs: Sequence[str] | None = None,
     memory: WarmMemory | None = None,
 ) -> Assembly:
-    """Given the config and the clock, assemble and (unless `dry_run`) write SCRATCHPAD.md."""
-    assembly = assemble(config, now=now, transcript_globs=transcript_globs, memory=memory)
-    if not dry_run:
-        write(assembly)
-        # The next run tells the agent's text typed in the file from what this run rendered.
-        agent_sections.remember_render(config.state_dir, assembly.text)
+    """Given the config and the clock, assemble and (unless `dry_run`) write SCRATCHPAD.md.
+
+    Before the render, hand edits of the file and the newest OpenClaw scratchpad entry go to
+    the journal (not on a dry run, which writes nothing). The file is replaced only if it still
+    holds what was read before the render: when it changed meanwhile (an agent editing it),
+    the edits are imported and the page rendered again, up to WRITE_ATTEMPTS times; after
+    that it is left as it is (not `written`, and `degraded` says why) for the next run.
+    Raise AssemblerError if the file cannot be written.
+    """
+    if dry_run:
+        return assemble(config, now=now, transcript_globs=transcript_globs, memory=memory)
+    auto = draft(config, now=now, transcript_globs=transcript_globs, memory=memory)
+    assembly: Assembly | None = None
+    late: bytes | None = None
+    for _ in range(WRITE_ATTEMPTS):
+        seen, problems = _read_output(config)
+        if late is not None:
+            # Written into the old file between the check and the swap: import it too.
+            agent_sections.import_into_journal(
+                config, now=auto.now, seen=Snapshot(late, time.time())
+            )
+            late = None
+        sync, imported = agent_sections.import_into_journal(
+            config, now=auto.now, seen=seen, openclaw_files=auto.openclaw_files
+        )
+        agent = agent_sections.read_agent_inputs(config, now=auto.now, seen=seen, sync=sync)
+        agent.degraded[:0] = [*problems, *imported]
+        assembly = compose(config, auto, agent)
+        replaced = _write_if_unchanged(assembly, config, seen)
+        if replaced.done:
+            # The next run tells the agent's text typed in the file from what this one wrote.
+            agent_sections.remember_render(config.state_dir, assembly.text)
+            if replaced.late is None:
+                return assembly
+            late = replaced.late
+    assert assembly is not None
+    if not assembly.written:
+        assembly.degraded.append(
+            {
+                "what": "write",
+                "why": f"{config.output_path} changed while it was rendered, "
+                f"{WRITE_ATTEMPTS} times; left as it is (the next run imports the edits)",
+            }
+        )
+    elif late is not None:  # the last write's own late edit: into the journal, for next time
+        agent_sections.import_into_journal(config, now=auto.now, seen=Snapshot(late, time.time()))
     return assembly
+
+
+def _read_output(config: Config) -> tuple[Snapshot, list[dict[str, str]]]:
+    """Return SCRATCHPAD.md as it is now (absent: no data) and why it could not be read."""
+    try:
+        return read_regular(config.output_path), []
+    except OSError as error:
+        why = f"cannot read {config.output_path} ({error}); hand edits not imported"
+        return Snapshot(None), [{"what": "hand edits", "why": why}]
+
+
+def write(assembly: Assembly) -> None:
+    """Given an assembly, write its file atomically (readers see the old or the new file whole).
+
+    Raise AssemblerError if the output folder cannot be written or the file is something other
+    than a regular file (a link, a device).
+    """
+
+    def replace_file(path: Path, data: bytes) -> Replaced:
+        atomic_write(path, data)
+        return Replaced(True)
+
+    _write(assembly, None, replace_file)
+
+
+def _write_if_unchanged(assembly: Assembly, config: Config, seen: Snapshot) -> Replaced:
+    return _write(
+        assembly,
+        config.workspace,
+        lambda path, data: replace_if_unchanged(path, data, seen.data),
+    )
+
+
+def _write(
+    assembly: Assembly, workspace: Path | None, replace_file: Callable[[Path, bytes], Replaced]
+) -> Replaced:
+    path = assembly.path
+    try:
+        if workspace is not None:
+            check_place(path, workspace)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        done = replace_file(path, assembly.text.encode("utf-8", "surrogatepass"))
+    except UnsafePathError:
+        raise
+    except OSError as error:
+        raise AssemblerError(
+            f"Cannot write {path} ({error.strerror or error}); check that the folder "
+            "is writable or change 'output.path'"
+        ) from error
+    assembly.written = assembly.written or done.done
+    return done
 
 
 @dataclass
@@ -334,7 +474,11 @@ def _recall(
         return None
     from assembler.recall import index_options, recall_memories, synced_memory
 
-    memory = synced_memory(config, warm=warm)
+    try:
+        memory = synced_memory(config, warm=warm)
+    except AssemblerError as error:  # the index cannot be opened: the section goes, not the run
+        degraded.append({"what": "memory search", "why": str(error)})
+        return None
     for warning in memory.report.skipped:
         degraded.append({"what": "memory file", "why": warning})
     if memory.degraded and memory.chosen:

@@ -12,7 +12,7 @@ import logging
 import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -65,8 +65,9 @@ def _add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         "--config",
         metavar="FILE",
         default=default,
-        help="config file (default: $ASSEMBLER_CONFIG, <workspace>/.scratchpad/config.toml, "
-        "<workspace>/assembler.toml, ~/.config/scratchpad-assembler/config.toml)",
+        help="read this config file alone (default: $ASSEMBLER_CONFIG, else "
+        "~/.config/scratchpad-assembler/config.toml with the workspace's .scratchpad/config.toml "
+        "or assembler.toml over it; the workspace's may not name code or outside places)",
     )
     verbosity = parser.add_argument_group("logging")
     verbosity.add_argument(
@@ -507,11 +508,23 @@ def build_parser() -> argparse.ArgumentParser:
     actions = config.add_subparsers(dest="config_command", metavar="ACTION", required=True)
     validate = actions.add_parser("validate", help="check the config; exit 1 listing all problems")
     show_config = actions.add_parser("show", help="print the effective config as TOML")
-    init = actions.add_parser("init", help="write a commented sample config")
-    init.add_argument(
+    init = actions.add_parser(
+        "init",
+        help="write a commented sample config",
+        description="Write a commented sample config: the workspace's (the agent can edit it, "
+        "so it may not name code or places outside the workspace), or with --user your own, "
+        "which applies to every workspace and may name them.",
+    )
+    where = init.add_mutually_exclusive_group()
+    where.add_argument(
         "--path",
         metavar="FILE",
         help="where to write it (default: <workspace>/assembler.toml)",
+    )
+    where.add_argument(
+        "--user",
+        action="store_true",
+        help="write your own config, ~/.config/scratchpad-assembler/config.toml",
     )
     init.add_argument("--force", action="store_true", help="overwrite an existing file")
     for sub in (validate, show_config, init):
@@ -641,11 +654,14 @@ def _parse_now(value: str | None, config: Config) -> datetime:
         return datetime.now(tz)
     try:
         parsed = datetime.fromisoformat(value)
-    except ValueError as error:
+        parsed = parsed if parsed.tzinfo else parsed.replace(tzinfo=tz)
+        # A time the clock cannot carry in UTC (year 1 at +14:00) is no time to run at.
+        parsed.astimezone(UTC)
+    except (ValueError, OverflowError) as error:
         raise AssemblerError(
             f"--now {value!r} is not an ISO-8601 time; write it like 2026-03-02T23:25:00+11:00"
         ) from error
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=tz)
+    return parsed
 
 
 def _cmd_once(args: argparse.Namespace) -> int:
@@ -671,12 +687,14 @@ def _cmd_once(args: argparse.Namespace) -> int:
         return _report_problems(assembly)
     if args.dry_run:
         sys.stdout.write(assembly.text)
-    else:
+    elif assembly.written:
         tokens = meta["tokens"]
         print(
             f"wrote {assembly.path} ({tokens['auto']}/{tokens['caps']['auto']} tokens, "
             f"{meta['messages_read']} messages read, valid until {meta['expires']})"
         )
+    else:
+        print(f"not written: {assembly.path} kept changing while it was rendered; run again")
     if args.explain:
         print("\nWhy:")
         for line in assembly.explain():
@@ -767,8 +785,28 @@ def _read_text(value: str | None, what: str) -> str:
         raise AssemblerError(f"{what}: give the TEXT, or - to read it from stdin")
     if value != "-":
         return value
-    text = sys.stdin.read()
+    text = read_stdin(what)
     return text[:-1] if text.endswith("\n") else text
+
+
+def read_stdin(what: str) -> str:
+    """Return all of stdin as text. Raise AssemblerError if it is not UTF-8: a replacement
+    character in place of the bytes would be stored as if the agent had written it."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:  # a text stream put in place of stdin (in-process callers): text already
+        return sys.stdin.read()
+    return _decoded(buffer.read(), what)
+
+
+def _decoded(data: bytes, what: str, line: int | None = None) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        where = f"line {line} of stdin" if line is not None else "stdin"
+        raise AssemblerError(
+            f"{what}: {where} is not UTF-8 text (byte {error.object[error.start]:#04x} at "
+            f"offset {error.start}); convert it to UTF-8"
+        ) from error
 
 
 def _answer(answer: Any, as_json: bool) -> int:
@@ -791,7 +829,7 @@ def _cmd_pad(args: argparse.Namespace) -> int:
     if action in ("write", "append"):
         text = _read_text(args.text, f"pad {action}")
         store = pad.write if action == "write" else pad.append
-        section = args.section or DEFAULT_SECTION
+        section = DEFAULT_SECTION if args.section is None else args.section
         return _answer(store(text, section=section, source="cli"), args.json)
     if action == "clear":
         return _answer(pad.clear(args.section, source="cli"), args.json)
@@ -812,7 +850,7 @@ def _cmd_pad(args: argparse.Namespace) -> int:
 def _cmd_tool(args: argparse.Namespace) -> int:
     from assembler.sections import parse_call, scratchpad_for
 
-    call = parse_call(sys.stdin.read() if args.call == "-" else args.call)
+    call = parse_call(read_stdin("tool") if args.call == "-" else args.call)
     if call.ok:
         pad = scratchpad_for(_load(args))
         args_ = call.data["call"]
@@ -897,7 +935,13 @@ def _batches(texts: Sequence[str], stream: TextIO | None, size: int = 2048) -> I
     if stream is None:
         return
     batch: list[str] = []
-    for line in stream:
+    buffer = getattr(stream, "buffer", None)
+    lines = (
+        (_decoded(raw, "--stdin", number) for number, raw in enumerate(buffer, start=1))
+        if buffer is not None
+        else iter(stream)
+    )
+    for line in lines:
         batch.append(line.rstrip("\r\n"))
         if len(batch) == size:
             yield batch
@@ -941,7 +985,7 @@ def _cmd_index(args: argparse.Namespace) -> int:
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
-    from assembler.recall import hit_record, index_options, synced_memory
+    from assembler.recall import hit_record, index_options, shown_hit, synced_memory
 
     if args.k <= 0:
         raise AssemblerError(f"-k {args.k}: give a positive number of hits")
@@ -951,16 +995,18 @@ def _cmd_search(args: argparse.Namespace) -> int:
     memory = synced_memory(config)
     _log_degraded(memory)
     options = index_options(config)
+    patterns = config.routing.extra_secret_patterns
     with memory.index as index:
         if args.stdin:
             for batch in _batches([], sys.stdin, size=256):
                 for hits in index.search_many(batch, k=args.k, **options):
-                    sys.stdout.write(
-                        json.dumps([hit_record(h, explain=args.explain) for h in hits])
-                    )
+                    records = [
+                        hit_record(shown_hit(h, patterns), explain=args.explain) for h in hits
+                    ]
+                    sys.stdout.write(json.dumps(records))
                     sys.stdout.write("\n")
             return 0
-        hits = index.search(args.query, k=args.k, **options)
+        hits = [shown_hit(h, patterns) for h in index.search(args.query, k=args.k, **options)]
         if index.search_degraded:
             log.warning("degraded: %s", index.search_degraded)
     if args.json:
@@ -1176,22 +1222,24 @@ def _cmd_hook(args: argparse.Namespace) -> int:
     from assembler.hooks import run_claude_code_hook
 
     output = run_claude_code_hook(
-        sys.stdin.read(), workspace=args.workspace, config_path=args.config
+        read_stdin("hook claude-code"), workspace=args.workspace, config_path=args.config
     )
     sys.stdout.write(output)
     return 0
 
 
 def _cmd_systemd(args: argparse.Namespace) -> int:
+    from assembler.config import user_config_dir
     from assembler.units import install_units
 
     config = _load(args)
     installed = install_units(
         timer=args.timer,
         workspace=config.workspace,
-        # The service runs with the config validated now, wherever it was found (--config,
-        # $ASSEMBLER_CONFIG or the user's folder), not whatever its own environment finds.
-        config=config.source,
+        # A file named with --config or $ASSEMBLER_CONFIG is named to the service too; else it
+        # finds the same files as this command: the user's config folder is pinned.
+        config=config.source if config.explicit else None,
+        config_home=None if config.explicit else user_config_dir(),
         output_file=config.output_path,
         force=args.force,
     )
@@ -1208,16 +1256,22 @@ def _cmd_config(args: argparse.Namespace) -> int:
     from assembler import config as config_module
 
     if args.config_command == "init":
-        folder = config_module.resolve_workspace(args.workspace)
-        target = Path(args.path).expanduser() if args.path else folder / "assembler.toml"
+        if args.user:
+            target = config_module.user_config_dir() / "config.toml"
+        elif args.path:
+            target = Path(args.path).expanduser()
+        else:
+            target = config_module.resolve_workspace(args.workspace) / "assembler.toml"
         written = config_module.init_config(target, force=args.force)
         print(f"wrote {written}; edit it, then run 'assemble config validate'")
         return 0
     config = _load(args)
+    files = " with ".join(str(path) for path in config.sources)
     if args.config_command == "validate":
-        where = config.source or "no config file (defaults)"
-        print(f"ok: {where} is valid (workspace {config.workspace})")
+        where = f"{files} {'is' if len(config.sources) == 1 else 'are'}"
+        where = where if files else "no config file (defaults) is"
+        print(f"ok: {where} valid (workspace {config.workspace})")
         return 0
-    print(f"# effective config; from {config.source or 'defaults'}")
+    print(f"# effective config; from {files or 'defaults'}")
     sys.stdout.write(config_module.to_toml(config.to_dict()))
     return 0

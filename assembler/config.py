@@ -11,12 +11,13 @@ pydantic would do the walking for us, but importing it and building the models c
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import re
 import tomllib
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
 from datetime import time as dt_time
@@ -59,6 +60,14 @@ def positive(value: Any) -> str | None:
     return None if value > 0 else f"expected a positive number, got {value!r}"
 
 
+def ttl_minutes(value: Any) -> str | None:
+    if problem := positive(value):
+        return problem
+    if value > MAX_TTL_MINUTES:
+        return f"expected at most {MAX_TTL_MINUTES} (a year), got {value!r}"
+    return None
+
+
 def non_negative(value: Any) -> str | None:
     return None if value >= 0 else f"expected zero or more, got {value!r}"
 
@@ -81,18 +90,27 @@ def one_of(*choices: str) -> Check:
 
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(d|h|m|s)")
+# Longer durations are mistakes, and far longer ones overflow the clock arithmetic they feed
+# (`now - lookback`, `now + ttl`): refused with the rest of the config's problems.
+MAX_DURATION = timedelta(days=3650)
+# No count, size or cap of this program needs more; far larger integers overflow SQLite's
+# and the clock's arithmetic.
+MAX_INTEGER = 1_000_000_000
+MAX_TTL_MINUTES = 525_600  # a year
 
 
 def parse_duration(text: str) -> timedelta:
     """Given a duration like '90s', '30m', '2h', '1h30m' or '7d', return it as a timedelta.
 
-    Raise ValueError if the text is not such a duration.
+    Raise ValueError if the text is not such a duration, or one longer than ten years.
     """
     compact = text.strip().lower().replace(" ", "")
     if not compact or _DURATION.sub("", compact):
         raise ValueError(f"expected a duration like '30m', '2h' or '1h30m', got {text!r}")
     units = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0}
     seconds = sum(float(n) * units[u] for n, u in _DURATION.findall(compact))
+    if not seconds <= MAX_DURATION.total_seconds():  # also NaN and inf from huge numbers
+        raise ValueError(f"expected a duration of at most {MAX_DURATION.days}d, got {text!r}")
     return timedelta(seconds=seconds)
 
 
@@ -102,6 +120,12 @@ def duration(value: Any) -> str | None:
     except ValueError as error:
         return str(error)
     return None
+
+
+def positive_duration(value: Any) -> str | None:
+    if problem := duration(value):
+        return problem
+    return None if parse_duration(value) > timedelta(0) else f"expected more than 0s, got {value!r}"
 
 
 def optional_duration(value: Any) -> str | None:
@@ -129,7 +153,7 @@ def counter_spec(value: Any) -> str | None:
 @dataclass
 class OutputConfig:
     path: str = "SCRATCHPAD.md"
-    ttl_minutes: int = field(default=30, metadata=_check(positive))
+    ttl_minutes: int = field(default=30, metadata=_check(ttl_minutes))
     template_dir: str = ""
 
 
@@ -148,7 +172,7 @@ class TranscriptsConfig:
 
 @dataclass
 class MoodConfig:
-    half_life: str = field(default="20m", metadata=_check(duration))
+    half_life: str = field(default="20m", metadata=_check(positive_duration))
 
     @property
     def half_life_delta(self) -> timedelta:
@@ -423,12 +447,6 @@ class AgentConfig:
     import_openclaw: bool = True
 
 
-def positive_duration(value: Any) -> str | None:
-    if problem := duration(value):
-        return problem
-    return None if parse_duration(value) > timedelta(0) else f"expected more than 0s, got {value!r}"
-
-
 _CLOCK_RANGE = re.compile(r"\s*(\d{1,2}):(\d{2})\s*-\s*(\d{1,2}):(\d{2})\s*")
 
 
@@ -517,7 +535,9 @@ class Config:
     observations: ObservationsConfig = field(default_factory=ObservationsConfig)
     # Where this config came from and which workspace it serves; not keys of the file.
     workspace: Path = field(default_factory=Path.cwd, metadata={"internal": True})
-    source: Path | None = field(default=None, metadata={"internal": True})
+    source: Path | None = field(default=None, metadata={"internal": True})  # the most specific
+    sources: tuple[Path, ...] = field(default=(), metadata={"internal": True})  # base first
+    explicit: bool = field(default=False, metadata={"internal": True})  # --config named it
 
     @property
     def state_dir(self) -> Path:
@@ -530,8 +550,8 @@ class Config:
     def to_dict(self) -> dict[str, Any]:
         """Return the file-level settings (no internal fields) as plain data."""
         data = dataclasses.asdict(self)
-        data.pop("workspace")
-        data.pop("source")
+        for name in ("workspace", "source", "sources", "explicit"):
+            data.pop(name)
         return data
 
 
@@ -547,22 +567,115 @@ def local_timezone(config: Config) -> tzinfo:
 
 
 def _folder_checks(data: Mapping[str, Any], workspace: Path) -> list[str]:
-    """Given the raw data, return the folders it names that do not exist.
+    """Given the raw data, return the problems of the places it names that are not what they
+    must be: a template folder that does not exist, an output path that is no file name.
 
     Read from the raw data so that they are reported with every other problem, even when
     another key keeps the Config from being built; a wrong type is reported by _build.
     """
-    output = data.get("output")
-    template_dir = output.get("template_dir") if isinstance(output, Mapping) else None
-    if not isinstance(template_dir, str) or not template_dir:
-        return []
-    folder = workspace / Path(template_dir).expanduser()
-    if folder.is_dir():
-        return []
-    return [
-        f"At 'output.template_dir': '{folder}' is not a folder; create it, fix the path "
-        "(relative to the workspace) or remove the key to use the bundled templates"
-    ]
+    problems = []
+    output = data.get("output") if isinstance(data.get("output"), Mapping) else {}
+    assert isinstance(output, Mapping)
+    template_dir = output.get("template_dir")
+    if isinstance(template_dir, str) and template_dir:
+        folder = workspace / Path(template_dir).expanduser()
+        if not folder.is_dir():
+            problems.append(
+                f"At 'output.template_dir': '{folder}' is not a folder; create it, fix the path "
+                "(relative to the workspace) or remove the key to use the bundled templates"
+            )
+    path = output.get("path")
+    if isinstance(path, str):
+        problems.extend(_output_path_problems(path, workspace))
+    return problems
+
+
+def _output_path_problems(path: str, workspace: Path) -> list[str]:
+    key = "At 'output.path'"
+    if not path.strip() or path.rstrip().endswith(("/", os.sep)):
+        return [f"{key}: {path!r} names no file; give a file name such as 'SCRATCHPAD.md'"]
+    target = Path(os.path.normpath(workspace / Path(path).expanduser()))
+    if target == workspace or target.is_dir():
+        return [f"{key}: {path!r} is a folder; give a file name such as 'SCRATCHPAD.md'"]
+    state = workspace / STATE_DIR
+    if target == state or state in target.parents:
+        return [
+            f"{key}: {path!r} is inside {STATE_DIR}/, where the program keeps its own files; "
+            "give a file outside it, such as 'SCRATCHPAD.md'"
+        ]
+    return []
+
+
+# The settings of a config in the workspace that name code or places: the agent can edit that
+# file, so they may only keep to the workspace (`_PLACES`, and relative globs) and name no code.
+_PLACES = ("output.path", "daily.folder")
+_GLOBS = ("transcripts.sources", "memory.sources")
+# Settings whose other values name code: only these values may come from the workspace.
+_NAMES_CODE = {
+    "tokens.counter": (("estimate", "chars"), "names code to run"),
+    "memory.model": (("bundled", "none"), "names a model to load"),
+}
+
+
+def _value(data: Mapping[str, Any], dotted: str) -> Any:
+    table, _, key = dotted.partition(".")
+    section = data.get(table)
+    return section.get(key) if isinstance(section, Mapping) else None
+
+
+def workspace_config_problems(data: Mapping[str, Any], workspace: Path) -> list[str]:
+    """Given the raw data of a config file in the workspace, return what it may not say.
+
+    The agent can write that file, so it may not name code (`tokens.counter` other than
+    'estimate' or 'chars', `output.template_dir`: Jinja2 templates are code, `memory.model`
+    other than 'bundled' or 'none': a model folder names classes to import) nor a place
+    outside the workspace (`output.path`, `daily.folder`, the globs of `transcripts.sources`
+    and `memory.sources`). Each problem says where the setting belongs instead.
+    """
+    where = (
+        f"set it in your own config ({user_config_dir() / 'config.toml'}, which the agent does "
+        "not write) or in a file passed with --config"
+    )
+    problems = []
+    for key, (allowed, names) in _NAMES_CODE.items():
+        value = _value(data, key)
+        if isinstance(value, str) and value not in allowed:
+            choices = " or ".join(repr(choice) for choice in allowed)
+            problems.append(
+                f"At '{key}': {value!r} {names}, which a config in the workspace may not do "
+                f"(the agent can edit it; use {choices} here); {where}"
+            )
+    template_dir = _value(data, "output.template_dir")
+    if isinstance(template_dir, str) and template_dir:
+        problems.append(
+            "At 'output.template_dir': templates are code (Jinja2), which a config in the "
+            f"workspace may not name (the agent can edit it); {where}"
+        )
+    for key in _PLACES:
+        value = _value(data, key)
+        if isinstance(value, str) and not _stays_inside(value, workspace):
+            problems.append(
+                f"At '{key}': {value!r} is outside the workspace, which a config in the "
+                f"workspace may not name (the agent can edit it); {where}"
+            )
+    for key in _GLOBS:
+        value = _value(data, key)
+        for pattern in value if isinstance(value, list) else []:
+            if isinstance(pattern, str) and not _stays_inside(pattern, workspace):
+                problems.append(
+                    f"At '{key}': {pattern!r} reaches outside the workspace, which a config "
+                    f"in the workspace may not do (the agent can edit it); {where}"
+                )
+    return problems
+
+
+def _stays_inside(path: str, workspace: Path) -> bool:
+    """Given a path or glob as written in the config, return whether it names only places in
+    the workspace (as written: links are checked when the files are opened)."""
+    from assembler.fsutil import is_within
+
+    expanded = os.path.expanduser(path.strip())
+    return is_within(os.path.normpath(os.path.join(workspace, expanded)), workspace)
 
 
 _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
@@ -596,9 +709,16 @@ def _convert(value: Any, hint: Any, key: str, problems: list[str]) -> Any:
     # bool is an int in Python; TOML keeps them apart, and so do we.
     is_bool = isinstance(value, bool)
     if hint is float and isinstance(value, int) and not is_bool:
-        return float(value)
+        value = float(value)
     if not isinstance(value, hint) or (hint is not bool and is_bool):
         problems.append(f"At '{key}': expected {_TYPE_NAMES.get(hint, hint)}, got {value!r}")
+        return None
+    # TOML has inf and nan; no setting means either, and both poison the arithmetic.
+    if isinstance(value, float) and not math.isfinite(value):
+        problems.append(f"At '{key}': expected a finite number, got {value!r}")
+        return None
+    if isinstance(value, int | float) and not is_bool and abs(value) > MAX_INTEGER:
+        problems.append(f"At '{key}': expected at most {MAX_INTEGER}, got {value!r}")
         return None
     return value
 
@@ -648,23 +768,100 @@ def _build(cls: type[Any], data: Mapping[str, Any], prefix: str, problems: list[
     return built
 
 
-def validate(data: Mapping[str, Any], *, source: Path | None, workspace: Path) -> Config:
-    """Given parsed TOML data, return the Config it describes.
+@dataclass(frozen=True)
+class ConfigFile:
+    """One config file's parsed data, and whether the agent can have written it (a file in the
+    workspace), which limits what it may say (see `workspace_config_problems`)."""
+
+    path: Path | None
+    data: Mapping[str, Any]
+    trusted: bool = True
+
+
+def validate(
+    data: Mapping[str, Any], *, source: Path | None, workspace: Path, trusted: bool = True
+) -> Config:
+    """Given parsed TOML data, return the Config it describes; `trusted=False` for data from a
+    file the agent can edit (in the workspace).
 
     Raise ConfigError listing every problem (each with its key and fix) if the data is invalid.
     """
-    problems: list[str] = []
-    config = _build(Config, data, "", problems)
-    problems.extend(_folder_checks(data, workspace))
+    return validate_layers([ConfigFile(source, data, trusted)], workspace)
+
+
+def validate_layers(files: Sequence[ConfigFile], workspace: Path) -> Config:
+    """Given config files, each over the ones before it, return the Config they describe
+    together: a table is merged key by key, any other value replaces the one below.
+
+    Raise ConfigError listing every problem, each with the file and key it is in.
+    """
+    merged, origins = _merge(files)
+    found: list[str] = []
+    config = _build(Config, merged, "", found)
+    found.extend(_folder_checks(merged, workspace))
+    fallback = next((f.path for f in reversed(files) if f.path is not None), None)
+    problems = [(_origin(problem, origins, fallback), problem) for problem in found]
+    for file in files:
+        if not file.trusted:
+            problems += [(file.path, p) for p in workspace_config_problems(file.data, workspace)]
     if problems:
-        where = str(source) if source else "the configuration"
-        if len(problems) == 1:
-            raise ConfigError(f"{where}: {problems[0]}")
-        raise ConfigError(f"{where} has {len(problems)} problems:\n  " + "\n  ".join(problems))
+        raise ConfigError(_describe_problems(problems))
     assert isinstance(config, Config)
     config.workspace = workspace
-    config.source = source
+    config.source = fallback
+    config.sources = tuple(f.path for f in files if f.path is not None)
     return config
+
+
+def _merge(files: Sequence[ConfigFile]) -> tuple[dict[str, Any], dict[str, Path | None]]:
+    """Merge the files' data, later over earlier; return it and, per dotted key, its file."""
+    merged: dict[str, Any] = {}
+    origins: dict[str, Path | None] = {}
+
+    def put(into: dict[str, Any], data: Mapping[str, Any], prefix: str, path: Path | None) -> None:
+        for key, value in data.items():
+            dotted = f"{prefix}.{key}" if prefix else str(key)
+            origins[dotted] = path
+            if isinstance(value, Mapping) and isinstance(into.get(key), dict):
+                put(into[key], value, dotted, path)
+            elif isinstance(value, Mapping):
+                into[key] = {}
+                put(into[key], value, dotted, path)
+            else:
+                into[key] = value
+
+    for file in files:
+        put(merged, file.data, "", file.path)
+    return merged, origins
+
+
+_PROBLEM_KEY = re.compile(r"At '([^']+)'")
+
+
+def _origin(problem: str, origins: Mapping[str, Path | None], fallback: Path | None) -> Path | None:
+    """Given a problem ("At 'key': ..."), return the file that set that key (or its table)."""
+    match = _PROBLEM_KEY.match(problem)
+    key = re.sub(r"\[\d+\]", "", match.group(1)) if match else ""
+    while key:
+        if key in origins:
+            return origins[key]
+        key = key.rpartition(".")[0]
+    return fallback
+
+
+def _describe_problems(problems: Sequence[tuple[Path | None, str]]) -> str:
+    """Given (file, problem) pairs, return the error text: one line for one problem, else a
+    line per problem under a count, grouped under the file when they share one."""
+    files = {path for path, _ in problems}
+    if len(files) == 1:
+        (path,) = files
+        where = str(path) if path else "the configuration"
+        if len(problems) == 1:
+            return f"{where}: {problems[0][1]}"
+        lines = "\n  ".join(problem for _, problem in problems)
+        return f"{where} has {len(problems)} problems:\n  {lines}"
+    lines = "\n  ".join(f"{path or 'defaults'}: {problem}" for path, problem in problems)
+    return f"The configuration has {len(problems)} problems:\n  {lines}"
 
 
 def user_config_dir() -> Path:
@@ -713,13 +910,23 @@ def resolve_workspace(path: str | os.PathLike[str] | None) -> Path:
     return workspace.resolve()
 
 
-def find_config_file(workspace: Path, explicit: str | os.PathLike[str] | None) -> Path | None:
-    """Given the workspace and --config (or None), return the config file to use, if any.
+def config_files(
+    workspace: Path, explicit: str | os.PathLike[str] | None
+) -> tuple[list[tuple[Path, bool]], bool]:
+    """Given the workspace and --config (or None), return the config files to read, the base
+    first, each with whether it is trusted, and whether the user named the file.
 
-    The order is --config, $ASSEMBLER_CONFIG, the workspace's `.scratchpad/config.toml` or
-    `assembler.toml`, then the user's config. Raise ConfigError if a file named by --config or
-    $ASSEMBLER_CONFIG does not exist.
+    A file the user names (--config, else $ASSEMBLER_CONFIG) is read alone. Otherwise the
+    user's own config (`~/.config/scratchpad-assembler/config.toml`) is read, with the
+    workspace's (`.scratchpad/config.toml`, else `assembler.toml`) over it. A file inside the
+    workspace is never trusted: the agent can write it. Raise ConfigError if a named file does
+    not exist, or if the workspace's config is a link.
     """
+    from assembler.fsutil import is_within
+
+    def trusted(path: Path) -> bool:
+        return not is_within(os.path.realpath(path), workspace)
+
     named = explicit if explicit is not None else os.environ.get("ASSEMBLER_CONFIG")
     if named:
         path = Path(named).expanduser()
@@ -729,10 +936,41 @@ def find_config_file(workspace: Path, explicit: str | os.PathLike[str] | None) -
                 f"Config file '{path}' (from {how}) does not exist; fix the path or create it "
                 "with 'assemble config init'"
             )
-        return path
-    candidates = [workspace / name for name in WORKSPACE_CONFIG_NAMES]
-    candidates.append(user_config_dir() / "config.toml")
-    return next((c for c in candidates if c.is_file()), None)
+        return [(path, trusted(path))], True
+    files: list[tuple[Path, bool]] = []
+    user = user_config_dir() / "config.toml"
+    if user.is_file():
+        files.append((user, trusted(user)))
+    for name in WORKSPACE_CONFIG_NAMES:
+        candidate = workspace / name
+        if candidate.is_symlink():
+            raise ConfigError(
+                f"{candidate} is a symbolic link; the workspace's config must be a file in the "
+                "workspace (the agent could point a link anywhere): replace it with a copy, or "
+                f"move its settings to {user}"
+            )
+        if candidate.is_file():
+            files.append((candidate, False))
+            break
+    return files, False
+
+
+def find_config_file(workspace: Path, explicit: str | os.PathLike[str] | None) -> Path | None:
+    """Given the workspace and --config (or None), return the most specific config file that
+    applies (see `config_files`), if any."""
+    files, _ = config_files(workspace, explicit)
+    return files[-1][0] if files else None
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """Given a config file, return its parsed TOML. Raise ConfigError if it cannot be read or
+    is not valid TOML."""
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path} is not valid TOML ({error}); fix the syntax") from error
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path} cannot be read ({error}); check its permissions") from error
 
 
 def load_config(
@@ -742,21 +980,14 @@ def load_config(
     """Given --workspace and --config (either may be None), return the validated Config.
 
     Raise WorkspaceError for a missing workspace, ConfigError for a missing, malformed or
-    invalid config file.
+    invalid config file, or a config in the workspace that names code or places outside it.
     """
     folder = resolve_workspace(workspace)
-    source = find_config_file(folder, config_path)
-    data: dict[str, Any] = {}
-    if source is not None:
-        try:
-            data = tomllib.loads(source.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as error:
-            raise ConfigError(f"{source} is not valid TOML ({error}); fix the syntax") from error
-        except (OSError, UnicodeDecodeError) as error:
-            raise ConfigError(
-                f"{source} cannot be read ({error}); check its permissions"
-            ) from error
-    return validate(data, source=source, workspace=folder)
+    found, explicit = config_files(folder, config_path)
+    files = [ConfigFile(path, read_config_file(path), trusted) for path, trusted in found]
+    config = validate_layers(files, folder)
+    config.explicit = explicit
+    return config
 
 
 def sample_config_path() -> Path:

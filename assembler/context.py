@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -38,6 +39,7 @@ STOPWORDS = frozenset(
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*[A-Za-z0-9]|[A-Za-z]")
 _PHRASE_BREAK = re.compile(r"[.,;:!?()\[\]{}\"`<>|\n]+|\s[-–—]\s")
 _CODE_BLOCK = re.compile(r"```.*?```", re.DOTALL)
+_TOPICS = 5  # the main topics listed
 
 
 @dataclass
@@ -62,13 +64,18 @@ class ActiveContext:
     explain: list[str] = field(default_factory=list)
 
 
-def extract_topics(texts: Sequence[str], weights: Sequence[float] | None = None) -> list[Topic]:
-    """Given texts (and a weight for each), return their key phrases, best first.
+def extract_topics(
+    texts: Sequence[str], weights: Sequence[float] | None = None, *, limit: int | None = None
+) -> list[Topic]:
+    """Given texts (and a weight for each), return their key phrases, best first: the best
+    `limit` of them, or all when `limit` is None.
 
     Candidates are the runs of content words between stopwords and punctuation (the RAKE idea)
     and every shorter phrase inside a run, so "helm deploy" said twice beats "helm deploy
     failing" said once. A phrase scores its weighted count times the square root of its
     length; a phrase inside a better one, or containing one, is not listed again.
+    Each text is read whole: pass `Message.text`, which holds the head and tail of a long
+    message. The phrases cost their number times the topics listed, so ask for few.
     """
     weights = weights if weights is not None else [1.0] * len(texts)
     phrase_weight: dict[str, float] = {}
@@ -89,6 +96,8 @@ def extract_topics(texts: Sequence[str], weights: Sequence[float] | None = None)
     )
     topics: list[Topic] = []
     for key, weight in ranked:
+        if limit is not None and len(topics) >= limit:
+            break  # a pasted log has tens of thousands of phrases: compare only with the best
         padded = f" {key} "
         if any(
             padded in f" {t.phrase.lower()} " or f" {t.phrase.lower()} " in padded for t in topics
@@ -133,12 +142,14 @@ def active_context(
     """
     texts = [m.text for m in messages]
     weights = [_recency(m.timestamp, now, half_life) for m in messages]
-    topics = extract_topics(texts, weights)[:5]
+    topics = extract_topics(texts, weights, limit=_TOPICS)
     humans = [m for m in messages if m.role == "user"]
     # The last topic is what the human said last; the two messages before only break ties.
     recent = humans[-3:]
     last_topics = extract_topics(
-        [m.text for m in recent], [0.1 ** (len(recent) - 1 - i) for i in range(len(recent))]
+        [m.text for m in recent],
+        [0.1 ** (len(recent) - 1 - i) for i in range(len(recent))],
+        limit=1,
     )
     working_on = _goal_from_summaries(summaries) or (
         ", ".join(t.phrase for t in topics[:3]) if topics else None
@@ -220,8 +231,12 @@ def _session_gap(
 
 
 def format_duration(delta: timedelta) -> str:
-    """Given a duration, return it compactly: '45m', '2h 10m', '3d 4h'."""
-    minutes = int(delta.total_seconds() // 60)
+    """Given a duration, return it compactly: '45m', '2h 10m', '3d 4h'.
+
+    A negative duration (a message stamped ahead of our clock) is '0m', as a future time
+    counts as now everywhere else.
+    """
+    minutes = max(delta // timedelta(minutes=1), 0)  # exact: a float loses minutes past years
     days, minutes = divmod(minutes, 1440)
     hours, minutes = divmod(minutes, 60)
     if days:
@@ -245,11 +260,20 @@ def daily_context(workspace: Path, folder: str, today: datetime, tail_bytes: int
     """Given the workspace, the daily-notes folder and the local date, return the tail of
     today's note (`<folder>/YYYY-MM-DD.md`): its last `tail_bytes` bytes, cut at a line start.
 
-    A missing note gives no lines. Raise OSError if the note exists but cannot be read.
+    A missing note gives no lines. Raise OSError if the note exists but cannot be read, and
+    UnsafePathError if it is a link out of the folder its setting points into.
     """
+    from assembler.errors import UnsafePathError
+    from assembler.fsutil import allowed_root, resolves_within
+
     path = workspace / folder / f"{today:%Y-%m-%d}.md"
     if not path.is_file():
         return DailyContext(path, [], False)
+    root = allowed_root(folder, workspace)
+    if not resolves_within(path, root):
+        raise UnsafePathError(
+            f"{path} is a link to {os.path.realpath(path)}, outside {root}; not shown"
+        )
     data = path.read_bytes()  # daily notes are small; the line count needs the head too
     start = max(len(data) - tail_bytes, 0)
     if start > 0:

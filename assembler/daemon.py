@@ -231,9 +231,11 @@ class DaemonLock:
 
         Raise DaemonRunningError naming the holder's pid if another process holds it.
         """
-        state_dir.mkdir(parents=True, exist_ok=True)
-        path = state_dir / LOCK_NAME
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        from assembler.fsutil import open_nofollow, real_dir
+
+        path = real_dir(state_dir) / LOCK_NAME
+        # Not through a link: the lock file is truncated, and a link could aim that elsewhere.
+        fd = open_nofollow(path, os.O_RDWR | os.O_CREAT)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as error:
@@ -276,7 +278,7 @@ def lock_holder(state_dir: Path) -> int | None:
     is not written yet), or None when no daemon runs."""
     path = state_dir / LOCK_NAME
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
     except OSError:
         return None
     try:
@@ -294,8 +296,12 @@ def nudge(state_dir: Path, reason: str = "hook") -> bool:
     """
     if lock_holder(state_dir) is None:
         return False
+    from assembler.fsutil import open_nofollow
+
     with contextlib.suppress(OSError):
-        (state_dir / NUDGE_NAME).write_text(f"{reason} {time.time():.3f}\n", encoding="utf-8")
+        fd = open_nofollow(state_dir / NUDGE_NAME, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(f"{reason} {time.time():.3f}\n")
     return True
 
 

@@ -25,3 +25,9 @@ class ModelError(AssemblerError):
 
 class ScratchpadError(AssemblerError):
     """SCRATCHPAD.md is missing or cannot be parsed."""
+
+
+class UnsafePathError(AssemblerError, OSError):
+    """A path the program would read or write is a link out of the folders it may touch, or
+    something other than a regular file where one belongs. An OSError too, so that code which
+    degrades on an unreadable file degrades on this one the same way."""

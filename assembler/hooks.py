@@ -7,10 +7,12 @@ UserPromptSubmit). For UserPromptSubmit and SessionStart the hook prints
 adds to the context; nothing when the scratchpad is stale or missing, and nothing for other
 events. A running daemon is nudged to assemble soon.
 
-A hook runs before every prompt, so it must start fast: it reads the file's frontmatter with a
-few string operations instead of loading YAML, Jinja2 or anything numeric, and never touches
-the memory index. Claude Code blocks the prompt when a hook exits 2, so a problem here is
-raised as an AssemblerError (the CLI prints one line and exits 1, which does not block).
+A hook runs before every prompt, so it must start fast: it reads the file's frontmatter with
+a few string operations instead of loading YAML, Jinja2 or anything numeric, and never touches
+the memory index; only a frontmatter that differs from the last render's (an edit touched it)
+is parsed in full, as `assemble check` parses it, so the two agree on a broken file. Claude
+Code blocks the prompt when a hook exits 2, so a problem here is raised as an AssemblerError
+(the CLI prints one line and exits 1, which does not block).
 """
 
 from __future__ import annotations
@@ -83,38 +85,47 @@ def hook_workspace(explicit: str | None, event: HookEvent) -> str | None:
     return explicit or os.environ.get("ASSEMBLER_WORKSPACE") or event.cwd
 
 
-def fresh_context(path: Path, now: datetime) -> str:
-    """Given the path of SCRATCHPAD.md and the clock, return the block to add to the context,
-    or "" when the file is missing, unreadable or stale.
+def fresh_context(path: Path, now: datetime, rendered: Path | None = None) -> str:
+    """Given the path of SCRATCHPAD.md, the clock and the copy of the last render (in the
+    state folder), return the block to add to the context, or "" when the file is missing,
+    unreadable, broken or stale: exactly when `assemble check` does not call it fresh.
+
+    When the file's frontmatter is exactly the last render's, it was valid YAML when written
+    and `expires` is read with a regular expression; otherwise (an edit touched it) it is
+    parsed in full, as `check` parses it.
     """
+    from assembler.fsutil import read_regular
+
     try:
-        text = path.read_text(encoding="utf-8")
+        data = read_regular(path).data
+        text = data.decode("utf-8") if data is not None else None
     except (OSError, UnicodeDecodeError):
         return ""
+    if text is None:
+        return ""
     parsed = _split(text)
-    if parsed is None:
-        # Not the shape we write (edited by hand?): the full parser decides.
-        from assembler.errors import ScratchpadError
-        from assembler.render import prefix_block, read_scratchpad
+    if parsed is not None and rendered is not None and _as_rendered(parsed[2], rendered):
+        expires, body, _ = parsed
+        from assembler.render import body_prefix  # light: Jinja2 and YAML load only to render
 
-        try:
-            return prefix_block(read_scratchpad(path), now)
-        except ScratchpadError:
-            return ""
-    expires, body = parsed
-    from assembler.render import body_prefix  # light: Jinja2 and YAML load only to render
+        return "" if now >= expires else body_prefix(body)
+    from assembler.errors import ScratchpadError
+    from assembler.render import prefix_block, read_scratchpad
 
-    return "" if now >= expires else body_prefix(body)
+    try:
+        return prefix_block(read_scratchpad(path), now)
+    except ScratchpadError:
+        return ""
 
 
-def _split(text: str) -> tuple[datetime, str] | None:
-    """Given the file's text, return its `expires` and body, or None if they cannot be found
-    without a YAML parser."""
+def _split(text: str) -> tuple[datetime, str, str] | None:
+    """Given the file's text, return its `expires`, body and frontmatter, or None if they
+    cannot be found without a YAML parser."""
     from assembler.sections import split_frontmatter
 
     frontmatter, body = split_frontmatter(text)
     match = _EXPIRES.search(frontmatter) if frontmatter is not None else None
-    if match is None:
+    if frontmatter is None or match is None:
         return None
     try:
         expires = datetime.fromisoformat(match.group(1))
@@ -122,7 +133,20 @@ def _split(text: str) -> tuple[datetime, str] | None:
         return None
     if expires.tzinfo is None:
         return None
-    return expires, body
+    return expires, body, frontmatter
+
+
+def _as_rendered(frontmatter: str, rendered: Path) -> bool:
+    """Whether `frontmatter` is the frontmatter of the copy of the last render."""
+    from assembler.fsutil import read_state_file
+    from assembler.sections import split_frontmatter
+
+    try:
+        data = read_state_file(rendered).data
+        copy = data.decode("utf-8") if data is not None else ""
+    except (OSError, UnicodeDecodeError):
+        return False
+    return split_frontmatter(copy)[0] == frontmatter
 
 
 def claude_code_output(event: HookEvent, context: str) -> str:
@@ -158,4 +182,7 @@ def run_claude_code_hook(
     if event.name not in CONTEXT_EVENTS:
         return ""
     clock = now if now is not None else datetime.now(local_timezone(config))
-    return claude_code_output(event, fresh_context(config.output_path, clock))
+    from assembler.sections import rendered_path
+
+    rendered = rendered_path(config.state_dir)
+    return claude_code_output(event, fresh_context(config.output_path, clock, rendered))

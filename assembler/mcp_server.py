@@ -10,23 +10,47 @@ The server is the SDK's low-level `Server` with hand-written input schemas: the 
 seeds', and arguments reach the core unvalidated, so a common mistake (`op` instead of
 `action`) gets the core's helpful answer instead of a generic schema error. Core calls are
 blocking (SQLite, the embedding model), so they run in a worker thread.
+
+The stdio transport is the SDK's (`stdio_server`) with a stricter reader: stdin is decoded as
+strict UTF-8, and a line that is not JSON, or not a JSON-RPC message, gets a -32700 or -32600
+error response instead of the SDK's silence, which left a client waiting forever.
 """
 
 from __future__ import annotations
 
 import logging
+import sys
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.lowlevel
 import anyio.to_thread
+import pydantic
+import pydantic_core
 from mcp import types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
+
+# The SDK's own fd 0/1 claim (private, but reimplementing it would also split its registry of
+# claimed descriptors): while serving, fd 0 reads the null device and fd 1 goes to stderr, so
+# a stray print or a child process cannot corrupt the wire.
+from mcp.server.stdio import (
+    _claim_fd,
+    _open_stdin_diversion,
+    _open_stdout_diversion,
+    _UnownedTextWrapper,
+)
+from mcp.shared._context_streams import (
+    ContextReceiveStream,
+    ContextSendStream,
+    create_context_streams,
+)
+from mcp.shared.message import SessionMessage
 
 from assembler import __version__
 from assembler.errors import AssemblerError
@@ -385,13 +409,22 @@ class Tools:
                 "search MEMORY.md and memory/*.md"
             )
         # Loading the index (and maybe torch) only now keeps the server's start fast.
-        from assembler.recall import WarmMemory, hit_record, index_options, synced_memory
+        from assembler.recall import (
+            WarmMemory,
+            hit_record,
+            index_options,
+            shown_hit,
+            synced_memory,
+        )
 
         with self._memory_lock:
             if self._memory is None:
                 self._memory = WarmMemory()
             memory = synced_memory(self.config, warm=self._memory)
-            hits = memory.index.search(query, k=k, **index_options(self.config))
+            found = memory.index.search(query, k=k, **index_options(self.config))
+        # The agent's context is an output like any other: secrets come back redacted.
+        patterns = self.config.routing.extra_secret_patterns
+        hits = [shown_hit(hit, patterns) for hit in found]
         records = [hit_record(hit) for hit in hits]
         lines = [
             f"{rank}. {hit.path}:{hit.start_line}-{hit.end_line} ({hit.score:.3f})\n"
@@ -451,18 +484,186 @@ def build_server(tools: Tools) -> Server[Any]:
     )
 
 
+class RejectedLine(Exception):
+    """A line on stdin that is not a JSON-RPC message, and the error response it gets."""
+
+    def __init__(self, code: int, message: str, request_id: types.RequestId | None = None):
+        super().__init__(message)
+        self.response = types.JSONRPCError(
+            jsonrpc="2.0",
+            id=request_id,
+            error=types.ErrorData(code=code, message=message),
+        )
+
+
+# JSON-RPC's whitespace: a line of only these is blank, whatever else Unicode calls a space.
+_JSON_WHITESPACE = b" \t\r\n"
+
+
+def read_message(line: bytes) -> types.JSONRPCMessage | None:
+    """Given one line read from stdin, return the JSON-RPC message it carries, or None if blank.
+
+    Raise RejectedLine with a -32700 (Parse error) response if the line is not valid UTF-8 or not
+    valid JSON, or a -32600 (Invalid Request) response if it is JSON but not a JSON-RPC message.
+    """
+    if not line.strip(_JSON_WHITESPACE):
+        return None
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as error:
+        bad = error.object[error.start : error.end].hex(" ")
+        raise RejectedLine(
+            types.PARSE_ERROR,
+            f"Parse error: the line is not valid UTF-8 at byte {error.start} (0x{bad}: "
+            f"{error.reason}); send JSON text encoded as UTF-8",
+        ) from None
+    try:
+        # The very call the SDK's transport makes, so valid messages read exactly as before.
+        message = types.jsonrpc_message_adapter.validate_json(text, by_name=False)
+    except pydantic.ValidationError as error:
+        problems = error.errors(include_url=False)
+    else:
+        if isinstance(message, types.JSONRPCNotification):
+            _check_no_id(pydantic_core.from_json(text))
+        return message
+    for problem in problems:
+        if problem["type"] == "json_invalid":
+            detail = problem["msg"].removeprefix("Invalid JSON: ")
+            raise RejectedLine(
+                types.PARSE_ERROR, f"Parse error: the line is not valid JSON ({detail})"
+            )
+    # Valid JSON to the parser that just rejected the message, so it parses here too.
+    raise _invalid_request(pydantic_core.from_json(text), problems)
+
+
+def _check_no_id(notification: dict[str, Any]) -> None:
+    """Given a JSON object that validated as a notification, raise RejectedLine if it has an id.
+
+    The SDK's types ignore an id that is neither a string nor an integer (`true`, `null`, `1.5`)
+    and read the request as a notification, which gets no answer: the client would wait forever.
+    """
+    if "id" in notification:
+        got = pydantic_core.to_json(notification["id"]).decode()
+        raise RejectedLine(
+            types.INVALID_REQUEST,
+            f"Invalid Request: at 'id': a request id must be a string or an integer, got {got}",
+        )
+
+
+def _invalid_request(value: Any, problems: list[Any]) -> RejectedLine:
+    """Given a JSON value that is not a JSON-RPC message and pydantic's complaints about it
+    (one set per kind of message), return the -32600 rejection that says what is wrong.
+    """
+    if not isinstance(value, dict):
+        kind = "an array (batches are not supported)" if isinstance(value, list) else "a scalar"
+        return RejectedLine(
+            types.INVALID_REQUEST, f"Invalid Request: expected a JSON object, got {kind}"
+        )
+    request_id = value.get("id")
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+        request_id = None
+    if "method" in value:
+        kind = "JSONRPCRequest" if "id" in value else "JSONRPCNotification"
+    elif "result" in value or "error" in value:
+        kind = "JSONRPCResponse" if "result" in value else "JSONRPCError"
+        # A broken response: its id names one of our requests, not one of the client's, and
+        # echoing it would fail the client's own request that happens to share the number.
+        request_id = None
+    else:
+        return RejectedLine(
+            types.INVALID_REQUEST,
+            'Invalid Request: a JSON-RPC message needs "method" (a request or notification), '
+            'or "result" or "error" (a response)',
+            request_id,
+        )
+    found = [
+        f"at '{'.'.join(str(part) for part in problem['loc'][1:])}': {problem['msg']}"
+        for problem in problems
+        if problem["loc"][:1] == (kind,) and len(problem["loc"]) > 1
+    ]
+    detail = "; ".join(found) or "not a JSON-RPC 2.0 message"
+    return RejectedLine(types.INVALID_REQUEST, f"Invalid Request: {detail}", request_id)
+
+
+@asynccontextmanager
+async def stdio_transport() -> AsyncIterator[
+    tuple[ContextReceiveStream[SessionMessage], ContextSendStream[SessionMessage]]
+]:
+    """Serve MCP over the process's stdin and stdout, as the SDK's `stdio_server` does, and
+    yield the (read, write) streams for `Server.run`.
+
+    Unlike the SDK's, a line that is not a JSON-RPC message is answered with a JSON-RPC error
+    (see `read_message`) instead of vanishing, and the server carries on with the next line.
+    The error responses go through the write stream, so that one task writes stdout and no
+    two lines interleave.
+    """
+    restore_stdin: Callable[[], None] | None = None
+    restore_stdout: Callable[[], None] | None = None
+    try:
+        stdin_buffer, restore_stdin = _claim_fd(0, sys.stdin, "rb", _open_stdin_diversion)
+        stdin = anyio.wrap_file(stdin_buffer)
+        stdout_buffer, restore_stdout = _claim_fd(1, sys.stdout, "wb", _open_stdout_diversion)
+        stdout = anyio.wrap_file(_UnownedTextWrapper(stdout_buffer, encoding="utf-8"))
+
+        read_stream_writer, read_stream = create_context_streams[SessionMessage](0)
+        write_stream, write_stream_reader = create_context_streams[SessionMessage](0)
+        error_writer = write_stream.clone()
+
+        async def stdin_reader() -> None:
+            try:
+                async with read_stream_writer, error_writer:
+                    async for line in stdin:
+                        try:
+                            message = read_message(line)
+                        except RejectedLine as rejected:
+                            log.warning("Answered a line on stdin with: %s", rejected)
+                            await error_writer.send(SessionMessage(rejected.response))
+                            continue
+                        if message is not None:
+                            await read_stream_writer.send(SessionMessage(message))
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                # The server stopped listening; nothing is left to answer.
+                await anyio.lowlevel.checkpoint()
+
+        async def stdout_writer() -> None:
+            try:
+                async with write_stream_reader:
+                    async for session_message in write_stream_reader:
+                        json = session_message.message.model_dump_json(
+                            by_alias=True, exclude_unset=True
+                        )
+                        await stdout.write(json + "\n")
+                        await stdout.flush()
+            except anyio.ClosedResourceError:
+                await anyio.lowlevel.checkpoint()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(stdin_reader)
+            group.start_soon(stdout_writer)
+            yield read_stream, write_stream
+    finally:
+        if restore_stdout is not None:
+            restore_stdout()
+        if restore_stdin is not None:
+            restore_stdin()
+
+
 def serve(config: Config) -> None:
     """Given a loaded config, serve its workspace's tools over stdio until stdin closes."""
-    from assembler.observations import store_for
+    from assembler.observations import ObservationError, store_for
 
-    with store_for(config) as store:
-        # A new session is a good moment to drop what expired since the last one.
-        store.gc()
+    try:
+        with store_for(config) as store:
+            # A new session is a good moment to drop what expired since the last one.
+            store.gc()
+    except ObservationError as error:
+        # The other tools still serve; the observation tools answer with this error.
+        log.warning("%s", error)
     tools = Tools(config)
     server = build_server(tools)
 
     async def run() -> None:
-        async with stdio_server() as (read_stream, write_stream):
+        async with stdio_transport() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
     try:

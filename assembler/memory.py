@@ -57,6 +57,7 @@ import numpy.typing as npt
 from assembler.config import STATE_DIR
 from assembler.embeddings import Embedder
 from assembler.errors import ConfigError, WorkspaceError
+from assembler.fsutil import allowed_root, check_not_link, real_dir, resolves_within
 from assembler.tokens import TokenCounter, estimate_tokens
 
 SCHEMA_VERSION = 1
@@ -477,10 +478,13 @@ class MemoryIndex:
         Raise WorkspaceError if the folder or the database cannot be used at all.
         """
         try:
-            self.db_path.parent.mkdir(parents=True, exist_ok=True)
+            real_dir(self.db_path.parent)
+            # SQLite would open a link planted in place of one of its files and write there.
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                check_not_link(self.db_path.with_name(self.db_path.name + suffix))
         except OSError as error:
             raise WorkspaceError(
-                f"Cannot create the index folder '{self.db_path.parent}' ({error}); check "
+                f"Cannot use the index folder '{self.db_path.parent}' ({error}); check "
                 "that the workspace is writable"
             ) from error
         for attempt in range(3):
@@ -657,7 +661,7 @@ class MemoryIndex:
         }
         present: set[str] = set()
         to_read: list[tuple[str, Path, os.stat_result]] = []
-        for rel, path in self._discover():
+        for rel, path in self._discover(report.skipped):
             try:
                 stat = path.stat()
             except OSError as error:
@@ -712,8 +716,13 @@ class MemoryIndex:
         report.chunks_total = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
         return report
 
-    def _discover(self) -> list[tuple[str, Path]]:
-        """Return the memory files (relative POSIX path, path), sorted, without exclusions."""
+    def _discover(self, skipped: list[str]) -> list[tuple[str, Path]]:
+        """Return the memory files (relative POSIX path, path), sorted, without exclusions.
+
+        A file that resolves outside the folder its pattern may reach (a link in the
+        workspace to `/etc/passwd`, say: see `fsutil.allowed_root`) is not indexed, and a line
+        in `skipped` says so.
+        """
         found: dict[str, Path] = {}
         root = str(self.workspace)
         for pattern in self.sources:
@@ -724,11 +733,19 @@ class MemoryIndex:
                 names = glob.glob(expanded, recursive=True)
             else:
                 names = glob.glob(expanded, root_dir=root, recursive=True)
+            allowed = allowed_root(pattern, self.workspace)
             for name in names:
                 path = Path(name) if os.path.isabs(name) else self.workspace / name
                 rel = Path(os.path.relpath(path, root)).as_posix()
-                if rel not in found and path.is_file() and not self._is_excluded(rel):
-                    found[rel] = path
+                if rel in found or not path.is_file() or self._is_excluded(rel):
+                    continue
+                if not resolves_within(path, allowed):
+                    skipped.append(
+                        f"{rel}: a link to {os.path.realpath(path)}, outside {allowed}; "
+                        "skipped (memory files are read only where their pattern points)"
+                    )
+                    continue
+                found[rel] = path
         return sorted(found.items())
 
     def _is_excluded(self, rel: str) -> bool:
@@ -926,13 +943,19 @@ class MemoryIndex:
                 vectors = self._current_vectors()
                 # A daemon asks mostly the same queries cycle after cycle: only new ones are
                 # embedded and ranked while the index is unchanged.
-                todo = list(dict.fromkeys(q for q in queries if (q, options) not in self._results))
+                found = {
+                    q: self._results[(q, options)] for q in queries if (q, options) in self._results
+                }
+                todo = [q for q in dict.fromkeys(queries) if q not in found]
                 query_vectors = self._embed_queries(todo, vectors)
                 for query, vector in zip(todo, query_vectors, strict=True):
+                    found[query] = self._rank(query, vector, vectors, options)
+                    # The cache keeps the newest; this call answers from `found`, so more
+                    # distinct queries than the cache holds are all answered.
                     if len(self._results) >= _MATCH_CACHE_SIZE:
                         self._results.pop(next(iter(self._results)))
-                    self._results[(query, options)] = self._rank(query, vector, vectors, options)
-                return [list(self._results[(query, options)]) for query in queries]
+                    self._results[(query, options)] = found[query]
+                return [list(found[query]) for query in queries]
             except sqlite3.DatabaseError as error:
                 if not _is_corruption(error):
                     raise

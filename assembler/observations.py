@@ -407,7 +407,12 @@ class ObservationStore:
         self.clock = clock
         self.blocks_read = 0
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            from assembler.fsutil import check_not_link, real_dir
+
+            real_dir(path.parent)
+            # SQLite would open a link planted in place of one of its files and write there.
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                check_not_link(path.with_name(path.name + suffix))
             self._db = sqlite3.connect(path, timeout=10.0, isolation_level=None)
             # Set before the first table exists; lets gc give freed pages back to the disk.
             self._db.execute("PRAGMA auto_vacuum = INCREMENTAL")

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from assembler.context import content_words
-from assembler.transcripts import Message
+from assembler.transcripts import Message, clip_middle
 
 if TYPE_CHECKING:
     from assembler.config import Config
@@ -26,6 +26,11 @@ if TYPE_CHECKING:
 # A human message with fewer content words than this ("ok go", "and then?") says too little
 # to search with on its own; as the newest message it is joined with the one before.
 MIN_QUERY_WORDS = 3
+# A long message asks with this many characters of its start and of its end: the human's
+# words are usually before and after a paste, and the embedding model reads only 256 tokens
+# (about 600 characters of a log; with more the end would be cut off) and keyword search only
+# the first 64 terms.
+QUERY_END_CHARS = 300
 
 
 @dataclass
@@ -42,9 +47,14 @@ def conversation_queries(messages: Sequence[Message], *, max_messages: int) -> l
 
     The queries are the last `max_messages` human messages, newest first, each on its own;
     the newest is joined with the one before when it has fewer than MIN_QUERY_WORDS content
-    words. Messages with no content words at all ("thanks!") are not queries.
+    words. Messages with no content words at all ("thanks!") are not queries. A long message
+    asks with its first and last QUERY_END_CHARS characters (see there).
     """
-    humans = [m.text.strip() for m in messages if m.role == "user" and m.text.strip()]
+    humans = [
+        clip_middle(m.text.strip(), QUERY_END_CHARS, QUERY_END_CHARS)
+        for m in messages
+        if m.role == "user" and m.text and not m.text.isspace()
+    ]
     humans = [t for t in humans[-max_messages:] if content_words(t)]
     if not humans:
         return []
@@ -200,6 +210,18 @@ class RememberedQueries:
         while len(self._vectors) > self.size:
             del self._vectors[next(iter(self._vectors))]
         return result
+
+
+def shown_hit(hit: Hit, extra_secret_patterns: Sequence[str] = ()) -> Hit:
+    """Given a hit, return it as an output may show it: secrets and personal data in its
+    snippet and text redacted (`[redacted GitHub token]`), as SCRATCHPAD.md redacts them.
+    Every path that prints hits (`assemble search`, the MCP `memory_search`) shows these."""
+    from assembler.routing import redact
+
+    def clean(text: str) -> str:
+        return redact(text, extra_secret_patterns=extra_secret_patterns)
+
+    return replace(hit, snippet=clean(hit.snippet), text=clean(hit.text))
 
 
 def hit_record(hit: Hit, *, explain: bool = False) -> dict[str, Any]:

@@ -209,24 +209,29 @@ class ScratchpadFile:
 def read_scratchpad(path: Path) -> ScratchpadFile:
     """Given the path of SCRATCHPAD.md, return it parsed.
 
-    Raise ScratchpadError if it is missing, unreadable, or has no valid `updated`/`expires`.
+    Raise ScratchpadError (with a one-line message) if it is missing, unreadable, a link, or
+    has no valid `updated`/`expires`.
     """
     import frontmatter
     import yaml
 
+    from assembler.fsutil import read_regular
+
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as error:
-        raise ScratchpadError(
-            f"{path} does not exist; run 'assemble --once' to create it"
-        ) from error
+        data = read_regular(path).data
+        if data is None:
+            raise ScratchpadError(f"{path} does not exist; run 'assemble --once' to create it")
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise ScratchpadError(f"{path} cannot be read ({error}); check its permissions") from error
     try:
         post = frontmatter.loads(text)
     except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        problem = getattr(error, "problem", None) or type(error).__name__
         raise ScratchpadError(
-            f"{path} has broken frontmatter ({error}); run 'assemble --once' to rewrite it"
+            f"{path} has broken frontmatter ({where}{problem}); run 'assemble --once' to rewrite it"
         ) from error
     meta = dict(post.metadata)
     stamps = {key: _parse_time(meta.get(key)) for key in ("updated", "expires")}

@@ -455,9 +455,25 @@ def _apply(
         if not positions or positions[-1] != position:
             positions.append(position)
         spans.append(match.span())
-    for start, end in reversed(spans):
-        text = text[:start] + " " * (end - start) + text[end:]
-    return text
+    return _blanked(text, spans)
+
+
+def _blanked(text: str, spans: Sequence[tuple[int, int]]) -> str:
+    """Given a text and non-overlapping spans in order, return it with the spans blanked.
+
+    The result is built once: rebuilding the string per span costs the square of the matches
+    (a pasted log full of e-mail addresses took minutes).
+    """
+    if not spans:
+        return text
+    pieces: list[str] = []
+    done = 0
+    for start, end in spans:
+        pieces.append(text[done:start])
+        pieces.append(" " * (end - start))
+        done = end
+    pieces.append(text[done:])
+    return "".join(pieces)
 
 
 def redact(text: str, *, extra_secret_patterns: Sequence[str] = ()) -> str:
@@ -470,17 +486,25 @@ def redact(text: str, *, extra_secret_patterns: Sequence[str] = ()) -> str:
     remaining = text
     spans: list[tuple[int, int, str]] = []
     for detector in detectors:
+        found: list[tuple[int, int]] = []
         for match in detector.pattern.finditer(remaining):
             if match.end() == match.start() or (detector.valid and not detector.valid(match)):
                 continue
             group = detector.group if match.group(detector.group) else 0
-            start, end = match.span(group)
-            spans.append((start, end, detector.label))
-            # Blank it, as the scan does, so that no later detector matches inside it.
-            remaining = remaining[:start] + " " * (end - start) + remaining[end:]
-    for start, end, label in sorted(spans, reverse=True):
-        text = f"{text[:start]}[redacted {label}]{text[end:]}"
-    return text
+            found.append(match.span(group))
+        spans.extend((start, end, detector.label) for start, end in found)
+        # Blank them, as the scan does, so that no later detector matches inside them.
+        remaining = _blanked(remaining, found)
+    # Built once, like `_blanked`: one piece per span, not one copy of the text per span.
+    pieces: list[str] = []
+    done = 0
+    for start, end, label in sorted(spans):
+        if start < done:
+            continue  # inside a span already redacted
+        pieces.append(f"{text[done:start]}[redacted {label}]")
+        done = end
+    pieces.append(text[done:])
+    return "".join(pieces)
 
 
 # --- complexity ----------------------------------------------------------------------------
@@ -519,10 +543,13 @@ def _keyword_table(
 
 
 def _assess_complexity(
-    texts: Sequence[str], table: Mapping[str, Sequence[tuple[str, re.Pattern[str]]]]
+    texts: Sequence[str],
+    table: Mapping[str, Sequence[tuple[str, re.Pattern[str]]]],
+    lengths: Sequence[int] | None = None,
 ) -> tuple[str, str, list[str]]:
-    """Given texts (newest last) and the keyword table, return the complexity level, its
-    reason and the explain lines."""
+    """Given texts (newest last), the keyword table and optionally the whole messages' lengths
+    (when the texts are clipped), return the complexity level, its reason and the explain
+    lines."""
     scores = dict.fromkeys(LEVELS, 0.0)
     hits: dict[str, dict[str, int]] = {level: {} for level in LEVELS}
     n = len(texts)
@@ -561,8 +588,11 @@ def _assess_complexity(
         reason = "no task signals"
 
     pushes = []
-    longest = max((len(t) for t in texts), default=0)
-    total = sum(len(t) for t in texts)
+    sizes = [len(t) for t in texts]
+    if lengths is not None:
+        sizes = [max(size, length) for size, length in zip(sizes, lengths, strict=True)]
+    longest = max(sizes, default=0)
+    total = sum(sizes)
     blocks = sum(t.count("```") for t in texts) // 2
     if longest >= LONG_MESSAGE_CHARS or total >= LONG_WINDOW_CHARS:
         pushes.append(
@@ -619,11 +649,17 @@ def route(
     tiers: Mapping[str, str] | None = None,
     extra_secret_patterns: Sequence[str] = (),
     complexity_keywords: Mapping[str, Sequence[str]] | None = None,
+    lengths: Sequence[int] | None = None,
 ) -> RoutingHint:
     """Given the recent messages (human and assistant, newest last), return the routing hint:
     sensitivity (high on any secret, medium on personal data only, else low), complexity, the
     suggested tier and why. `tiers` and `complexity_keywords` override the defaults per key.
-    Raise ConfigError if an extra pattern, a tier key or a keyword level is invalid."""
+    The texts are read as given: pass `Message.text`, which holds the head and tail of a long
+    message, and its whole length in `lengths` (`Message.length`, one per text) so that a long
+    message still counts as long. Raise ConfigError if an extra pattern, a tier key or a
+    keyword level is invalid, ValueError if `lengths` does not have one length per text."""
+    if lengths is not None and len(lengths) != len(texts):
+        raise ValueError(f"route: {len(lengths)} lengths for {len(texts)} texts; pass one per text")
     tier_map = _merge_tiers(tiers)
     table = _keyword_table(complexity_keywords)
     findings, where = _scan(texts, _compile_extra(extra_secret_patterns))
@@ -639,7 +675,7 @@ def route(
     parts = [f"secret: {secrets}" if secrets else "", f"PII: {pii}" if pii else ""]
     sensitivity_reason = "; ".join(p for p in parts if p) or "no secrets or PII detected"
 
-    complexity, complexity_reason, explain = _assess_complexity(texts, table)
+    complexity, complexity_reason, explain = _assess_complexity(texts, table, lengths)
     explain[:0] = [
         f"{f.kind} '{f.label}': {f.count} distinct, in message(s) "
         f"{', '.join(map(str, where[f.label]))} of {len(texts)}"

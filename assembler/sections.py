@@ -4,7 +4,7 @@ that carry them through SCRATCHPAD.md unchanged.
 The source of truth is `.scratchpad/sections.jsonl`, an append-only journal of events
 (`write`, `append`, `clear` by agents; `set`, `rm` by subsystems). Folding the events in file
 order gives the current sections; compaction rewrites the journal to one event per section
-without changing what it folds to. Writers in several processes take `<journal>.lock` (filelock)
+without changing what it folds to. Writers in several processes take `<journal>.lock` (an flock)
 around reading the state, checking the caps and appending, so no append is lost or interleaved.
 
 Marker and escape scheme (what `encode_sections` writes and `decode_sections` reads):
@@ -33,6 +33,7 @@ import contextlib
 import json
 import os
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -41,11 +42,21 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from assembler.errors import AssemblerError
+from assembler.fsutil import (
+    FileLock,
+    Snapshot,
+    atomic_write,
+    check_dir,
+    fsync_folder,
+    open_nofollow,
+    read_regular,
+    read_state_file,
+    real_dir,
+    remove_stale_temps,
+)
 from assembler.tokens import TokenCounter, estimate_tokens
 
 if TYPE_CHECKING:
-    from filelock import BaseFileLock
-
     from assembler.config import Config
 
 
@@ -321,6 +332,14 @@ def _parse_journal(data: bytes) -> JournalRead:
     return JournalRead(events, len(bad), tuple(bad))
 
 
+def _read_all(fd: int) -> bytes:
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks = []
+    while chunk := os.read(fd, 1 << 16):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -346,32 +365,27 @@ class Journal:
         self.max_events = max_events
         self.max_bytes = max_bytes
         self.lock_timeout = lock_timeout
-        self._lock: BaseFileLock | None = None
+        self._lock = FileLock(self.lock_path)
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
         """Hold the journal's inter-process lock for the block (re-entrant in one process).
 
-        Raise SectionError if another process holds it longer than `lock_timeout` seconds.
+        Raise SectionError if another process holds it longer than `lock_timeout` seconds, or
+        if the state folder or the lock file is a link (the agent could plant one).
         """
-        # filelock costs about 30 ms to import; commands that only read never pay for it.
-        from filelock import FileLock, Timeout
-
-        if self._lock is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._lock = FileLock(self.lock_path)
-        try:
-            # filelock polls; its default 50 ms would let one busy writer starve the others.
-            self._lock.acquire(timeout=self.lock_timeout, poll_interval=0.002)
-        except Timeout as error:
-            raise SectionError(
-                f"Another process has held {self.lock_path} for more than {self.lock_timeout:g} "
-                "seconds; retry when it has finished"
-            ) from error
-        try:
+        with contextlib.ExitStack() as stack:
+            try:
+                real_dir(self.path.parent)
+                stack.enter_context(self._lock.hold(self.lock_timeout))
+            except TimeoutError as error:
+                raise SectionError(
+                    f"Another process has held {self.lock_path} for more than "
+                    f"{self.lock_timeout:g} seconds; retry when it has finished"
+                ) from error
+            except OSError as error:
+                raise SectionError(f"Cannot lock the sections journal: {error}") from error
             yield
-        finally:
-            self._lock.release()
 
     def record(self, event: Event) -> None:
         """Given an event, append it to the journal as one line, under the lock, and fsync.
@@ -389,7 +403,7 @@ class Journal:
             return
         data = "".join(event.to_line() for event in events).encode("utf-8")
         with self.locked():
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = open_nofollow(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
             try:
                 size = os.fstat(fd).st_size
                 if size:
@@ -408,14 +422,12 @@ class Journal:
         A missing journal has no events. Raise SectionError if it exists but cannot be read.
         """
         try:
-            data = self.path.read_bytes()
-        except FileNotFoundError:
-            return JournalRead([])
+            data = read_state_file(self.path).data
         except OSError as error:
             raise SectionError(
                 f"Cannot read the sections journal {self.path} ({error}); check its permissions"
             ) from error
-        return _parse_journal(data)
+        return _parse_journal(data or b"")
 
     def events(self) -> list[Event]:
         """Return the journal's valid events in file order (bad lines are skipped)."""
@@ -433,9 +445,8 @@ class Journal:
         rewritten. Raise SectionError if the lock cannot be had.
         """
         with self.locked():
-            try:
-                data = self.path.read_bytes()
-            except FileNotFoundError:
+            data = read_regular(self.path).data
+            if data is None:
                 return False
             large = data.count(b"\n") > self.max_events or len(data) > self.max_bytes
             if not (force or large):
@@ -444,8 +455,6 @@ class Journal:
             events = compacted_events(read.events, now if now is not None else self.now())
             if not force and read.bad_lines == 0 and len(events) == len(read.events):
                 return False  # already minimal: its sections alone are this large
-            from assembler.fsutil import atomic_write
-
             if read.bad:
                 # Compaction must not destroy what it cannot read: the lines go aside, first.
                 self._quarantine(read.bad)
@@ -458,9 +467,18 @@ class Journal:
         return self.path.with_name(self.path.name + ".bad")
 
     def _quarantine(self, lines: Sequence[bytes]) -> None:
-        fd = os.open(self.quarantine_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        """Append the lines to the quarantine file, except those it holds already: a compaction
+        killed after quarantining and before rewriting the journal finds them again."""
+        fd = open_nofollow(self.quarantine_path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
         try:
-            _write_all(fd, b"".join(line + b"\n" for line in lines))
+            held = Counter(_read_all(fd).split(b"\n"))
+            new = []
+            for line in lines:
+                if held[line] > 0:
+                    held[line] -= 1
+                else:
+                    new.append(line)
+            _write_all(fd, b"".join(line + b"\n" for line in new))
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -1830,6 +1848,7 @@ class FileSync:
     written: list[str] = field(default_factory=list)
     cleared: list[str] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)  # kept in the journal; file text saved
+    merged: list[str] = field(default_factory=list)  # changed in both, the changes combined
     auto_edited: bool = False  # the auto part was changed by hand (it is regenerated)
     # Text typed outside the sections' markers: {"appended_to": "main", "tokens": n}, or
     # {"saved": path, "why": reason} when it could not be appended.
@@ -1850,6 +1869,7 @@ class FileSync:
             "imported": self.written,
             "cleared": self.cleared,
             "conflicts": self.conflicts,
+            "merged": self.merged,
             "stray": self.stray,
             "auto_overwritten": self.auto_edited,
         }
@@ -1912,19 +1932,47 @@ def _load_meta(yaml_text: str | None) -> dict[str, Any] | None:
     return meta if isinstance(meta, dict) else None
 
 
-def _save_conflict(pad: Scratchpad, name: str, text: str, moment: datetime) -> Path:
-    folder = pad.journal.path.parent / CONFLICTS_DIR
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{moment.strftime('%Y%m%dT%H%M%S')}-{name}.md"
-    from assembler.fsutil import atomic_write
+INVALID_NAME: Final = "unnamed-section"  # the conflict file name of a section badly named
 
-    atomic_write(path, text)
-    return path
+
+def save_conflict(state_dir: Path, name: str, text: str, moment: datetime) -> Path:
+    """Given the state folder, a section name, text that could not go into the journal and
+    when it was written, save the text under `conflicts/` and return the file's path.
+
+    The file is `<time>-<name>.md`, or `<time>-<name>-<n>.md` when that exists (nothing is
+    written over). A name that is not a valid section name (it came from a hand-edited marker)
+    never reaches the path: the file is then named `<time>-unnamed-section.md`. Raise OSError
+    (UnsafePathError for a link) if the folder cannot be written.
+    """
+    folder = real_dir(real_dir(state_dir) / CONFLICTS_DIR)
+    safe = name if is_valid_section_name(name) else INVALID_NAME
+    stem = f"{moment.strftime('%Y%m%dT%H%M%S')}-{safe}"
+    data = text.encode("utf-8", "surrogatepass")
+    for number in range(1, 10_000):
+        path = folder / (f"{stem}.md" if number == 1 else f"{stem}-{number}.md")
+        try:
+            fd = open_nofollow(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+        except FileExistsError:
+            continue
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        fsync_folder(folder)
+        return path
+    raise OSError(f"{folder} has 10,000 conflict files named {stem}; clear it out")
+
+
+def _save_conflict(pad: Scratchpad, name: str, text: str, moment: datetime) -> Path:
+    return save_conflict(pad.journal.path.parent, name, text, moment)
 
 
 # -- text typed outside the sections' markers ----------------------------------------------------
 
 RENDERED_NAME: Final = "rendered.md"
+RENDERED_DIR: Final = "rendered"  # the copies of the last renders, by body hash
+KEPT_RENDERS: Final = 8
 STRAY_NAME: Final = "outside-markers"  # the conflicts file name of text that could not be kept
 
 
@@ -1937,15 +1985,22 @@ def remember_render(state_dir: Path, text: str) -> bool:
     """Given the state folder and the text of the SCRATCHPAD.md just written, keep a copy.
 
     The next run compares the file with it to tell what the agent typed from what the program
-    rendered. Return whether the copy was written; without it the next run still imports the
-    sections' edits and keeps the text after the region's end marker, so an error is no reason
-    to fail a run whose file was written.
+    rendered. The last KEPT_RENDERS copies are also kept by body hash (`rendered/`), so that an
+    edit an agent made on an older copy of the file is still merged against the render it
+    started from. Return whether the copy was written; without it the next run still imports
+    the sections' edits and keeps the text after the region's end marker, so an error is no
+    reason to fail a run whose file was written.
     """
-    from assembler.fsutil import atomic_write
+    from assembler.render import body_hash
 
     try:
-        state_dir.mkdir(parents=True, exist_ok=True)
-        atomic_write(rendered_path(state_dir), text)
+        atomic_write(rendered_path(real_dir(state_dir)), text)
+        folder = real_dir(state_dir / RENDERED_DIR)
+        remove_stale_temps(folder)  # each copy has a name of its own, written once
+        atomic_write(folder / f"{body_hash(split_frontmatter(text)[1])[:16]}.md", text)
+        copies = sorted(folder.glob("*.md"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+        for old in copies[KEPT_RENDERS:]:
+            old.unlink(missing_ok=True)
     except (OSError, UnicodeError):
         return False
     return True
@@ -2023,19 +2078,30 @@ def stray_text(body: str, indices: Sequence[int]) -> str:
 
 
 def _rendered_body(pad: Scratchpad, meta: Mapping[str, Any] | None) -> str | None:
-    """Given the file's frontmatter, return the body of the render that wrote the file, or None
-    when the copy is missing or belongs to another render.
+    """Given the file's frontmatter, return the body of the render that wrote the file (the
+    last render's copy, else one of the copies kept by hash), or None when there is none.
     """
     if meta is None or not isinstance(meta.get("body_sha256"), str):
         return None
-    try:
-        text = rendered_path(pad.journal.path.parent).read_bytes().decode("utf-8", "replace")
-    except OSError:
-        return None
     from assembler.render import body_hash
 
-    _, body = split_frontmatter(text)
-    return body if body_hash(body) == meta["body_sha256"] else None
+    wanted = meta["body_sha256"]
+    state = pad.journal.path.parent
+    try:
+        check_dir(state)
+    except OSError:
+        return None
+    for path in (rendered_path(state), state / RENDERED_DIR / f"{wanted[:16]}.md"):
+        try:
+            data = read_state_file(path).data
+        except OSError:
+            continue
+        if data is None:
+            continue
+        _, body = split_frontmatter(data.decode("utf-8", "replace"))
+        if body_hash(body) == wanted:
+            return body
+    return None
 
 
 def _keep_stray(
@@ -2070,7 +2136,7 @@ def _keep_stray(
     )
 
 
-def sync_file_edits(pad: Scratchpad, path: Path) -> FileSync:
+def sync_file_edits(pad: Scratchpad, path: Path, seen: Snapshot | None = None) -> FileSync:
     """Given the scratchpad and SCRATCHPAD.md, import hand edits of its agent sections.
 
     The file counts as edited when its body no longer matches `body_sha256` (a file saved with
@@ -2081,19 +2147,22 @@ def sync_file_edits(pad: Scratchpad, path: Path) -> FileSync:
     `.scratchpad/conflicts/`. Text typed outside the sections' markers (see `stray_lines`) is
     appended to section main, or saved under `.scratchpad/conflicts/` when it does not fit or
     the region's markers are gone. A file whose region markers are gone imports no section
-    (the sections stay). Problems never raise: they are returned for `degraded`.
+    (the sections stay). `seen` is the file as the caller read it (else it is read here), so
+    that the caller can check before replacing the file that nobody wrote to it since.
+    Problems never raise: they are returned for `degraded`.
     """
     sync = FileSync()
     try:
-        raw = path.read_bytes()
-        mtime = datetime.fromtimestamp(path.stat().st_mtime).astimezone()
-    except FileNotFoundError:
-        return sync
+        snapshot = seen if seen is not None else read_regular(path)
     except OSError as error:
         sync.problems.append(
             {"what": "hand edits", "why": f"cannot read {path} ({error}); edits not imported"}
         )
         return sync
+    if snapshot.data is None:
+        return sync
+    raw = snapshot.data
+    mtime = datetime.fromtimestamp(snapshot.mtime or 0).astimezone()
     text = normalise_line_ends(raw.decode("utf-8", "replace"))
     yaml_text, body = split_frontmatter(text)
     meta = _load_meta(yaml_text)
@@ -2103,10 +2172,12 @@ def sync_file_edits(pad: Scratchpad, path: Path) -> FileSync:
         sync.hashes = {str(k): str(v) for k, v in recorded.items()}
     from assembler.render import body_hash
 
-    if meta is not None and meta.get("body_sha256") == body_hash(body):
+    carried = meta is not None and meta.get("agent_carried") is True
+    if meta is not None and meta.get("body_sha256") == body_hash(body) and not carried:
         return sync
     sync.edited, sync.at = True, mtime
-    stray = stray_lines(body, _rendered_body(pad, meta))
+    rendered = _rendered_body(pad, meta)
+    stray = stray_lines(body, rendered)
     found_stray = stray_text(body, stray)
     # Text added after the auto part is no edit of it, even where no region follows it.
     dropped = set(stray)
@@ -2139,7 +2210,8 @@ def sync_file_edits(pad: Scratchpad, path: Path) -> FileSync:
             _keep_stray(pad, sync, found_stray, mtime, "the agent-section markers are gone")
         return sync
     try:
-        _import_sections(pad, sync, decode_sections(sync.region), recorded, mtime)
+        base = decode_sections(rendered) if rendered is not None else {}
+        _import_sections(pad, sync, decode_sections(sync.region), recorded, mtime, base)
     except (SectionError, OSError) as error:
         sync.failure = str(error)
         if found_stray:  # the journal is down: the text goes aside before the file is rewritten
@@ -2150,20 +2222,138 @@ def sync_file_edits(pad: Scratchpad, path: Path) -> FileSync:
     return sync
 
 
+def _merged(
+    name: str,
+    old: SectionState | None,
+    content: str,
+    recorded: object,
+    base: Mapping[str, str] | None,
+) -> str | None:
+    """Given a section changed in the file while the journal changed it too, return the two
+    changes combined, or None when they cannot be (no rendered text to merge against, a
+    subsystem section, overlapping changes)."""
+    if old is None or old.kind != "agent" or not base or not isinstance(recorded, Mapping):
+        return None
+    rendered = base.get(name)
+    if rendered is None or text_hash(rendered) != recorded.get(name):
+        return None
+    if text_hash(old.content) == recorded.get(name):
+        return None  # only the file changed: a plain edit, not a merge
+    return merge_texts(rendered, old.content, content)
+
+
+def merge_texts(base: str, ours: str, theirs: str) -> str | None:
+    """Given a text and two changed versions of it, return both changes combined, line by
+    line, or None when they touch the same lines differently.
+
+    Lines inserted by both at the same place are combined: when one insertion starts with the
+    other (an agent that appended twice, the second time to a copy that had the first) the
+    longer one is taken, otherwise ours then those of theirs that ours does not have, so
+    nothing either side added is lost or doubled.
+    """
+    if ours == theirs or theirs == base:
+        return ours
+    if ours == base:
+        return theirs
+    lines = base.split("\n")
+    changes = sorted(
+        [(*change, 0) for change in _line_changes(lines, ours.split("\n"))]
+        + [(*change, 1) for change in _line_changes(lines, theirs.split("\n"))],
+        key=lambda change: (change[0], change[1], change[3]),
+    )
+    out: list[str] = []
+    position = index = 0
+    while index < len(changes):
+        start, end = changes[index][0], changes[index][1]
+        group = [changes[index]]
+        index += 1
+        # Overlapping changes, or insertions at the same place, are decided together.
+        while index < len(changes) and (
+            changes[index][0] < end or changes[index][0] == start == end
+        ):
+            group.append(changes[index])
+            end = max(end, changes[index][1])
+            index += 1
+        out.extend(lines[position:start])
+        sides = [[c for c in group if c[3] == side] for side in (0, 1)]
+        if not sides[0] or not sides[1]:
+            replaced = _apply(lines, start, end, sides[0] or sides[1])
+        else:
+            mine, yours = (_apply(lines, start, end, side) for side in sides)
+            if mine == yours:
+                replaced = mine
+            elif start != end:
+                return None  # both changed the same lines, differently
+            elif yours[: len(mine)] == mine:
+                replaced = yours
+            elif mine[: len(yours)] == yours:
+                replaced = mine
+            else:
+                # A line both inserted here is one edit that reached both sides: once.
+                replaced = mine + [line for line in yours if line not in mine]
+        out.extend(replaced)
+        position = end
+    out.extend(lines[position:])
+    return "\n".join(out)
+
+
+def _line_changes(base: list[str], other: list[str]) -> list[tuple[int, int, list[str]]]:
+    """The changes that turn `base` into `other`: (start, end, new lines) over base lines."""
+    import difflib
+
+    matcher = difflib.SequenceMatcher(None, base, other, autojunk=False)
+    return [
+        (i1, i2, other[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
+    ]
+
+
+def _apply(
+    base: list[str], start: int, end: int, changes: Sequence[tuple[int, int, list[str], int]]
+) -> list[str]:
+    """The lines start..end of base with one side's changes (which never overlap) applied."""
+    out: list[str] = []
+    position = start
+    for change_start, change_end, new, _ in changes:
+        out.extend(base[position:change_start])
+        out.extend(new)
+        position = change_end
+    out.extend(base[position:end])
+    return out
+
+
 def _import_sections(
     pad: Scratchpad,
     sync: FileSync,
     found: Mapping[str, str],
     recorded: object,
     mtime: datetime,
+    base: Mapping[str, str] | None = None,
 ) -> None:
-    """Given the sections found in the edited file and the hashes recorded at the render,
+    """Given the sections found in the edited file, the hashes recorded at the render and the
+    sections as rendered (`base`, from the copy of the last render, when there is one),
     journal the edits (see `sync_file_edits`) and record them in `sync`.
+
+    A section changed both in the file and through the journal since the render is merged
+    line by line against what was rendered (`merge_texts`) when the changes do not overlap;
+    only when they do is the journal kept and the file's text saved aside.
     """
     with pad.journal.locked():
         state = pad.state()
         edits: dict[str, str | None] = {}
         for name, content in found.items():
+            if not is_valid_section_name(name):
+                # A marker typed by hand with a bad name: its text is kept aside, and the name
+                # is never used to build a path.
+                if content.strip():
+                    saved = _save_conflict(pad, name, content, mtime)
+                    sync.problems.append(
+                        {
+                            "what": "hand-added section",
+                            "why": f"{_preview(name, 40)!r} is not a valid section name "
+                            f"({NAME_RULE}); its text was saved in {saved}",
+                        }
+                    )
+                continue
             old = state.get(name)
             if isinstance(recorded, Mapping):
                 shown = recorded.get(name)
@@ -2176,6 +2366,12 @@ def _import_sections(
                 changed = old is None or old.content != content
                 journal_moved = old is not None and old.updated > mtime
             if not changed or (old is not None and old.content == content):
+                continue
+            merged = _merged(name, old, content, recorded, base)
+            if merged is not None:
+                if merged != (old.content if old is not None else None):
+                    edits[name] = merged
+                    sync.merged.append(name)
                 continue
             if journal_moved or (old is not None and old.kind == "subsystem"):
                 saved = _save_conflict(pad, name, content, mtime)
@@ -2235,52 +2431,71 @@ def in_zone(states: Mapping[str, SectionState], now: datetime) -> dict[str, Sect
     }
 
 
-def gather_agent_sections(
-    pad: Scratchpad,
-    output: Path,
-    *,
-    openclaw_files: Sequence[Path] = (),
-    import_edits: bool = True,
-    import_openclaw: bool = True,
-) -> AgentInputs:
-    """Given the scratchpad, SCRATCHPAD.md and the OpenClaw transcripts read, return the
-    sections to render, after importing hand edits and the newest OpenClaw scratchpad entry.
+def import_into_journal(
+    config: Config, *, now: datetime, seen: Snapshot, openclaw_files: Sequence[Path] = ()
+) -> tuple[FileSync, list[dict[str, str]]]:
+    """Given a loaded config, the clock, SCRATCHPAD.md as just read and the OpenClaw
+    transcripts read, journal the hand edits of the file and the newest OpenClaw scratchpad
+    entry (each when the config asks for it); return what the file sync found and the problems.
 
-    Nothing here raises for bad data: a broken journal line, an unreadable file or a journal
-    that cannot be read or locked is listed in `degraded`, and the render carries the file's
-    agent region over (hand edits included, imported by a later run) rather than losing
-    anything.
+    This is the step before a render that writes: a dry run skips it. Nothing here raises for
+    bad data; when the journal cannot take the edits, `FileSync.failure` says why and the
+    render carries the file's agent region over unchanged (a later run imports it).
     """
+    try:
+        pad = scratchpad_for(config, now=lambda: now)
+    except AssemblerError as error:  # a broken tokens.counter is reported by the auto part
+        sync = region_of(seen)
+        sync.failure = str(error)
+        return sync, [{"what": "agent sections", "why": f"{error}; {_KEPT}"}]
     degraded: list[dict[str, str]] = []
     sync = FileSync()
-    synced = False
     try:
-        if import_edits:
-            sync = sync_file_edits(pad, output)
-            synced = True
+        if config.agent.import_edits:
+            sync = sync_file_edits(pad, config.output_path, seen)
         degraded += sync.problems
         if sync.failure is not None:
             raise SectionError(sync.failure)
-        if import_openclaw and openclaw_files:
+        if config.agent.import_openclaw and openclaw_files:
             entries = read_openclaw_scratchpad_entries(
                 openclaw_files, tail_bytes=OPENCLAW_TAIL_BYTES
             )
             if entries:
                 pad.import_openclaw_entries(entries)
-        read = pad.journal.read()
-        states = in_zone(fold_events(read.events, _aware(pad.now())), _aware(pad.now()))
     except (SectionError, OSError) as error:
-        if not synced:
-            # The file's region, hand edits included, is carried over: the next run imports
-            # them (their hashes still differ from the recorded ones).
-            sync = sync_file_edits_region_only(output)
-        degraded.append(
-            {
-                "what": "agent sections",
-                "why": f"{error}; the agent sections of the previous render were kept as they were",
-            }
-        )
-        return AgentInputs(None, sync, degraded)
+        if sync.region is None and not sync.hashes:
+            sync = region_of(seen)
+        sync.failure = str(error)
+        degraded.append({"what": "agent sections", "why": f"{error}; {_KEPT}"})
+    return sync, degraded
+
+
+_KEPT = "the agent sections of the previous render were kept as they were"
+
+
+def read_agent_inputs(
+    config: Config, *, now: datetime, seen: Snapshot, sync: FileSync | None = None
+) -> AgentInputs:
+    """Given a loaded config, the clock, SCRATCHPAD.md as read and what importing its edits
+    found (None: nothing was imported, as on a dry run), return the sections to render, as the
+    journal folds them now. Reads only.
+
+    When the journal cannot be read (or could not take the edits), the file's agent region is
+    carried over unchanged, so a render loses nothing.
+    """
+    sync = sync if sync is not None else region_of(seen)
+    if sync.failure is not None:
+        return AgentInputs(None, sync, [])
+    try:
+        pad = scratchpad_for(config, now=lambda: now)
+        read = pad.journal.read()
+    except (AssemblerError, OSError) as error:
+        if sync.region is None and not sync.hashes:
+            sync = region_of(seen)
+        return AgentInputs(None, sync, [{"what": "agent sections", "why": f"{error}; {_KEPT}"}])
+    moment = _aware(now)
+    states = in_zone(fold_events(read.events, moment), moment)
+    degraded = []
     if read.bad_lines:
         quarantine = pad.journal.quarantine_path.name
         plural = "s" if read.bad_lines != 1 else ""
@@ -2291,17 +2506,17 @@ def gather_agent_sections(
                 f"(kept there, and moved to {quarantine} when the journal is compacted)",
             }
         )
-    return AgentInputs(states, sync, degraded, _aware(pad.now()))
+    return AgentInputs(states, sync, degraded, moment)
 
 
-def sync_file_edits_region_only(path: Path) -> FileSync:
-    """Given SCRATCHPAD.md, return its agent region and recorded hashes, importing nothing."""
+def region_of(seen: Snapshot) -> FileSync:
+    """Given SCRATCHPAD.md as read, return its agent region and recorded hashes, importing
+    nothing (what a render carries over when the journal is unavailable)."""
     sync = FileSync()
-    try:
-        # Bytes, decoded: read_text would turn a lone "\r" in a section into a line end.
-        text = normalise_line_ends(path.read_bytes().decode("utf-8", "replace"))
-    except OSError:
+    if seen.data is None:
         return sync
+    # Bytes, decoded here: a text read would turn a lone "\r" in a section into a line end.
+    text = normalise_line_ends(seen.data.decode("utf-8", "replace"))
     yaml_text, body = split_frontmatter(text)
     meta = _load_meta(yaml_text) or {}
     sync.region = find_agent_region(body)
@@ -2339,29 +2554,6 @@ def render_agent_part(
         agent_cap=agent_cap,
         limit=limit,
         stray=inputs.sync.notice(inputs.now) if inputs.now is not None else None,
-    )
-
-
-def gather_for(
-    config: Config, *, now: datetime, openclaw_files: Sequence[Path] = ()
-) -> AgentInputs:
-    """Given a loaded config, the clock and the OpenClaw transcripts read, return the agent
-    sections to render (see `gather_agent_sections`). Never raises for bad data.
-    """
-    try:
-        pad = scratchpad_for(config, now=lambda: now)
-    except AssemblerError as error:  # a broken tokens.counter is reported by the auto part
-        return AgentInputs(
-            None,
-            sync_file_edits_region_only(config.output_path),
-            [{"what": "agent sections", "why": str(error)}],
-        )
-    return gather_agent_sections(
-        pad,
-        config.output_path,
-        openclaw_files=openclaw_files,
-        import_edits=config.agent.import_edits,
-        import_openclaw=config.agent.import_openclaw,
     )
 
 

@@ -27,6 +27,7 @@ import numpy.typing as npt
 from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
 from assembler.errors import ModelError
+from assembler.transcripts import clip_middle
 
 if TYPE_CHECKING:
     from assembler.transcripts import Message
@@ -52,7 +53,7 @@ class MessageMood:
     valence: float  # -1 (very negative) .. 1 (very positive)
     arousal: float  # 0 (calm) .. 1 (agitated)
     scores: dict[str, float]  # every label in MOODS -> 0..1
-    compound: float  # VADER's own compound score for the raw text, unchanged
+    compound: float  # VADER's own compound score of the scored part (`scored_part`), unchanged
     primary: str
     primary_score: float
     secondary: str | None
@@ -97,8 +98,9 @@ class MoodReport:
 
 # --- Implementation -----------------------------------------------------------------------------
 #
-# How a text is scored (`MoodModel.score_many`):
-# 1. VADER `polarity_scores` on the raw text (case and punctuation are signal for it).
+# How a text is scored (`MoodModel.score_many`), all steps on its scored part (`scored_part`:
+# the whole raw text, or the head and tail of a long one):
+# 1. VADER `polarity_scores` on that raw text (case and punctuation are signal for it).
 # 2. A linear model trained by `training/train_mood.py` (scikit-learn at training time only):
 #    TF-IDF word 1-2-grams and char_wb n-grams of the lower-cased text, plus a few dense
 #    features (VADER's scores, '!', '?', shouting, length), reproduced here with numpy.
@@ -127,10 +129,13 @@ HAND_FEATURES: tuple[str, ...] = (
     "length",
 )
 
-# Past this many characters a message is pasted material (logs, code), not mood: the n-gram
-# model reads the head only, which keeps one huge paste from costing seconds. VADER still
-# reads the whole raw text so that `compound` stays VADER's own number.
-MAX_MODEL_CHARS = 5000
+# A long message is mostly pasted material (a log, code), not mood, and VADER's cost grows with
+# the square of the text's length (a 23 KB message took 1.5 s, 113 KB 27 s). The human's own
+# words are before and after the paste, so a text is scored on its first and last this many
+# characters (`scored_part`): VADER, the n-grams, the dense features and the rules all read
+# that part, about 3 ms of VADER however long the message.
+SCORED_HEAD_CHARS = 1000
+SCORED_TAIL_CHARS = 1000
 # A secondary mood below this score is noise, not a second mood.
 MIN_SECONDARY = 0.15
 # Texts per vectorised block: bounds the (non-zeros x outputs) temporary array to some MB.
@@ -252,6 +257,12 @@ class RawScores:
     arousal_raw: FloatArray  # EmoBank scale, 1..5
     compound: list[float]
     hand: FloatArray  # texts x HAND_FEATURES
+
+
+def scored_part(text: str) -> str:
+    """Given a raw text, return the part of it that is scored: the whole text, or for a long
+    one its first SCORED_HEAD_CHARS and last SCORED_TAIL_CHARS characters."""
+    return clip_middle(text, SCORED_HEAD_CHARS, SCORED_TAIL_CHARS)
 
 
 def hand_features(text: str, vader: dict[str, float]) -> list[float]:
@@ -422,12 +433,14 @@ class MoodModel:
         return self.score_many([text])[0]
 
     def score_many(self, texts: Sequence[str]) -> list[MessageMood]:
-        """Given raw texts, return one mood per text, in order."""
+        """Given raw texts, return one mood per text, in order (of each text's `scored_part`)."""
         if len(texts) > _RECENT:  # bulk scoring (`assemble mood --stdin`): nothing to reuse
             out: list[MessageMood] = []
             for start in range(0, len(texts), _CHUNK):
                 out.extend(self._score_block(texts[start : start + _CHUNK]))
             return out
+        # The mood depends on the scored part only; keying by it keeps the cache small.
+        texts = [scored_part(text) for text in texts]
         with self._recent_lock:
             known = {text: self._recent[text] for text in texts if text in self._recent}
         missing = [text for text in dict.fromkeys(texts) if text not in known]
@@ -463,11 +476,12 @@ class MoodModel:
         hand = np.zeros((n, len(HAND_FEATURES)), dtype=np.float32)
         compounds: list[float] = []
         polarity = self._vader.polarity_scores
-        for row, text in enumerate(texts):
+        for row, raw in enumerate(texts):
+            text = scored_part(raw)
             vader = polarity(text)
             compounds.append(vader["compound"])
             hand[row] = hand_features(text, vader)
-            lowered = text[:MAX_MODEL_CHARS].lower()
+            lowered = text.lower()
             # Unknown word n-grams map to -1 and are dropped below in one numpy step; char
             # columns come already filtered from the per-word cache.
             before = len(ids)
@@ -515,6 +529,7 @@ class MoodModel:
         return out
 
     def _score_block(self, texts: Sequence[str]) -> list[MessageMood]:
+        texts = [scored_part(text) for text in texts]
         raw = self._raw_block(texts)
         valence, arousal = self._calibrate(raw)
         probs = raw.probs.astype(np.float64)
@@ -652,6 +667,7 @@ def load_mood_model(path: str | Path | None = None) -> MoodModel:
 
 _EXPLAIN_TOP = 3
 _SNIPPET_CHARS = 60
+_NON_SPACE = re.compile(r"\S+")
 _STEADY = 0.10  # a change of the start mood's score below this is "steady"
 
 
@@ -675,7 +691,8 @@ def analyze(
     """
     if half_life <= timedelta(0):
         raise ValueError(f"half_life must be positive, got {half_life}")
-    human = [m for m in messages if m.role == "user" and m.text.strip()]
+    # `isspace` instead of `strip`: no copy of a long text just to see that it says something.
+    human = [m for m in messages if m.role == "user" and m.text and not m.text.isspace()]
     if not human:
         return MoodReport(combined=_empty_state(None))
     ages = _ages(human, now, half_life)
@@ -831,5 +848,13 @@ def _leading(scores: npt.NDArray[np.float64]) -> int:
 
 
 def _snippet(text: str) -> str:
-    flat = " ".join(text.split())
+    """Return the text's first words, whitespace collapsed, clipped to _SNIPPET_CHARS."""
+    words: list[str] = []
+    size = -1
+    for word in _NON_SPACE.finditer(text):  # only as many words as the snippet shows
+        words.append(word.group())
+        size += len(words[-1]) + 1
+        if size > _SNIPPET_CHARS:
+            break
+    flat = " ".join(words)
     return flat if len(flat) <= _SNIPPET_CHARS else flat[: _SNIPPET_CHARS - 1] + "…"

@@ -4,10 +4,13 @@ INTERFACE (fixed; the readers below implement it):
 - `Message`, `SourceReport`, `TranscriptRead` dataclasses.
 - `read_recent(sources, *, base, now, max_messages, lookback, max_files, fmt) -> TranscriptRead`.
 - `resolve_explicit_sources(patterns, cwd) -> list[str]` for `--transcripts`.
+- `clip_middle(text, head, tail) -> str`: the head and tail of a long text, as `Message.text`
+  keeps them (`TEXT_HEAD_CHARS`, `TEXT_TAIL_CHARS`).
 """
 
 from __future__ import annotations
 
+import enum
 import glob
 import json
 import os
@@ -22,6 +25,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Final, Literal
 
 from assembler.errors import TranscriptError
+from assembler.fsutil import allowed_root, resolves_within
 
 Role = Literal["user", "assistant"]
 Format = Literal["auto", "openclaw", "openclaw-sqlite", "claude-code", "generic"]
@@ -31,7 +35,8 @@ Format = Literal["auto", "openclaw", "openclaw-sqlite", "claude-code", "generic"
 class Message:
     """One human or assistant utterance, as the text the model saw.
 
-    No thinking, tool calls or tool results.
+    No thinking, tool calls or tool results. `text` is for analysis: of a message longer than
+    TEXT_HEAD_CHARS + TEXT_TAIL_CHARS (a pasted log) it holds only the head and the tail.
     """
 
     role: Role
@@ -41,6 +46,14 @@ class Message:
     speaker: str | None = None  # the human's name/id in a group chat; None for a single human
     session_id: str | None = None
     cwd: str | None = None  # the working directory the host recorded, when it did
+    # The whole message's length in characters when `text` is only its head and tail (see
+    # `clip_middle`); None when `text` is the whole message.
+    original_length: int | None = None
+
+    @property
+    def length(self) -> int:
+        """The length of the whole message in characters, clipped or not."""
+        return self.original_length if self.original_length is not None else len(self.text)
 
 
 @dataclass
@@ -50,7 +63,7 @@ class SourceReport:
     path: str
     format: str  # the detected or forced format
     messages: int = 0  # messages taken from this file
-    bad_lines: int = 0  # lines skipped as corrupt, truncated or of unknown shape
+    bad_lines: int = 0  # lines skipped as corrupt, truncated, of unknown shape or impossible time
     error: str | None = None  # set when the file could not be read at all (a warning, not a crash)
     bytes_read: int = 0  # bytes read (SQLite: event payload sizes): follows the tail, not the size
 
@@ -92,6 +105,19 @@ _SQLITE_SUFFIXES = frozenset({".sqlite", ".sqlite3", ".db"})
 # heartbeat sessions that only say HEARTBEAT_OK, do not count towards `max_files`; this many
 # times `max_files` may be opened looking for ones that do, so a folder full of them stays cheap.
 _OPEN_FACTOR = 4
+# What a message's `text` keeps of a long message: its first and last this many characters.
+# People paste logs, files and dumps into chats; every analysis of the text (mood, topics,
+# routing, memory queries) costs at least its length and some of them its square, while the
+# human's own words are before and after the paste. A message longer than this keeps a
+# representative head and tail, so one 50 MB paste costs what a 10 KB one does. Only the
+# analysis reads `Message.text`: nothing stored or shown to the agent is clipped.
+TEXT_HEAD_CHARS = 5000
+TEXT_TAIL_CHARS = 5000
+# Where a clipped text's middle was left out: no word in it, so it adds no topic or query term.
+ELISION = "\n[…]\n"
+# A cut moves back (head) or forward (tail) to whitespace this close, so no word is halved.
+_CUT_SLACK = 64
+_WHITESPACE = " \t\n\r"
 
 
 def read_recent(
@@ -115,8 +141,9 @@ def read_recent(
     detecting it per file.
 
     Raise nothing for unreadable sources: a pattern that matches nothing becomes a warning, a
-    file that cannot be read gets a `SourceReport.error`, and corrupt lines are counted in
-    `SourceReport.bad_lines`.
+    file that cannot be read gets a `SourceReport.error`, and corrupt lines (a message whose
+    time cannot exist, such as year 1 at +14:00, is one) are counted in
+    `SourceReport.bad_lines`. A long message's `text` is its head and tail (`clip_middle`).
     """
     result = TranscriptRead()
     # A naive `now` is local time by Python's convention; everything below compares in UTC.
@@ -124,8 +151,9 @@ def read_recent(
     cutoff = now_utc - lookback if lookback is not None else None
     limit = max(max_messages, 0)
 
-    paths, warnings = _match_sources(sources, base)
+    paths, warnings, refused = _match_sources(sources, base)
     result.warnings.extend(warnings)
+    result.sources.extend(refused)
     wanted = max(max_files, 0)
 
     units: list[_Unit] = []
@@ -174,12 +202,19 @@ class _Outcome:
     summaries: list[str] = field(default_factory=list)  # oldest first
 
 
-def _match_sources(sources: Sequence[str], base: Path) -> tuple[list[Path], list[str]]:
-    """Given glob patterns, return the distinct paths they match and a warning per empty one."""
+def _match_sources(
+    sources: Sequence[str], base: Path
+) -> tuple[list[Path], list[str], list[SourceReport]]:
+    """Given glob patterns, return the distinct paths they match, a warning per empty one, and
+    a failed report per match that resolves outside the folder its pattern points into (a link
+    the agent planted among the transcripts: see `fsutil.allowed_root`); those are not read.
+    """
     paths: list[Path] = []
     seen: set[str] = set()
     warnings: list[str] = []
+    refused: list[SourceReport] = []
     for pattern in sources:
+        root = allowed_root(pattern, base)
         expanded = os.path.expanduser(pattern)
         if not os.path.isabs(expanded):
             # The base folder's own name may contain glob characters; only the pattern may glob.
@@ -193,10 +228,18 @@ def _match_sources(sources: Sequence[str], base: Path) -> tuple[list[Path], list
             )
         for match in matches:
             key = os.path.normpath(match)
-            if key not in seen:
-                seen.add(key)
-                paths.append(Path(key))
-    return paths, warnings
+            if key in seen:
+                continue
+            seen.add(key)
+            if not resolves_within(Path(key), root):
+                error = (
+                    f"Transcript {key} is a link to {os.path.realpath(key)}, outside {root}, so "
+                    "it is not read; remove the link or name its target in your own config."
+                )
+                refused.append(SourceReport(path=key, format="unknown", error=error))
+                continue
+            paths.append(Path(key))
+    return paths, warnings, refused
 
 
 def resolve_explicit_sources(patterns: Sequence[str], cwd: Path) -> list[str]:
@@ -374,9 +417,12 @@ class _BackwardLines:
                 pieces.append(chunk)  # a line longer than the block: keep going back
                 continue
             pieces.append(parts[-1])
-            yield b"".join(reversed(pieces))
+            line, pieces = b"".join(reversed(pieces)), [parts[0]]
+            yield line
+            # A pasted line can be many megabytes: hold neither its pieces while it is parsed
+            # nor the line itself while the lines after it are.
+            del line
             yield from reversed(parts[1:-1])
-            pieces = [parts[0]]
         yield b"".join(reversed(pieces))
 
 
@@ -486,7 +532,8 @@ _Verdict = _Node | Literal["bad", "ignore"]
 def _walk(items: Iterable[tuple[object, int]], reader: _Reader) -> int:
     """Given parsed lines newest first and a format reader, feed it the active branch.
 
-    Return the number of bad lines met. Stop as soon as the reader has what it needs.
+    Return the number of bad lines met (including the messages the reader skipped as
+    corrupt). Stop as soon as the reader has what it needs.
     """
     bad = 0
     walker = _Walker(reader)
@@ -505,7 +552,7 @@ def _walk(items: Iterable[tuple[object, int]], reader: _Reader) -> int:
             walker.feed(verdict, size)
     else:
         walker.reached_start()
-    return bad
+    return bad + reader.bad_lines
 
 
 class _Walker:
@@ -602,6 +649,10 @@ class _Reader:
         self.cwd: str | None = None
         self.found: list[Message] = []  # newest first
         self.summaries: list[str] = []  # newest first
+        # Messages skipped for an impossible time (year 1 at +14:00, 1e300): corrupt lines. They
+        # are skipped when taken, not refused by `node()`, so that the links of the tree through
+        # them still hold and the walk does not search the file for a parent it refused.
+        self.bad_lines = 0
 
     def header(self, value: dict[str, Any]) -> None:
         """Take what the first line says about the whole session (OpenClaw only)."""
@@ -713,14 +764,21 @@ class _OpenClawReader(_Reader):
             return None
         if not text:
             return None
+        if _impossible_time(body.get("timestamp")) or _impossible_time(entry.get("timestamp")):
+            self.bad_lines += 1
+            if role == "user":
+                self._skip_prompt = False  # it stood where a heartbeat prompt would have
+            return None
+        kept, length = _message_text(text)
         return Message(
             role="user" if role == "user" else "assistant",
-            text=text,
+            text=kept,
             timestamp=_parse_time(body.get("timestamp")) or _parse_time(entry.get("timestamp")),
             source=self.source,
             speaker=_sender(entry, body) if role == "user" else None,
             session_id=self.session_id,
             cwd=self.cwd,
+            original_length=length,
         )
 
 
@@ -783,14 +841,19 @@ class _ClaudeCodeReader(_Reader):
             text = _text_of(body.get("content"), skip=_CLAUDE_WRAPPER)
         if not text:
             return True
+        if _impossible_time(value.get("timestamp")):
+            self.bad_lines += 1
+            return True
+        kept, length = _message_text(text)
         return self._add(
             Message(
                 role="user" if role == "user" else "assistant",
-                text=text,
+                text=kept,
                 timestamp=_parse_time(value.get("timestamp")),
                 source=self.source,
                 session_id=_str_or_none(value.get("sessionId")) or self.session_id,
                 cwd=_str_or_none(value.get("cwd")),
+                original_length=length,
             )
         )
 
@@ -823,16 +886,21 @@ class _GenericReader(_Reader):
         text = _text_of(value["content"])
         if not text:
             return True
+        if _impossible_time(value.get("timestamp")):
+            self.bad_lines += 1
+            return True
+        kept, length = _message_text(text)
         return self._add(
             Message(
                 role=role,
-                text=text,
+                text=kept,
                 timestamp=_parse_time(value.get("timestamp")),
                 source=self.source,
                 speaker=_str_or_none(value.get("speaker")) if role == "user" else None,
                 session_id=_str_or_none(value.get("session_id") or value.get("sessionId"))
                 or self.session_id,
                 cwd=_str_or_none(value.get("cwd")),
+                original_length=length,
             )
         )
 
@@ -864,9 +932,35 @@ def _text_of(content: object, skip: re.Pattern[str] | None = None) -> str:
                 and isinstance(block.get("text"), str)
             ):
                 pieces.append(block["text"])
-    return "\n".join(
-        piece.strip() for piece in pieces if piece.strip() and not (skip and skip.match(piece))
-    )
+    # Stripped once: a pasted piece can be megabytes, and each strip copies it.
+    stripped = (piece.strip() for piece in pieces if not (skip and skip.match(piece)))
+    return "\n".join(piece for piece in stripped if piece)
+
+
+def clip_middle(text: str, head: int, tail: int) -> str:
+    """Given a text and two sizes, return its first `head` and last `tail` characters joined by
+    `ELISION`, or the text itself when that would not be shorter.
+
+    Each cut moves to whitespace within a few characters, so no word is cut in half. Clipping
+    a clipped text with the same sizes returns it unchanged.
+    """
+    if len(text) <= head + len(ELISION) + tail:
+        return text
+    end = head
+    if head > 0:
+        space = max(text.rfind(c, max(head - _CUT_SLACK, 0), head + 1) for c in _WHITESPACE)
+        end = space if space > 0 else head
+    start = len(text) - tail
+    if tail > 0:
+        found = [i for c in _WHITESPACE if (i := text.find(c, start - 1, start + _CUT_SLACK)) >= 0]
+        start = min(found) + 1 if found else start
+    return text[:end].rstrip() + ELISION + text[start:].lstrip()
+
+
+def _message_text(text: str) -> tuple[str, int | None]:
+    """Given a message's whole text, return what `Message.text` keeps and `original_length`."""
+    kept = clip_middle(text, TEXT_HEAD_CHARS, TEXT_TAIL_CHARS)
+    return kept, (len(text) if kept is not text else None)
 
 
 def _sender(entry: dict[str, Any], body: dict[str, Any]) -> str | None:
@@ -888,8 +982,41 @@ def _str_or_none(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+# The instants a message may have: datetime's range less a day at each end, so that every
+# time taken can be shown in any time zone (an offset is less than a day) without overflowing.
+# A time outside it is an impossible one: the line is corrupt.
+_EARLIEST: Final = datetime.min.replace(tzinfo=UTC) + timedelta(days=1)
+_LATEST: Final = datetime.max.replace(tzinfo=UTC) - timedelta(days=1)
+
+
+class _Impossible(enum.Enum):
+    """A timestamp field that is a time, but one that cannot exist."""
+
+    TIME = enum.auto()
+
+
+_IMPOSSIBLE: Final = _Impossible.TIME
+
+
 def _parse_time(value: object) -> datetime | None:
-    """Given an ISO string or Unix seconds/milliseconds, return an aware UTC datetime or None."""
+    """Given an ISO string or Unix seconds/milliseconds, return an aware UTC datetime or None.
+
+    None also for an impossible time (see `_impossible_time`: the readers skip a message with
+    one and count its line as bad).
+    """
+    when = _read_time(value)
+    return when if isinstance(when, datetime) else None
+
+
+def _impossible_time(value: object) -> bool:
+    """Given a timestamp field, return True if it is a time (an ISO string or a number) that
+    names no instant a message can have: out of datetime's range, or not a finite number."""
+    return _read_time(value) is _IMPOSSIBLE
+
+
+def _read_time(value: object) -> datetime | _Impossible | None:
+    """Given a timestamp field, return its instant in UTC, None when it is absent or not a time
+    ("yesterday", a boolean, an object), or `_IMPOSSIBLE`."""
     if isinstance(value, bool):
         return None
     if isinstance(value, str):
@@ -903,19 +1030,28 @@ def _parse_time(value: object) -> datetime | None:
                 return None
             if parsed.tzinfo is None:
                 parsed = parsed.replace(tzinfo=UTC)  # hosts write UTC when they omit the offset
-            return parsed.astimezone(UTC)
-        return _parse_time(number)
+            try:
+                # Year 1 at +14:00 or year 9999 at -12:00 is outside datetime's range in UTC.
+                parsed = parsed.astimezone(UTC)
+            except OverflowError:
+                return _IMPOSSIBLE
+            return parsed if _EARLIEST <= parsed <= _LATEST else _IMPOSSIBLE
+        return _read_time(number)
     if isinstance(value, int | float):
-        seconds = float(value)
+        try:
+            seconds = float(value)  # an integer of hundreds of digits overflows a float
+        except OverflowError:
+            return _IMPOSSIBLE
         # Seconds, milliseconds and microseconds since 1970 differ by orders of magnitude.
         if abs(seconds) >= 1e14:
             seconds /= 1_000_000
         elif abs(seconds) >= 1e11:
             seconds /= 1000
         try:
-            return datetime.fromtimestamp(seconds, UTC)
+            parsed = datetime.fromtimestamp(seconds, UTC)  # NaN and infinities raise too
         except (OverflowError, OSError, ValueError):
-            return None
+            return _IMPOSSIBLE
+        return parsed if _EARLIEST <= parsed <= _LATEST else _IMPOSSIBLE
     return None
 
 

@@ -73,6 +73,16 @@ def _exec_arg(path: Path) -> str:
     return unit_path(path).replace("$", "$$")
 
 
+def _environment(config_home: Path | None) -> str:
+    """Return the unit's Environment= line that pins the user's config folder, or ''."""
+    if config_home is None:
+        return ""
+    value = f"ASSEMBLER_CONFIG_HOME={unit_path(config_home)}"
+    if value.count('"'):  # a quoted path: quote the whole assignment instead
+        value = f'"ASSEMBLER_CONFIG_HOME={unit_path(config_home)[1:-1]}"'
+    return f"Environment={value}\n"
+
+
 def _optional_path(path: Path) -> str:
     # ReadWritePaths= skips a path prefixed with "-" that does not exist instead of failing the
     # start; the "-" goes inside the quotes of a quoted path.
@@ -103,11 +113,13 @@ def render_units(
     workspace: Path,
     assemble: Path,
     config: Path | None = None,
+    config_home: Path | None = None,
     writable: Sequence[Path] = (),
 ) -> dict[str, str]:
     """Given the kind (daemon service, or oneshot service and timer), the workspace, the
-    `assemble` executable, an optional config file and the folders outside the workspace that
-    the service writes, return each unit's name and text."""
+    `assemble` executable, an optional config file, an optional folder of the user's config
+    and the folders outside the workspace that the service writes, return each unit's name and
+    text."""
     import jinja2
 
     env = jinja2.Environment(
@@ -125,6 +137,7 @@ def render_units(
         "workspace": unit_path(workspace),
         "extra_read_write": "".join(f" {_optional_path(folder)}" for folder in writable),
         "workspace_label": str(workspace),
+        "environment": _environment(config_home),
     }
     names = TIMER_UNITS if timer else DAEMON_UNITS
     return {name: env.get_template(f"{name}.j2").render(**context) for name in names}
@@ -135,13 +148,15 @@ def install_units(
     timer: bool,
     workspace: Path,
     config: Path | None = None,
+    config_home: Path | None = None,
     output_file: Path | None = None,
     force: bool = False,
     unit_dir: Path | None = None,
     assemble: Path | None = None,
 ) -> Installed:
     """Given the kind of units, the workspace, the config file the service must read (passed
-    as --config) and the output file, write the units to the user's unit folder and return
+    as --config) or the user's config folder it must find its config in, and the output file,
+    write the units to the user's unit folder and return
     what was written and the `systemctl --user` command that enables them.
 
     Raise AssemblerError if a unit file exists with other content and `force` is false, or if
@@ -155,6 +170,7 @@ def install_units(
         workspace=workspace,
         assemble=assemble or assemble_executable(),
         config=config.absolute() if config else None,
+        config_home=config_home.absolute() if config_home else None,
         writable=outside_folders(workspace, output_file) if output_file else (),
     )
     targets = {folder / name: text for name, text in units.items()}

@@ -73,9 +73,13 @@ def test_a_hit_that_the_daily_context_already_shows_is_not_repeated(workspace: P
 
 
 def test_a_model_that_cannot_load_degrades_to_keyword_search_and_says_why(
-    workspace: Path,
+    workspace: Path, isolated_home: Path
 ) -> None:
-    config = load_config(make_workspace(workspace, 'model = "/no/such/model"'))
+    # A model folder names code to load: only the user's own config may name one.
+    user = isolated_home / "xdg_config_home" / "scratchpad-assembler" / "config.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text('[memory]\nmodel = "/no/such/model"\n')
+    config = load_config(make_workspace(workspace, "enabled = true"))
     assembly = assemble(config, now=NOW)
     (entry,) = [d for d in assembly.meta["degraded"] if d["what"] == "memory search"]
     assert "/no/such/model" in entry["why"]
@@ -125,3 +129,135 @@ def test_a_model_that_fails_on_the_queries_is_reported_and_search_goes_on_by_key
     (entry,) = [d for d in assembly.meta["degraded"] if d["what"] == "memory search"]
     assert "the query could not be embedded" in entry["why"]
     assert memories_lines(assembly.text)[0].startswith("- `memory/infra/helm.md:")
+
+
+# --- The write: compare before replace, never through a link ------------------------------------
+
+
+def _sections_workspace(folder: Path) -> Path:
+    (folder / "assembler.toml").write_text(
+        '[transcripts]\nsources = ["*.jsonl"]\n[memory]\nenabled = false\n'
+        '[time]\ntimezone = "UTC"\n'
+    )
+    return folder
+
+
+def test_a_hand_edit_landing_while_the_render_runs_is_imported_not_lost(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import assembler.assemble as module
+    from assembler.assemble import run_once
+    from assembler.sections import scratchpad_for
+
+    config = load_config(_sections_workspace(workspace))
+    scratchpad_for(config).write("step 1", section="findings")
+    run_once(config, now=NOW)
+    real_compose = module.compose
+    calls = []
+
+    def compose_while_the_agent_edits(*args: object, **kwargs: object) -> module.Assembly:
+        assembly = real_compose(*args, **kwargs)  # type: ignore[arg-type]
+        if not calls:  # the agent's file tool saves its edit just before the render's write
+            path = config.output_path
+            path.write_text(path.read_text().replace("step 1\n", "step 1\nstep 2 (by hand)\n"))
+        calls.append(1)
+        return assembly
+
+    monkeypatch.setattr(module, "compose", compose_while_the_agent_edits)
+    assembly = run_once(config, now=NOW + timedelta(minutes=1))
+
+    assert len(calls) == 2 and assembly.written
+    assert scratchpad_for(config).read("findings").data["content"] == "step 1\nstep 2 (by hand)"
+    assert "step 2 (by hand)" in config.output_path.read_text()
+
+
+def test_a_file_that_keeps_changing_is_left_as_it_is_and_the_run_says_so(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import assembler.assemble as module
+    from assembler.assemble import WRITE_ATTEMPTS, run_once
+
+    config = load_config(_sections_workspace(workspace))
+    run_once(config, now=NOW)
+    real_compose = module.compose
+
+    def compose_while_someone_writes(*args: object, **kwargs: object) -> module.Assembly:
+        assembly = real_compose(*args, **kwargs)  # type: ignore[arg-type]
+        with config.output_path.open("a") as handle:
+            handle.write("another line by hand\n")
+        return assembly
+
+    monkeypatch.setattr(module, "compose", compose_while_someone_writes)
+    assembly = run_once(config, now=NOW + timedelta(minutes=1))
+
+    assert not assembly.written
+    assert config.output_path.read_text().count("another line by hand") == WRITE_ATTEMPTS
+    assert any(d["what"] == "write" for d in assembly.degraded)
+
+
+def test_a_dry_run_writes_nothing_and_imports_nothing(workspace: Path) -> None:
+    from assembler.assemble import run_once
+    from assembler.sections import journal_path, scratchpad_for
+
+    config = load_config(_sections_workspace(workspace))
+    scratchpad_for(config).write("the plan")
+    run_once(config, now=NOW)
+    path = config.output_path
+    path.write_text(path.read_text().replace("the plan\n", "the plan, edited\n"))
+    before = {p: p.read_bytes() for p in workspace.rglob("*") if p.is_file()}
+
+    assembly = run_once(config, now=NOW + timedelta(minutes=1), dry_run=True)
+
+    assert not assembly.written
+    assert {p: p.read_bytes() for p in workspace.rglob("*") if p.is_file()} == before
+    assert "edited" not in journal_path(config.state_dir).read_text()
+
+
+def test_an_output_path_that_is_a_link_is_not_written_through(
+    workspace: Path, tmp_path: Path
+) -> None:
+    from assembler.assemble import run_once
+    from assembler.errors import UnsafePathError
+
+    victim = tmp_path / "victim.md"
+    victim.write_text("precious")
+    config = load_config(_sections_workspace(workspace))
+    config.output_path.symlink_to(victim)
+    with pytest.raises(UnsafePathError, match=r"SCRATCHPAD\.md is a symbolic link"):
+        run_once(config, now=NOW)
+    assert victim.read_text() == "precious"
+
+
+def test_an_output_folder_that_links_out_of_the_workspace_is_not_written_to(
+    workspace: Path, tmp_path: Path
+) -> None:
+    from assembler.assemble import run_once
+    from assembler.errors import UnsafePathError
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (workspace / "out").symlink_to(elsewhere)
+    (workspace / "assembler.toml").write_text(
+        '[output]\npath = "out/SCRATCHPAD.md"\n[memory]\nenabled = false\n'
+    )
+    with pytest.raises(UnsafePathError, match="is a link out of the workspace"):
+        run_once(load_config(workspace), now=NOW)
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_memory_index_that_cannot_be_opened_degrades_the_section_not_the_run(
+    workspace: Path, tmp_path: Path
+) -> None:
+    from assembler.assemble import run_once
+
+    make_workspace(workspace)
+    victim = tmp_path / "victim.sqlite"
+    victim.write_text("precious")
+    (workspace / ".scratchpad").mkdir()
+    (workspace / ".scratchpad" / "index.sqlite").symlink_to(victim)
+
+    assembly = run_once(load_config(workspace), now=NOW)
+
+    assert assembly.written and victim.read_text() == "precious"
+    (entry,) = [d for d in assembly.degraded if d["what"] == "memory search"]
+    assert "index.sqlite is a symbolic link" in entry["why"]

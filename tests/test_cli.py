@@ -852,3 +852,89 @@ def test_show_prefix_carries_the_agent_sections_even_when_the_file_is_stale(
         capsys, "show", "--format", "prefix", "--fresh-only", *ws, "--now", "2026-03-03T09:00+11:00"
     )
     assert (code, out) == (1, "")
+
+
+# --- Hostile input at the command line ------------------------------------------------------------
+
+
+def test_pad_write_to_an_empty_section_name_is_refused_not_written_to_main(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ws = str(workspace)
+    assert run(capsys, "pad", "write", "-w", ws, "the plan")[0] == 0
+    code, _, err = run(capsys, "pad", "write", "-w", ws, "--section", "", "overwritten?")
+    assert code == 1 and "Section name '' is not valid" in err
+    code, out, _ = run(capsys, "pad", "read", "-w", ws, "--section", "main")
+    assert out == "the plan"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["pad", "write", "-"],
+        ["tool", "-"],
+        ["section", "set", "alerts", "-"],
+        ["mood", "--stdin"],
+        ["hook", "claude-code"],
+    ],
+)
+def test_invalid_utf8_on_stdin_is_refused_with_the_offset_not_replaced(
+    workspace: Path, argv: list[str]
+) -> None:
+    (workspace / "assembler.toml").write_text("[memory]\nenabled = false\n")
+    data = b'{"action": "write", "content": "caf\xe9"}\n' if argv[0] == "tool" else b"ok\ncaf\xe9\n"
+    result = subprocess.run(
+        [sys.executable, "-m", "assembler", *argv, "-w", str(workspace)],
+        input=data,
+        capture_output=True,
+        timeout=60,
+    )
+    err = result.stderr.decode()
+    assert result.returncode == 1, err
+    assert "is not UTF-8 text (byte 0xe9 at offset" in err and len(err.strip().splitlines()) == 1
+    assert not (workspace / ".scratchpad" / "sections.jsonl").exists()
+
+
+def test_check_says_broken_frontmatter_in_one_line_and_the_hook_agrees(
+    frustrated_workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from assembler.hooks import run_claude_code_hook
+
+    ws = str(frustrated_workspace)
+    assert run(capsys, "--once", "-w", ws, "--now", NOW)[0] == 0
+    path = frustrated_workspace / "SCRATCHPAD.md"
+    path.write_text(path.read_text().replace("ttl_minutes: 30", "ttl_minutes: [30", 1))
+    code, out, _ = run(capsys, "check", "-w", ws, "--now", NOW)
+    assert code == 2 and out.startswith("missing or unreadable: ")
+    assert "has broken frontmatter (line " in out and len(out.strip().splitlines()) == 1
+    event = json.dumps({"hook_event_name": "UserPromptSubmit", "cwd": ws, "session_id": "s"})
+    now = datetime.fromisoformat(NOW)
+    assert run_claude_code_hook(event, workspace=ws, config_path=None, now=now) == ""
+
+
+def test_a_now_the_clock_cannot_carry_is_a_clear_error(
+    frustrated_workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(
+        capsys, "--once", "-w", str(frustrated_workspace), "--now", "0001-01-01T00:00:00+14:00"
+    )
+    assert code == 1 and "is not an ISO-8601 time" in err
+
+
+def test_search_never_prints_a_secret_that_a_memory_note_holds(
+    notes_workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    aws = "AKIA" + "IOSFODNN7EXAMPLQ"
+    (notes_workspace / "memory" / "keys.md").write_text(
+        f"# Deploy keys\n\nThe deploy uses GITHUB_TOKEN={token} and {aws}.\n"
+    )
+    ws = str(notes_workspace)
+    for argv in (
+        ["search", "-w", ws, "deploy keys token"],
+        ["search", "-w", ws, "--json", "deploy keys"],
+    ):
+        code, out, _ = run(capsys, *argv)
+        assert code == 0 and "keys.md" in out
+        assert token not in out and aws not in out
+        assert "[redacted GitHub token]" in out and "[redacted AWS access key]" in out

@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+import re
 import tomllib
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
 from assembler.config import (
     Config,
@@ -318,3 +321,204 @@ def test_complexity_keywords_are_checked_and_reach_the_routing_hint(workspace: P
     )
     hint = route(["sort out the kerfuffle"], complexity_keywords=config.routing.complexity_keywords)
     assert hint.complexity == "high"
+
+
+# --- The workspace's config is the agent's: it names no code and no place outside --------------
+
+
+def _user_config(home: Path, text: str) -> Path:
+    path = home / "xdg_config_home" / "scratchpad-assembler" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("toml", "key"),
+    [
+        ('[tokens]\ncounter = "os:system"\n', "tokens.counter"),
+        ('[output]\ntemplate_dir = "tpl"\n', "output.template_dir"),
+        ('[memory]\nmodel = "/models/evil"\n', "memory.model"),
+        ('[output]\npath = "/tmp/elsewhere/pwned.md"\n', "output.path"),
+        ('[output]\npath = "../outside.md"\n', "output.path"),
+        ('[daily]\nfolder = "../../etc"\n', "daily.folder"),
+        ('[transcripts]\nsources = ["/etc/*"]\n', "transcripts.sources"),
+        ('[transcripts]\nsources = ["~/.ssh/*"]\n', "transcripts.sources"),
+        ('[memory]\nsources = ["../../*"]\n', "memory.sources"),
+    ],
+)
+def test_a_workspace_config_that_names_code_or_an_outside_place_is_refused(
+    workspace: Path, toml: str, key: str, isolated_home: Path
+) -> None:
+    (workspace / "tpl").mkdir()
+    (workspace / "assembler.toml").write_text(toml)
+    with pytest.raises(ConfigError) as caught:
+        load_config(workspace)
+    message = str(caught.value)
+    assert message.startswith(f"{workspace / 'assembler.toml'}: At '{key}': ")
+    assert "the agent can edit it" in message and "\n" not in message
+    assert (
+        str(isolated_home / "xdg_config_home" / "scratchpad-assembler" / "config.toml") in message
+    )
+
+
+def test_the_same_settings_are_accepted_from_the_users_own_config(
+    workspace: Path, isolated_home: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "tpl").mkdir()
+    _user_config(
+        isolated_home,
+        '[tokens]\ncounter = "assembler.tokens:count_chars"\n'
+        f'[output]\ntemplate_dir = "{tmp_path / "tpl"}"\npath = "{tmp_path / "out.md"}"\n'
+        '[transcripts]\nsources = ["~/.openclaw/agents/*/sessions/*.jsonl"]\n',
+    )
+    config = load_config(workspace)
+    assert config.tokens.counter == "assembler.tokens:count_chars"
+    assert config.output_path == tmp_path / "out.md"
+
+
+def test_the_workspace_config_is_read_over_the_users_own(
+    workspace: Path, isolated_home: Path
+) -> None:
+    user = _user_config(
+        isolated_home,
+        '[transcripts]\nsources = ["~/.claude/projects/x/*.jsonl"]\n[caps]\nauto = 400\n'
+        "[strategy.rules.tired]\nstyle = 'brief'\ntone = 'kind'\nverbosity = 'low'\n"
+        "preamble = false\n",
+    )
+    (workspace / "assembler.toml").write_text(
+        "[caps]\ntotal = 3000\n[strategy.rules.tired]\ntone = 'gentle'\n"
+    )
+    config = load_config(workspace)
+    assert config.transcripts.sources == ["~/.claude/projects/x/*.jsonl"]
+    assert (config.caps.auto, config.caps.total) == (400, 3000)
+    assert (config.strategy.rules["tired"].style, config.strategy.rules["tired"].tone) == (
+        "brief",
+        "gentle",
+    )
+    assert config.sources == (user, workspace / "assembler.toml")
+    assert config.source == workspace / "assembler.toml"
+
+
+def test_a_problem_is_reported_with_the_file_it_is_in(workspace: Path, isolated_home: Path) -> None:
+    user = _user_config(isolated_home, "[caps]\nauto = -1\n")
+    (workspace / "assembler.toml").write_text('[tokens]\ncounter = "os:system"\n')
+    with pytest.raises(ConfigError) as caught:
+        load_config(workspace)
+    lines = str(caught.value).splitlines()
+    assert lines[0] == "The configuration has 2 problems:"
+    assert lines[1].startswith(f"  {user}: At 'caps.auto': expected a positive number")
+    assert lines[2].startswith(f"  {workspace / 'assembler.toml'}: At 'tokens.counter':")
+
+
+def test_a_config_named_with_config_is_still_the_agents_when_it_lies_in_the_workspace(
+    workspace: Path,
+) -> None:
+    inside = workspace / "mine.toml"
+    inside.write_text('[tokens]\ncounter = "os:system"\n')
+    with pytest.raises(ConfigError, match=r"At 'tokens.counter': 'os:system' names code"):
+        load_config(workspace, inside)
+
+
+def test_a_link_in_place_of_the_workspace_config_is_refused(
+    workspace: Path, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere.toml"
+    elsewhere.write_text('[tokens]\ncounter = "os:system"\n')
+    (workspace / "assembler.toml").symlink_to(elsewhere)
+    with pytest.raises(ConfigError, match=r"assembler.toml is a symbolic link; the workspace's"):
+        load_config(workspace)
+
+
+# --- What validate accepts, a run survives -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("toml", "expected"),
+    [
+        ("[output]\nttl_minutes = 9999999999\n", "At 'output.ttl_minutes': expected at most"),
+        ('[transcripts]\nlookback = "99999999999d"\n', "expected a duration of at most 3650d"),
+        ('[daemon]\ninterval = "99999999999999999999999h"\n', "expected a duration of at most"),
+        ('[output]\npath = ""\n', "At 'output.path': '' names no file"),
+        ('[output]\npath = "."\n', "At 'output.path': '.' is a folder"),
+        ('[output]\npath = "memory/"\n', "names no file"),
+        ('[output]\npath = ".scratchpad/sections.jsonl"\n', "inside .scratchpad/"),
+        ("[memory]\nvector_weight = inf\n", "At 'memory.vector_weight': expected a finite"),
+        ("[memory]\nmin_score = nan\n", "expected a finite number"),
+        ("[transcripts]\nmax_files = 9223372036854775807\n", "expected at most 1000000000"),
+    ],
+)
+def test_values_that_would_crash_a_run_are_refused_by_validate(
+    workspace: Path, toml: str, expected: str
+) -> None:
+    (workspace / "memory").mkdir()
+    (workspace / "assembler.toml").write_text(toml)
+    with pytest.raises(ConfigError, match=re.escape(expected)):
+        load_config(workspace)
+
+
+# Edge values most of the time, which validate must accept or refuse; plausible ones besides.
+_NUMBERS = st.one_of(
+    st.sampled_from([1, 2, 23, 10**9, 0.5, 1e-9, 1e9, 1.0]),
+    st.integers(min_value=1, max_value=10**9),
+    st.floats(min_value=0, max_value=1e9),
+    st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    st.floats(allow_nan=True, allow_infinity=True),
+)
+_DURATIONS = st.one_of(
+    st.sampled_from(["0s", "1s", "none", "", "3650d", "3651d", "99999999999d", "1e400d"]),
+    st.from_regex(r"\A[0-9]{1,25}(\.[0-9]{1,3})?[dhms]\Z"),
+)
+_NUMERIC_KEYS = [
+    ("output", "ttl_minutes"),
+    ("transcripts", "max_messages"),
+    ("transcripts", "max_files"),
+    ("memory", "top_k"),
+    ("memory", "min_score"),
+    ("memory", "vector_weight"),
+    ("memory", "recency_weight"),
+    ("memory", "recency_half_life_days"),
+    ("memory", "query_messages"),
+    ("daily", "tail_bytes"),
+    ("caps", "total"),
+    ("caps", "auto"),
+    ("caps", "agent"),
+    ("time", "late_night_start"),
+    ("observations", "summary_chars"),
+]
+_DURATION_KEYS = [("transcripts", "lookback"), ("mood", "half_life"), ("daemon", "interval")]
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    numbers=st.lists(st.tuples(st.sampled_from(_NUMERIC_KEYS), _NUMBERS), max_size=3),
+    durations=st.lists(st.tuples(st.sampled_from(_DURATION_KEYS), _DURATIONS), max_size=2),
+)
+def test_any_config_that_validates_runs_without_crashing(
+    tmp_path_factory: pytest.TempPathFactory,
+    numbers: list[tuple[tuple[str, str], object]],
+    durations: list[tuple[tuple[str, str], str]],
+) -> None:
+    from assembler.assemble import run_once
+
+    workspace = tmp_path_factory.mktemp("ws")
+    (workspace / "chat.jsonl").write_text(
+        '{"role":"user","content":"the deploy keeps failing","timestamp":"2026-03-02T12:20:00Z"}\n'
+    )
+    data: dict[str, dict[str, object]] = {
+        "transcripts": {"sources": ["chat.jsonl"]},
+        "memory": {"model": "none"},
+    }
+    for (table, key), value in [*numbers, *durations]:
+        data.setdefault(table, {})[key] = value
+    try:
+        config = validate(data, source=None, workspace=workspace)
+    except ConfigError:
+        event("refused by validate")
+        return
+    event("validated and run")
+    now = datetime.fromisoformat("2026-03-02T23:25:00+11:00")
+    assembly = run_once(config, now=now)
+    assert assembly.written and config.output_path.is_file()

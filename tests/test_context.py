@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import random
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
 
+from assembler import context
 from assembler.context import (
     active_context,
     daily_context,
@@ -173,3 +175,79 @@ def test_the_agents_own_workspace_is_not_named_as_the_project() -> None:
         messages, [], now=NOW, half_life=timedelta(minutes=20), workspace=Path("/srv/agent")
     )
     assert active.working_on is not None and "(in " not in active.working_on
+
+
+# --- long windows and extreme timestamps ----------------------------------------------------------
+
+
+def log_paste(seed: int, chars: int = 10_000) -> str:
+    """A pasted log of distinct tokens (request ids, pods, latencies), as readers keep it."""
+    rng = random.Random(seed)
+    lines = []
+    while sum(len(line) + 1 for line in lines) < chars:
+        lines.append(
+            f"gateway-{rng.randrange(16**5):05x} request {rng.randrange(16**8):08x} upstream "
+            f"payments-{rng.randrange(99)} latency {rng.randrange(10**5)}ms status timeout"
+        )
+    return "\n".join(lines)
+
+
+def test_topics_asked_for_the_best_few_are_the_first_of_all_topics() -> None:
+    texts = [log_paste(1, 2000), "the helm deploy keeps failing", "helm deploy again", "lunch?"]
+    weights = [0.2, 0.5, 0.8, 1.0]
+    everything = extract_topics(texts, weights)
+    assert extract_topics(texts, weights, limit=5) == everything[:5]
+    assert extract_topics(texts, weights, limit=1) == everything[:1]
+
+
+def test_a_window_of_long_pastes_builds_only_the_topics_it_shows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    built: list[str] = []
+
+    class CountedTopic(context.Topic):
+        def __init__(self, phrase: str, score: float) -> None:
+            built.append(phrase)
+            super().__init__(phrase, score)
+
+    monkeypatch.setattr(context, "Topic", CountedTopic)
+    messages = [msg(f"deploy log {i}:\n{log_paste(i)}", 10 - i) for i in range(4)]
+
+    active = active_context(messages, [], now=NOW, half_life=timedelta(minutes=20))
+
+    # Each topic listed is compared with every later candidate phrase (tens of thousands in
+    # a pasted log): the main five and the last topic are all that may be built.
+    assert len(active.topics) == 5 and active.last_topic is not None
+    assert len(built) <= 6
+
+
+FAR_FUTURE = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
+YEAR_ONE = datetime.min.replace(tzinfo=UTC)
+
+
+def test_the_most_extreme_timestamps_give_a_context_without_error() -> None:
+    messages = [
+        Message("user", "year one deploy", YEAR_ONE, "t.jsonl"),
+        Message("user", "epoch deploy", datetime(1970, 1, 1, tzinfo=UTC), "t.jsonl"),
+        Message("user", "future deploy", FAR_FUTURE, "t.jsonl"),
+    ]
+    for now in (NOW, FAR_FUTURE, YEAR_ONE):
+        active = active_context(messages, [], now=now, half_life=timedelta(minutes=20))
+        assert active.last_message_at == FAR_FUTURE
+        assert active.working_on is not None and "deploy" in active.working_on
+        format_duration(now - FAR_FUTURE)
+        format_duration(now - YEAR_ONE)
+        if active.session_gap is not None:
+            format_duration(active.session_gap)
+
+
+@pytest.mark.parametrize(
+    "delta", [timedelta(minutes=-1), timedelta(days=-3), NOW - FAR_FUTURE, timedelta.min]
+)
+def test_a_negative_duration_reads_as_now(delta: timedelta) -> None:
+    assert format_duration(delta) == "0m"
+
+
+def test_the_longest_duration_is_formatted_in_days() -> None:
+    assert format_duration(timedelta.max) == "999999999d 23h"
+    assert format_duration(FAR_FUTURE - YEAR_ONE).endswith("d 23h")

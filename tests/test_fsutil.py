@@ -2,11 +2,24 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from assembler.fsutil import atomic_write
+from assembler import fsutil
+from assembler.errors import UnsafePathError
+from assembler.fsutil import (
+    FileLock,
+    Replaced,
+    allowed_root,
+    atomic_write,
+    real_dir,
+    replace_if_unchanged,
+    resolves_within,
+)
 
 
 def test_atomic_write_replaces_the_file_and_leaves_no_temp(tmp_path: Path) -> None:
@@ -58,3 +71,163 @@ def test_a_concurrent_reader_never_sees_a_partial_file(tmp_path: Path) -> None:
         writer.join(timeout=60)
     assert writer.exitcode == 0
     assert seen > 1
+
+
+# --- Nothing is written through a link or over something that is not a regular file ----------
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_atomic_write_refuses_to_replace_a_link_and_leaves_its_target_alone(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("precious")
+    link = tmp_path / "ws" / "SCRATCHPAD.md"
+    link.parent.mkdir()
+    link.symlink_to(outside)
+    with pytest.raises(UnsafePathError, match=r"SCRATCHPAD.md is a symbolic link, not a regular"):
+        atomic_write(link, "new")
+    assert outside.read_text() == "precious" and link.is_symlink()
+    assert sorted(p.name for p in link.parent.iterdir()) == ["SCRATCHPAD.md"]
+
+
+def test_atomic_write_refuses_a_named_pipe_as_it_would_a_device(tmp_path: Path) -> None:
+    pipe = tmp_path / "SCRATCHPAD.md"
+    os.mkfifo(pipe)
+    with pytest.raises(UnsafePathError, match="is a named pipe, not a regular file"):
+        atomic_write(pipe, "new")
+    assert pipe.is_fifo()
+
+
+def test_a_temp_file_left_by_a_killed_writer_is_removed_by_the_next_write(tmp_path: Path) -> None:
+    target = tmp_path / "sections.jsonl"
+    dead = tmp_path / f".sections.jsonl.{_dead_pid()}.x1y2z3.tmp"
+    dead.write_text("half")
+    alive = tmp_path / f".sections.jsonl.{os.getpid()}.a1b2c3.tmp"
+    alive.write_text("being written")  # a writer of this very process, still at work
+    other = tmp_path / f".other.md.{_dead_pid()}.q.tmp"
+    other.write_text("another file's")
+    atomic_write(target, "whole\n")
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == sorted(["sections.jsonl", alive.name, other.name])
+
+
+def test_replace_if_unchanged_replaces_only_the_bytes_it_was_shown(tmp_path: Path) -> None:
+    target = tmp_path / "SCRATCHPAD.md"
+    target.write_bytes(b"rendered")
+    changed = replace_if_unchanged(target, b"new render", b"something else")
+    assert changed == Replaced(False, found=b"rendered")
+    assert target.read_bytes() == b"rendered"
+    done = replace_if_unchanged(target, b"new render", b"rendered")
+    assert done == Replaced(True) and target.read_bytes() == b"new render"
+    assert not replace_if_unchanged(tmp_path / "absent.md", b"x", b"expected").done
+    assert replace_if_unchanged(tmp_path / "absent.md", b"x", None).done
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["SCRATCHPAD.md", "absent.md"]
+
+
+def _edit_in_place(path: str) -> None:
+    with open(path, "ab") as handle:
+        handle.write(b"typed by the agent\n")
+
+
+def _edit_by_rename(path: str) -> None:
+    # What most editors do: write a new file beside it and rename it over.
+    text = Path(path).read_bytes() + b"typed by the agent\n"
+    Path(path + ".editor").write_bytes(text)
+    os.rename(path + ".editor", path)
+
+
+@pytest.mark.parametrize("edit", [_edit_in_place, _edit_by_rename])
+def test_an_edit_landing_between_the_check_and_the_swap_is_returned_not_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edit: Callable[[str], None]
+) -> None:
+    target = tmp_path / "SCRATCHPAD.md"
+    target.write_bytes(b"rendered\n")
+    real_swap = fsutil._renameat2
+
+    def edit_then_swap(source: str, path: Path, flags: int) -> None:
+        edit(str(path))  # the agent's file tool, just after the check
+        real_swap(source, path, flags)
+
+    monkeypatch.setattr(fsutil, "_renameat2", edit_then_swap)
+    result = replace_if_unchanged(target, b"new render\n", b"rendered\n")
+    assert result.done and result.late == b"rendered\ntyped by the agent\n"
+    assert target.read_bytes() == b"new render\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["SCRATCHPAD.md"]
+
+
+def test_without_an_atomic_exchange_an_in_place_edit_is_still_returned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "SCRATCHPAD.md"
+    target.write_bytes(b"rendered\n")
+    monkeypatch.setattr(fsutil, "_renameat2_function", lambda: None)
+    real_replace = os.replace
+
+    def edit_then_replace(src: str, dst: str) -> None:
+        _edit_in_place(dst)
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", edit_then_replace)
+    result = replace_if_unchanged(target, b"new render\n", b"rendered\n")
+    assert result.done and result.late == b"rendered\ntyped by the agent\n"
+    assert target.read_bytes() == b"new render\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["SCRATCHPAD.md"]
+
+
+def test_real_dir_refuses_a_link_in_place_of_the_state_folder(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / ".scratchpad").symlink_to(elsewhere)
+    with pytest.raises(UnsafePathError, match=r"\.scratchpad is a symbolic link"):
+        real_dir(tmp_path / "ws" / ".scratchpad")
+    assert real_dir(tmp_path / "ws" / "conflicts").is_dir()
+
+
+def test_the_lock_file_is_never_opened_through_a_link(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.write_text("do not truncate")
+    (tmp_path / "x.lock").symlink_to(victim)
+    with pytest.raises(UnsafePathError), FileLock(tmp_path / "x.lock").hold(timeout=1):
+        pass
+    assert victim.read_text() == "do not truncate"
+
+
+def test_the_lock_is_reentrant_in_a_thread_and_exclusive_between_processes(tmp_path: Path) -> None:
+    lock = FileLock(tmp_path / "x.lock")
+    probe = (
+        "import sys\nfrom pathlib import Path\nfrom assembler.fsutil import FileLock\n"
+        "try:\n    with FileLock(Path(sys.argv[1])).hold(timeout=0.2):\n        print('got')\n"
+        "except TimeoutError:\n    print('busy')\n"
+    )
+
+    def other_process() -> str:
+        run = subprocess.run(
+            [sys.executable, "-c", probe, str(tmp_path / "x.lock")],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        return run.stdout.strip()
+
+    with lock.hold(timeout=1), lock.hold(timeout=1):
+        assert other_process() == "busy"
+    assert other_process() == "got"
+
+
+def test_a_path_is_allowed_only_where_its_pattern_points(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    (workspace / "memory").mkdir(parents=True)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    assert allowed_root("memory/**/*.md", workspace) == workspace
+    assert allowed_root("../notes/*.md", workspace) == notes.resolve()
+    assert allowed_root(str(notes / "a.md"), workspace) == notes.resolve()
+    (workspace / "memory" / "x.md").symlink_to("/etc/hostname")
+    (workspace / "memory" / "y.md").symlink_to(workspace / "MEMORY.md")
+    assert not resolves_within(workspace / "memory" / "x.md", workspace)
+    assert resolves_within(workspace / "memory" / "y.md", workspace)

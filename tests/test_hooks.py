@@ -20,6 +20,7 @@ from assembler.hooks import (
     run_claude_code_hook,
 )
 from assembler.render import compose, prefix_block, read_scratchpad
+from assembler.sections import remember_render
 
 NOW = datetime(2026, 3, 2, 23, 25, tzinfo=UTC)
 BODY = "# SCRATCHPAD.md\n\n## Emotional Context\n- **Primary:** frustrated (0.71)\n"
@@ -46,7 +47,9 @@ def _write_pad(workspace: Path, updated: datetime, body: str = BODY) -> Path:
         "ttl_minutes": 30,
     }
     path = workspace / "SCRATCHPAD.md"
-    path.write_text(compose(meta, body), encoding="utf-8")
+    text = compose(meta, body)
+    path.write_text(text, encoding="utf-8")
+    remember_render(workspace / ".scratchpad", text)  # as every render does
     return path
 
 

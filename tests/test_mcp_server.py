@@ -1,5 +1,6 @@
 """`assemble mcp` (assembler/mcp_server.py) as a subprocess, driven by the MCP SDK's own stdio
-client: the tools it lists, what each call does, and the errors an agent gets back.
+client: the tools it lists, what each call does, and the errors an agent gets back; then fed raw
+bytes, for the JSON-RPC errors a broken line gets.
 """
 
 from __future__ import annotations
@@ -13,9 +14,13 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client, StdioServerParameters
+from anyio.streams.buffered import BufferedByteReceiveStream
+from hypothesis import given
+from hypothesis import strategies as st
+from mcp import Client, StdioServerParameters, types
 
 from assembler.config import load_config
+from assembler.mcp_server import RejectedLine, read_message
 from assembler.observations import store_for
 from assembler.sections import scratchpad_for
 
@@ -25,6 +30,7 @@ TOOLS = {"scratchpad", "session_scratchpad", "scratchpad_put", "scratchpad_read"
 
 LOG = "".join(f"line {i} ok\n" for i in range(1, 2001)) + "line 2001 FATAL disk full\n"
 BINARY = b"PK\x03\x04" + bytes(range(256)) * 40  # a zip-like file that is not UTF-8
+TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 
 
 def make_workspace(folder: Path) -> Path:
@@ -34,27 +40,35 @@ def make_workspace(folder: Path) -> Path:
     )
     (folder / "MEMORY.md").write_text(
         "# Infra\n\nThe staging cluster runs on k3s; kubeconfig lives in ~/.kube/staging.\n\n"
-        "# People\n\nRay prefers the command first, explanations after.\n"
+        "# People\n\nRay prefers the command first, explanations after.\n\n"
+        f"# Keys\n\nThe release bot pushes with GITHUB_TOKEN={TOKEN}.\n"
     )
     return folder
 
 
-def with_server(workspace: Path, home: Path, script: Callable[[Client], Awaitable[None]]) -> None:
-    """Start `assemble mcp` on the workspace, run the script against it, and stop it."""
+def server_command(workspace: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-c",
+        "import sys; from assembler.cli import main; sys.exit(main())",
+        "mcp",
+        "--workspace",
+        str(workspace),
+    ]
+
+
+def server_environment(home: Path) -> dict[str, str]:
     environment = {"HOME": str(home)}
     for name in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
         environment[name] = str(home / name.lower())
+    return environment
+
+
+def with_server(workspace: Path, home: Path, script: Callable[[Client], Awaitable[None]]) -> None:
+    """Start `assemble mcp` on the workspace, run the script against it, and stop it."""
+    command, *args = server_command(workspace)
     server = StdioServerParameters(
-        command=sys.executable,
-        args=[
-            "-c",
-            "import sys; from assembler.cli import main; sys.exit(main())",
-            "mcp",
-            "--workspace",
-            str(workspace),
-        ],
-        env=environment,
-        cwd=str(REPO),
+        command=command, args=args, env=server_environment(home), cwd=str(REPO)
     )
 
     async def session() -> None:
@@ -144,6 +158,7 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Session:
         # Memory.
         await call("hit", "memory_search", {"query": "staging kubeconfig"})
         await call("bad_k", "memory_search", {"query": "x", "k": 0})
+        await call("secret", "memory_search", {"query": "release bot pushes token"})
 
     with_server(run.workspace, home, script)
     return run
@@ -306,3 +321,159 @@ def test_memory_search_finds_the_memory_on_bm25_and_rejects_a_bad_k(session: Ses
     assert "keyword (BM25) search only" in results["hit"].structured_content["degraded"]
     assert results["bad_k"].is_error
     assert "give a number of hits from 1 to 50" in text_of(results["bad_k"])
+
+
+def test_memory_search_never_hands_the_agent_a_secret_from_a_memory_note(
+    session: Session,
+) -> None:
+    result = session.results["secret"]
+    (hit,) = [h for h in result.structured_content["hits"] if "release bot" in h["snippet"]]
+    assert "GITHUB_TOKEN=[redacted GitHub token]" in hit["snippet"]
+    assert TOKEN not in text_of(result) and TOKEN not in json.dumps(result.structured_content)
+
+
+# Raw lines on the server's stdin: what a broken or hand-rolled client may send.
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "raw-test", "version": "0"},
+    },
+}
+BAD_UTF8 = b'{"jsonrpc": "2.0", "id": 3, "method": "ping\xff"}'
+
+
+def exchange_raw_lines(workspace: Path, home: Path, lines: list[bytes]) -> tuple[list[Any], bytes]:
+    """Start `assemble mcp`, write the lines to its stdin, read its answers until the one to
+    request id 2, then close stdin. Return the answers, and what it wrote after that.
+    """
+
+    async def run() -> tuple[list[Any], bytes]:
+        with anyio.fail_after(60):
+            process = await anyio.open_process(
+                server_command(workspace), env=server_environment(home), cwd=str(REPO)
+            )
+            async with process:
+                assert process.stdin is not None and process.stdout is not None
+                await process.stdin.send(b"".join(line + b"\n" for line in lines))
+                stdout = BufferedByteReceiveStream(process.stdout)
+                answers = []
+                while not answers or answers[-1].get("id") != 2:
+                    answers.append(json.loads(await stdout.receive_until(b"\n", 1 << 20)))
+                await process.stdin.aclose()
+                rest = b""
+                with pytest.raises(anyio.EndOfStream):
+                    while True:
+                        rest += await stdout.receive()
+                assert await process.wait() == 0
+        return answers, rest
+
+    return anyio.run(run)
+
+
+def test_broken_lines_get_json_rpc_errors_and_the_server_keeps_serving(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    make_workspace(workspace)
+    answers, rest = exchange_raw_lines(
+        workspace,
+        tmp_path / "home",
+        [
+            b"not json",
+            BAD_UTF8,
+            b"",
+            b"   \r",
+            b'{"foo": 1}',
+            b'{"jsonrpc":"2.0","id":7,"method":5}',
+            json.dumps(INITIALIZE).encode(),
+            b'{"jsonrpc": "2.0", "method": "notifications/initialized"}',
+            b'{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}',
+        ],
+    )
+    errors = [(answer["id"], answer["error"]["code"]) for answer in answers[:4]]
+    assert errors == [(None, -32700), (None, -32700), (None, -32600), (7, -32600)]
+    assert all(answer["jsonrpc"] == "2.0" for answer in answers)
+    messages = [answer["error"]["message"] for answer in answers[:4]]
+    assert messages[0].startswith("Parse error: the line is not valid JSON (")
+    assert f"not valid UTF-8 at byte {BAD_UTF8.index(0xFF)} (0xff" in messages[1]
+    assert messages[2].startswith('Invalid Request: a JSON-RPC message needs "method"')
+    assert messages[3] == "Invalid Request: at 'method': Input should be a valid string"
+    # The valid requests after them are answered as usual, and the blank lines not at all.
+    initialized, listed = answers[4:]
+    assert initialized["id"] == 1
+    assert initialized["result"]["serverInfo"]["name"] == "scratchpad-assembler"
+    assert listed["id"] == 2
+    assert {tool["name"] for tool in listed["result"]["tools"]} == TOOLS
+    assert rest == b""
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}',
+        b'{"jsonrpc": "2.0", "id": "a", "method": "ping", "params": {"x": "caf\xc3\xa9"}}\r\n',
+        b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n',
+        b'{"jsonrpc": "2.0", "id": 4, "result": {}}',
+        b'{"jsonrpc": "2.0", "id": null, "error": {"code": -32603, "message": "boom"}}',
+    ],
+)
+def test_a_valid_line_reads_as_the_sdk_reads_it(line: bytes) -> None:
+    sdk = types.jsonrpc_message_adapter.validate_json(line.decode(), by_name=False)
+    assert read_message(line) == sdk
+
+
+@pytest.mark.parametrize("line", [b"", b"\n", b" \t\r\n"])
+def test_a_blank_line_is_no_message(line: bytes) -> None:
+    assert read_message(line) is None
+
+
+@pytest.mark.parametrize(
+    ("line", "code", "request_id", "message"),
+    [
+        # What errors="replace" would have turned into U+FFFD and let through.
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "a\xed\xa0\x80"}', -32700, None, "byte 40"),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "\xc0\xaf"}', -32700, None, "byte 39"),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "\xe2\x82"}', -32700, None, "byte 39"),
+        (b"\xef\xbb\xbf{}", -32700, None, "not valid JSON"),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "ping"', -32700, None, "not valid JSON"),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "\\ud800"}', -32700, None, "not valid JSON"),
+        (b"[]", -32600, None, "got an array (batches are not supported)"),
+        (b"42", -32600, None, "got a scalar"),
+        (b'{"jsonrpc": "1.0", "id": "x", "method": "ping"}', -32600, "x", "at 'jsonrpc'"),
+        (b'{"jsonrpc": "2.0", "id": 5, "method": "ping", "params": []}', -32600, 5, "'params'"),
+        # Ids the SDK would drop, reading the request as a notification that gets no answer.
+        (b'{"jsonrpc": "2.0", "id": true, "method": "ping"}', -32600, None, "got true"),
+        (b'{"jsonrpc": "2.0", "id": null, "method": "ping"}', -32600, None, "got null"),
+        (b'{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}', -32600, None, "got 1.5"),
+        (b'{"jsonrpc": "2.0", "method": 5}', -32600, None, "at 'method'"),
+        # A broken response: its id is one of the server's, so it is not echoed.
+        (b'{"jsonrpc": "2.0", "id": 9, "result": 5}', -32600, None, "at 'result'"),
+        (b'{"jsonrpc": "2.0", "id": 9, "error": "no"}', -32600, None, "at 'error'"),
+    ],
+)
+def test_a_broken_line_is_rejected_with_the_code_id_and_what_is_wrong(
+    line: bytes, code: int, request_id: int | str | None, message: str
+) -> None:
+    with pytest.raises(RejectedLine) as rejected:
+        read_message(line)
+    response = rejected.value.response
+    assert (response.error.code, response.id) == (code, request_id)
+    assert message in response.error.message
+    written = json.loads(response.model_dump_json(by_alias=True, exclude_unset=True))
+    assert written["id"] == request_id and "id" in written
+
+
+@given(
+    request_id=st.integers() | st.text(),
+    method=st.text(),
+    params=st.dictionaries(st.text(), st.text() | st.integers() | st.none()),
+)
+def test_any_request_the_server_could_write_reads_back_unchanged(
+    request_id: int | str, method: str, params: dict[str, Any]
+) -> None:
+    request = types.JSONRPCRequest(jsonrpc="2.0", id=request_id, method=method, params=params)
+    line = request.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+    assert read_message(line) == request

@@ -885,3 +885,33 @@ def test_a_paraphrase_sharing_no_word_finds_the_kubernetes_incident_note(
     assert hits[0].score > hits[1].score
     assert hits[0].vector is not None
     assert np.isclose(hits[0].score, 0.7 * hits[0].vector + 0.3 * (hits[0].bm25 or 0))
+
+
+# --- Hostile memory folders ---------------------------------------------------------------------
+
+
+def test_a_link_to_a_file_outside_the_workspace_is_neither_indexed_nor_found(
+    workspace: Path, tmp_path: Path
+) -> None:
+    secret = write(tmp_path / "outside" / "passwd.md", "root:x:0:0:canary-8c1d:/root:/bin/bash\n")
+    write(workspace / "memory" / "kept.md", "# Kept\n\nThe deploy runbook lives here.\n")
+    (workspace / "memory" / "x.md").symlink_to(secret)
+    other = write(workspace / "docs" / "other.md", "# Other\n\nThe deploy checklist too.\n")
+    (workspace / "memory" / "inside.md").symlink_to(other)  # a link that stays inside is fine
+    with make_index(workspace) as index:
+        report = index.sync()
+        assert [line.split(":")[0] for line in report.skipped] == ["memory/x.md"]
+        assert "outside" in report.skipped[0]
+        assert index.search("root canary-8c1d bash") == []
+        found = {hit.path for hit in index.search("deploy runbook")}
+    assert found == {"memory/kept.md", "memory/inside.md"}
+
+
+def test_more_distinct_queries_than_the_cache_holds_are_all_answered(notes: Path) -> None:
+    with make_index(notes) as index:
+        index.sync()
+        queries = [f"entry {n} noted here {n}" for n in range(150)]
+        results = index.search_many(queries, k=2)
+        again = index.search_many(queries[:5], k=2)
+    assert len(results) == 150 and all(results)
+    assert again == results[:5]

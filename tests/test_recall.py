@@ -77,6 +77,19 @@ def test_a_short_last_message_is_joined_with_the_one_before() -> None:
     )
 
 
+def test_a_long_pasted_message_asks_with_its_head_and_tail_only() -> None:
+    log = "2026-03-01T09:14:58Z gateway-7c9f8 level=error msg=upstream timeout\n" * 150
+    pasted = f"the payments gateway times out, log:\n{log}why does the pool run dry?"
+    messages = conversation(("user", "how did the postgres upgrade go"), ("user", pasted))
+
+    queries = conversation_queries(messages, max_messages=6)
+
+    assert len(pasted) > 10_000 and len(queries[0]) <= 700
+    assert queries[0].startswith("the payments gateway times out")
+    assert queries[0].endswith("why does the pool run dry?")
+    assert queries[1] == "how did the postgres upgrade go"
+
+
 def test_messages_without_content_are_not_queries() -> None:
     messages = conversation(("user", "thanks!"), ("user", "ok"), ("assistant", "sure"))
     assert conversation_queries(messages, max_messages=6) == []

@@ -374,3 +374,32 @@ def test_redact_replaces_each_value_with_its_kind_and_keeps_the_rest() -> None:
     assert redact("the deploy of api 1.14.3 failed at 10:30") == (
         "the deploy of api 1.14.3 failed at 10:30"
     )
+
+
+# --- long texts: linear in their matches, long by their whole length ----------------------------
+
+
+def test_scanning_and_redacting_many_matches_take_time_linear_in_them() -> None:
+    from assembler.routing import redact
+
+    # 4 MB of addresses: rebuilding the text once per match took 40 s to scan, minutes to redact.
+    text = " ".join(f"user{i}@mail{i % 97}.com" for i in range(200_000))
+    started = time.perf_counter()
+    found = scan([text])
+    clean = redact(text)
+    assert time.perf_counter() - started < 15.0  # a hang guard: both take about a second
+    assert found == [Finding("pii", "email address", 200_000)]
+    assert clean.count("[redacted email address]") == 200_000
+    assert "@" not in clean
+
+
+def test_a_clipped_long_message_still_counts_as_long_by_its_whole_length() -> None:
+    clipped = "the scheduler reads the queue " * 300  # what a reader keeps of a 2 MB paste
+    hint = route(["hello", clipped], lengths=[5, 2_000_000])
+    assert "long messages (2000000 chars max, 2000005 in all)" in hint.complexity_reason
+    assert hint.complexity == "medium"
+
+
+def test_lengths_must_be_one_per_text() -> None:
+    with pytest.raises(ValueError, match="2 lengths for 1 texts"):
+        route(["hello"], lengths=[5, 6])

@@ -174,10 +174,11 @@ def test_lines_with_a_bad_shape_or_an_impossible_ttl_are_skipped_and_counted(
 def test_a_writer_that_cannot_get_the_lock_in_time_gets_a_section_error(
     tmp_path: Path,
 ) -> None:
-    from filelock import FileLock
+    from assembler.fsutil import FileLock
 
     journal = Journal(tmp_path / "sections.jsonl", lock_timeout=0.05)
-    with FileLock(journal.lock_path), pytest.raises(SectionError, match="retry"):
+    holder = FileLock(journal.lock_path)  # another holder, on its own descriptor
+    with holder.hold(timeout=1), pytest.raises(SectionError, match="retry"):
         journal.record(Event(START, "main", "write", "x", "agent"))
     assert not journal.path.exists()
 
@@ -2040,3 +2041,154 @@ def end_marker(name: str) -> str:
     from assembler.sections import end_marker as marker
 
     return marker(name)
+
+
+# -- hostile hand edits -------------------------------------------------------------------------
+
+
+def test_a_hand_typed_section_name_never_builds_a_path_outside_the_conflicts_folder(
+    ws: Path, tmp_path: Path
+) -> None:
+    pad = workspace_pad(ws)
+    pad.write("the plan")
+    render(ws)
+    evil = "x/../../../../elsewhere/pwned"
+    text = file_text(ws).replace("agent_sections:", f"agent_sections:\n  {evil}: 0123abcd", 1)
+    text = text.replace(
+        REGION_END,
+        f'<!-- scratchpad:begin section="{evil}" -->\nowned\n'
+        f'<!-- scratchpad:end section="{evil}" -->\n{REGION_END}',
+    )
+    (ws / "SCRATCHPAD.md").write_text(text)
+    before = {p for p in tmp_path.rglob("*") if ".scratchpad" not in p.parts}
+
+    meta = render(ws)
+
+    (saved,) = (ws / ".scratchpad" / "conflicts").iterdir()
+    assert saved.name.endswith("-unnamed-section.md") and saved.read_text() == "owned"
+    assert not (tmp_path / "elsewhere").exists()
+    after = {p for p in tmp_path.rglob("*") if ".scratchpad" not in p.parts}
+    assert after == before  # nothing new anywhere but the state folder
+    assert any("is not a valid section name" in d["why"] for d in meta["degraded"])
+    assert pad.read("main").data["content"] == "the plan"
+
+
+def test_two_conflicts_of_one_section_in_one_second_keep_both_texts(tmp_path: Path) -> None:
+    from assembler.sections import save_conflict
+
+    first = save_conflict(tmp_path / ".scratchpad", "findings", "one", RENDER_NOW)
+    second = save_conflict(tmp_path / ".scratchpad", "findings", "two", RENDER_NOW)
+    odd = save_conflict(tmp_path / ".scratchpad", "../../x", "three", RENDER_NOW)
+    assert first != second and first.read_text() == "one" and second.read_text() == "two"
+    assert second.name.endswith("-findings-2.md")
+    assert odd.parent == first.parent and odd.read_text() == "three"
+
+
+def test_a_bad_line_is_quarantined_once_even_when_compaction_is_interrupted(
+    tmp_path: Path, clock: Clock
+) -> None:
+    journal = Journal(tmp_path / "sections.jsonl", now=clock, max_events=2)
+    journal.record(Event(START, "main", "write", "a"))
+    with journal.path.open("ab") as handle:
+        handle.write(b'{"broken": \n')
+    journal.record(Event(START, "main", "append", "b"))
+    # A compaction killed after quarantining and before rewriting: the journal still has the
+    # bad line, the quarantine has it too.
+    journal._quarantine([b'{"broken": '])
+    assert journal.compact(force=True)
+    assert journal.quarantine_path.read_bytes() == b'{"broken": \n'
+    assert journal.fold(START)["main"].content == "a\nb"
+
+
+def test_a_link_in_place_of_the_journal_is_never_written_through(
+    tmp_path: Path, clock: Clock
+) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    (tmp_path / "state").mkdir()
+    (tmp_path / "state" / "sections.jsonl").symlink_to(victim)
+    pad = Scratchpad(Journal(tmp_path / "state" / "sections.jsonl", now=clock))
+    with pytest.raises(SectionError, match="is a symbolic link"):
+        pad.write("text")
+    assert victim.read_text() == "precious\n"
+
+
+def test_a_link_in_place_of_the_state_folder_stops_the_agent_sections_not_the_render(
+    ws: Path, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (ws / ".scratchpad").symlink_to(elsewhere)
+
+    meta = render(ws)
+
+    assert list(elsewhere.iterdir()) == []
+    assert any(".scratchpad is a symbolic link" in d["why"] for d in meta["degraded"])
+
+
+# -- merging an edit made on a stale copy of the file ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("base", "ours", "theirs", "merged"),
+    [
+        # The agent appended twice; its second edit was made on a copy that had only the first.
+        ("a", "a\nb", "a\nb\nc", "a\nb\nc"),
+        # Different lines changed on each side.
+        ("a\nb\nc", "A\nb\nc", "a\nb\nc\nd", "A\nb\nc\nd"),
+        # Both added different lines at the same place: both kept, the journal's first.
+        ("a", "a\nfrom a tool call", "a\nby hand", "a\nfrom a tool call\nby hand"),
+        # Both added a line at the same place, one of them the same line: it is kept once.
+        ("a", "a\nb\nc", "a\nc\nd", "a\nb\nc\nd"),
+        # The same change on both sides.
+        ("a\nb", "a\nB", "a\nB", "a\nB"),
+        # One side deleted a line the other left alone.
+        ("a\nb\nc", "a\nc", "a\nb\nc\nd", "a\nc\nd"),
+        # The same line changed differently: no merge.
+        ("a\nb", "a\nB1", "a\nB2", None),
+    ],
+)
+def test_merge_texts_combines_changes_that_do_not_overlap(
+    base: str, ours: str, theirs: str, merged: str | None
+) -> None:
+    from assembler.sections import merge_texts
+
+    assert merge_texts(base, ours, theirs) == merged
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    base=st.lists(st.sampled_from("abcdef"), max_size=6),
+    ours=st.lists(st.sampled_from("abcdefgh"), max_size=8),
+    theirs=st.lists(st.sampled_from("abcdefxy"), max_size=8),
+)
+def test_a_merge_keeps_every_line_either_side_added_or_reports_a_conflict(
+    base: list[str], ours: list[str], theirs: list[str]
+) -> None:
+    from assembler.sections import merge_texts
+
+    text = merge_texts("\n".join(base), "\n".join(ours), "\n".join(theirs))
+    assert merge_texts("\n".join(base), "\n".join(ours), "\n".join(base)) == "\n".join(ours)
+    assert merge_texts("\n".join(base), "\n".join(base), "\n".join(theirs)) == "\n".join(theirs)
+    if text is not None:
+        lines = text.split("\n")
+        for side in (ours, theirs):
+            for line in set(side) - set(base):
+                assert line in lines  # nothing a side added is lost
+
+
+def test_an_edit_made_on_a_stale_copy_of_the_file_is_merged_not_set_aside(ws: Path) -> None:
+    pad = workspace_pad(ws)
+    pad.write("step 1", section="findings")
+    render(ws)
+    stale = file_text(ws)  # the agent's editor read the file here
+    edit_file(ws, "\nstep 1\n", "\nstep 1\nstep 2\n")
+    render(ws)  # imported step 2 and rendered again
+    # The agent writes its older copy with a third line: step 2 is in it, step 3 is new.
+    (ws / "SCRATCHPAD.md").write_text(stale.replace("\nstep 1\n", "\nstep 1\nstep 2\nstep 3\n"))
+
+    meta = render(ws)
+
+    assert pad.read("findings").data["content"] == "step 1\nstep 2\nstep 3"
+    assert meta["file_edits"]["merged"] == ["findings"] and meta["file_edits"]["conflicts"] == []
+    assert not (ws / ".scratchpad" / "conflicts").exists()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -17,6 +18,7 @@ import numpy as np
 import pytest
 from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
+from assembler import sentiment, transcripts
 from assembler.errors import ModelError
 from assembler.sentiment import (
     DEFAULT_MODEL_PATH,
@@ -486,3 +488,92 @@ def test_trajectory_follows_an_emotion_over_a_more_frequent_neutral() -> None:
     state = analyze(window, now=NOW, half_life=timedelta(minutes=20), model=FixedModel()).combined
     assert state.trajectory.startswith("frustrated 0.40 at start, trending down to 0.00")
     assert "now neutral 0.80" in state.trajectory
+
+
+# --- long messages: a bounded head and tail is scored ---------------------------------------------
+
+PASTE = "2026-03-01T09:14:58Z gateway-7c9f8 level=error msg=upstream timeout latency=30012ms\n"
+GRATEFUL = "thank you so much, this is wonderful, you are great!"
+
+
+def pasted(before: str, after: str, size: int = 200_000) -> str:
+    """A message of about `size` characters: `before`, a pasted log, `after`."""
+    return f"{before}\n{PASTE * (size // len(PASTE))}{after}"
+
+
+def test_a_200_kb_message_is_scored_on_a_bounded_head_and_tail(
+    model: MoodModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fresh = MoodModel(model.weights)  # its own caches: the text is scored here, not recalled
+    read: list[int] = []
+    polarity = fresh._vader.polarity_scores
+    rules = sentiment.rule_hits
+
+    def vader_spy(text: str) -> dict[str, float]:
+        read.append(len(text))
+        return polarity(text)
+
+    def rules_spy(text: str) -> dict[str, int]:
+        read.append(len(text))
+        return rules(text)
+
+    monkeypatch.setattr(fresh._vader, "polarity_scores", vader_spy)
+    monkeypatch.setattr(sentiment, "rule_hits", rules_spy)
+    text = pasted("ugh, the deploy is broken again", "I need this fixed asap")
+
+    mood = fresh.score(text)
+
+    bound = sentiment.SCORED_HEAD_CHARS + len(transcripts.ELISION) + sentiment.SCORED_TAIL_CHARS
+    assert read and max(read) <= bound
+    assert bound <= 5000  # VADER's cost is quadratic: the bound must stay small
+    assert mood == fresh.score(sentiment.scored_part(text))
+
+
+def test_the_words_before_and_after_a_long_paste_both_move_the_score(model: MoodModel) -> None:
+    plain = model.score(pasted("ok", "ok"))
+    head = model.score(pasted(GRATEFUL, "ok"))
+    tail = model.score(pasted("ok", GRATEFUL))
+    for moved in (head, tail):
+        assert moved.compound > plain.compound
+        assert moved.valence > plain.valence
+        assert moved.scores["grateful"] > plain.scores["grateful"]
+
+
+def test_a_rule_word_after_a_long_paste_still_counts(model: MoodModel) -> None:
+    mood = model.score(pasted("the deploy logs:", "I'm exhausted, I need sleep"))
+    assert mood.primary == "tired"
+
+
+def test_scoring_a_long_message_is_not_quadratic(model: MoodModel) -> None:
+    # Sentences full of sentiment words and a 'but': VADER on the whole of this took seconds.
+    sentences = ["this is awful and I hate it.", "but great, it works now, thanks!"] * 3000
+    text = " ".join(sentences)
+    started = time.perf_counter()
+    model.score(text)
+    assert time.perf_counter() - started < 3.0  # a hang guard: it takes milliseconds
+
+
+# --- extreme timestamps -------------------------------------------------------------------------
+
+
+def test_the_most_extreme_timestamps_weigh_without_error() -> None:
+    far_future = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
+    window = [
+        Message("user", "frustrated:-0.8 year one", datetime.min.replace(tzinfo=UTC), "t"),
+        Message("user", "frustrated:-0.8 the epoch", datetime(1970, 1, 1, tzinfo=UTC), "t"),
+        Message("user", "happy:0.6 from the future", far_future, "t"),
+    ]
+    for now in (NOW, NOW.replace(tzinfo=None), far_future, datetime.min.replace(tzinfo=UTC)):
+        state = analyze(window, now=now, half_life=timedelta(minutes=5), model=FixedModel())
+        assert state.combined.messages == 3
+    # At an ordinary now, the future message counts as now and the old ones weigh nothing.
+    state = analyze(window, now=NOW, half_life=timedelta(minutes=5), model=FixedModel()).combined
+    assert state.primary == "happy"
+    assert state.valence == pytest.approx(0.6)
+
+
+def test_the_explain_snippet_of_a_long_message_is_its_first_words() -> None:
+    window = [user("happy:0.6 " + " the\n\n new   praise " * 50_000, 1)]
+    state = analyze(window, now=NOW, half_life=timedelta(minutes=20), model=FixedModel()).combined
+    snippet = '"happy:0.6 the new praise the new praise the new praise the …"'
+    assert state.explain[1].endswith(snippet)

@@ -7,12 +7,14 @@ import os
 import sqlite3
 import time
 from collections.abc import Collection, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
 import zstandard
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from assembler import transcripts
 from assembler.errors import TranscriptError
@@ -1255,3 +1257,241 @@ def test_a_user_message_answered_with_real_text_is_kept_after_a_heartbeat(tmp_pa
         ],
     )
     assert texts(read(path, tmp_path).messages) == ["is the deploy green?", "Yes."]
+
+
+# --- long messages: the analysis reads a bounded head and tail ----------------------------------
+
+LONG_HEAD = "the payments api times out since the deploy, here is the gateway log:"
+LONG_TAIL = "why does it still time out after the rollback? need it fixed asap"
+
+
+def pasted_message(size: int) -> str:
+    """A human message of about `size` characters: words, a pasted log, a question."""
+    line = "2026-03-01T09:14:58Z gateway-7c9f8 level=error msg=upstream timeout latency=30012ms\n"
+    return f"{LONG_HEAD}\n{line * (size // len(line))}{LONG_TAIL}"
+
+
+def long_message_source(fmt: str, folder: Path, message: str) -> Path:
+    """Write a source of format `fmt` whose one human message is `message`."""
+    if fmt == "openclaw":
+        return write_jsonl(
+            folder / "s.jsonl", [oc_header(), oc_user("a0000001", None, message, minutes_ago(2))]
+        )
+    if fmt == "claude-code":
+        return write_jsonl(
+            folder / "c.jsonl", [cc_line("user", "u1", None, message, minutes_ago(2))]
+        )
+    if fmt == "generic":
+        return write_jsonl(
+            folder / "g.jsonl",
+            [{"role": "user", "content": message, "timestamp": iso(minutes_ago(2))}],
+        )
+    db = folder / "agent.sqlite"
+    connection = make_db(db)
+    add_rows(connection, "s", [oc_header(), oc_user("a0000001", None, message, minutes_ago(2))])
+    connection.close()
+    return db
+
+
+@pytest.mark.parametrize("fmt", ["openclaw", "openclaw-sqlite", "claude-code", "generic"])
+def test_a_200_kb_message_keeps_a_bounded_head_and_tail_and_its_whole_length(
+    tmp_path: Path, fmt: str
+) -> None:
+    message = pasted_message(200_000)
+    path = long_message_source(fmt, tmp_path, message)
+
+    (kept,) = read(path, tmp_path).messages
+
+    head, tail = kept.text.split(transcripts.ELISION)
+    assert len(head) <= transcripts.TEXT_HEAD_CHARS and len(tail) <= transcripts.TEXT_TAIL_CHARS
+    assert head.startswith(LONG_HEAD) and tail.endswith(LONG_TAIL)
+    assert kept.original_length == len(message) and kept.length == len(message)
+
+
+def test_a_message_within_the_bound_is_kept_whole(tmp_path: Path) -> None:
+    message = pasted_message(transcripts.TEXT_HEAD_CHARS + transcripts.TEXT_TAIL_CHARS - 200)
+    path = long_message_source("generic", tmp_path, message)
+
+    (kept,) = read(path, tmp_path).messages
+
+    assert kept.text == message
+    assert kept.original_length is None and kept.length == len(message)
+
+
+def test_clipping_cuts_between_words_and_keeps_both_ends() -> None:
+    text = " ".join(f"word{i:05d}" for i in range(5000))
+
+    clipped = transcripts.clip_middle(text, 100, 100)
+
+    head, tail = clipped.split(transcripts.ELISION)
+    assert text.startswith(head) and text.endswith(tail)
+    assert 90 <= len(head) <= 100 and 90 <= len(tail) <= 100
+    assert all(len(word) == len("word00000") for word in (*head.split(), *tail.split()))
+
+
+@given(
+    text=st.text(st.characters(blacklist_characters="[]…"), max_size=300),
+    head=st.integers(0, 120),
+    tail=st.integers(0, 120),
+)
+def test_a_clipped_text_is_made_of_the_two_ends_and_clips_to_itself(
+    text: str, head: int, tail: int
+) -> None:
+    clipped = transcripts.clip_middle(text, head, tail)
+
+    if len(text) <= head + len(transcripts.ELISION) + tail:
+        assert clipped == text
+    else:
+        start, end = clipped.split(transcripts.ELISION)
+        assert len(start) <= head and len(end) <= tail
+        assert text.startswith(start) and text.endswith(end)
+    assert transcripts.clip_middle(clipped, head, tail) == clipped
+
+
+# --- impossible timestamps: a bad line, never a crash ------------------------------------------
+
+# The two lines of the issue: a time outside datetime's range once converted to UTC.
+IMPOSSIBLE_TIMES = ["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00"]
+FORMATS = ["openclaw", "openclaw-sqlite", "claude-code", "generic"]
+
+
+def timed_source(fmt: str, folder: Path, stamp: object, message_stamp: object = None) -> Path:
+    """Write a source of format `fmt` with one human message "hello" stamped `stamp` (OpenClaw:
+    the entry's timestamp; `message_stamp` is then its message's, in milliseconds)."""
+    if fmt in ("openclaw", "openclaw-sqlite"):
+        entry = oc_user("a0000001", None, "hello", minutes_ago(2))
+        entry["timestamp"] = stamp
+        entry["message"]["timestamp"] = message_stamp
+        if fmt == "openclaw":
+            return write_jsonl(folder / "s.jsonl", [oc_header(), entry])
+        db = folder / "agent.sqlite"
+        db.unlink(missing_ok=True)
+        connection = make_db(db)
+        add_rows(connection, "s", [oc_header(), entry])
+        connection.close()
+        return db
+    if fmt == "claude-code":
+        line = cc_line("user", "u1", None, "hello", minutes_ago(2))
+        line["timestamp"] = stamp
+        return write_jsonl(folder / "c.jsonl", [line])
+    return write_jsonl(
+        folder / "g.jsonl", [{"role": "user", "content": "hello", "timestamp": stamp}]
+    )
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("stamp", IMPOSSIBLE_TIMES)
+def test_a_message_with_an_impossible_timestamp_is_a_bad_line(
+    tmp_path: Path, fmt: str, stamp: str
+) -> None:
+    result = read(timed_source(fmt, tmp_path, stamp), tmp_path)
+
+    assert result.messages == []
+    assert result.sources[0].bad_lines == 1
+
+
+@pytest.mark.parametrize("fmt", ["openclaw", "openclaw-sqlite"])
+@pytest.mark.parametrize("millis", [10**20, -(10**20), 10**400, float("nan"), float("inf")])
+def test_an_openclaw_message_time_in_impossible_milliseconds_is_a_bad_line(
+    tmp_path: Path, fmt: str, millis: float
+) -> None:
+    result = read(timed_source(fmt, tmp_path, iso(minutes_ago(2)), millis), tmp_path)
+
+    assert result.messages == []
+    assert result.sources[0].bad_lines == 1
+
+
+def test_a_skipped_message_does_not_break_the_chain_of_the_messages_around_it(
+    tmp_path: Path,
+) -> None:
+    broken = oc_user("a0000002", "a0000001", "impossible", minutes_ago(3))
+    broken["message"]["timestamp"] = IMPOSSIBLE_TIMES[0]
+    path = write_jsonl(
+        tmp_path / "s.jsonl",
+        [
+            oc_header(),
+            oc_user("a0000001", None, "first", minutes_ago(4)),
+            broken,
+            oc_user("a0000003", "a0000002", "third", minutes_ago(2)),
+        ],
+    )
+
+    result = read(path, tmp_path)
+
+    assert texts(result.messages) == ["first", "third"]
+    assert result.sources[0].bad_lines == 1
+
+
+_OFFSET_MINUTES = st.integers(-(24 * 60 - 1), 24 * 60 - 1)
+
+
+def _iso(at: datetime, offset: int | None) -> str:
+    if offset is None:
+        return at.isoformat()
+    sign = "-" if offset < 0 else "+"
+    return f"{at.isoformat()}{sign}{abs(offset) // 60:02d}:{abs(offset) % 60:02d}"
+
+
+_JUNK = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=6,
+)
+TIMESTAMP_VALUES = st.one_of(
+    st.builds(_iso, st.datetimes(), st.none() | _OFFSET_MINUTES),
+    st.datetimes().map(lambda at: at.isoformat() + "Z"),
+    st.integers(),
+    st.sampled_from([10**400, -(10**400), 2**63, -(2**63), 253402300799, -62135596800]),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.text(max_size=30),
+    _JUNK,
+)
+# The widest offsets a time zone can have: a time that is read can be shown in any of them.
+_EAST, _WEST = timezone(timedelta(hours=23, minutes=59)), timezone(-timedelta(hours=23, minutes=59))
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(fmt=st.sampled_from(FORMATS), stamp=TIMESTAMP_VALUES, message_stamp=TIMESTAMP_VALUES)
+def test_any_timestamp_value_gives_a_message_or_a_bad_line_never_an_error(
+    tmp_path: Path, fmt: str, stamp: object, message_stamp: object
+) -> None:
+    result = read(timed_source(fmt, tmp_path, stamp, message_stamp), tmp_path)
+
+    report = result.sources[0]
+    assert report.error is None
+    assert len(result.messages) + report.bad_lines == 1
+    for message in result.messages:
+        assert message.text == "hello"
+        if message.timestamp is not None:
+            assert message.timestamp.utcoffset() == timedelta(0)
+            message.timestamp.astimezone(_EAST)
+            message.timestamp.astimezone(_WEST)
+
+
+def test_an_impossible_timestamp_does_not_stop_the_render_and_is_reported(
+    workspace: Path,
+) -> None:
+    from assembler.assemble import run_once
+    from assembler.config import load_config
+
+    write_jsonl(
+        workspace / "chat.jsonl",
+        [
+            *({"role": "user", "content": "x", "timestamp": stamp} for stamp in IMPOSSIBLE_TIMES),
+            {"role": "user", "content": "the deploy is green again", "timestamp": iso(NOW)},
+        ],
+    )
+    (workspace / "assembler.toml").write_text(
+        '[transcripts]\nsources = ["chat.jsonl"]\n[memory]\nenabled = false\n'
+        '[time]\ntimezone = "UTC"\n'
+    )
+
+    assembly = run_once(load_config(workspace), now=NOW + timedelta(minutes=1))
+
+    assert assembly.written
+    assert "deploy" in assembly.path.read_text(encoding="utf-8")
+    (source,) = assembly.meta["sources"]
+    assert source["bad_lines"] == 2 and source["messages"] == 1

@@ -164,7 +164,10 @@ def test_units_let_the_service_write_an_output_folder_outside_the_workspace(
     workspace: Path, tmp_path: Path, isolated_home: Path
 ) -> None:
     host = tmp_path / "host"
-    (workspace / "assembler.toml").write_text(f'[output]\npath = "{host}/SCRATCHPAD.md"\n')
+    # A place outside the workspace: only the user's own config may name one.
+    user = isolated_home / "xdg_config_home" / "scratchpad-assembler" / "config.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text(f'[output]\npath = "{host}/SCRATCHPAD.md"\n')
     assert main(["systemd", "install", "--timer", "--workspace", str(workspace)]) == 0
     unit = isolated_home / "xdg_config_home" / "systemd" / "user" / TIMER_UNITS[0]
     paths = _read_write_paths(unit.read_text(), isolated_home)
