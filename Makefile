@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.setup-stamp
 DEMO_NOW ?= 2026-03-02T23:25:00+11:00
 
-.PHONY: setup demo test lint bench
+.PHONY: setup demo test lint bench e2e
 
 setup: $(STAMP)
 
@@ -29,6 +29,10 @@ lint: setup
 test: lint
 	$(VENV)/bin/pytest -q
 
+# The agent hosts' real programs against a mock model (installs them into a cache first).
+e2e: setup
+	$(VENV)/bin/pytest -q -m e2e
+
 bench: setup
 	$(PY) bench/bench_tail_read.py
 	$(PY) bench/bench_mood_speed.py
@@ -39,3 +43,6 @@ bench: setup
 	$(PY) bench/bench_observations.py
 	$(PY) bench/bench_hook.py
 	$(PY) bench/bench_daemon_cycle.py
+	$(PY) bench/bench_long_message.py
+	$(PY) bench/bench_claude_code_turn.py
+	$(PY) bench/bench_openclaw_turn.py

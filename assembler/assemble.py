@@ -45,7 +45,7 @@ from assembler.sections import AgentInputs
 from assembler.sentiment import MoodReport, MoodState, analyze, load_mood_model
 from assembler.strategy import Strategy, choose_strategy
 from assembler.tokens import get_counter
-from assembler.transcripts import Message, TranscriptRead, read_recent
+from assembler.transcripts import Message, TranscriptRead, default_sources, read_recent
 
 if TYPE_CHECKING:
     from assembler.memory import Hit
@@ -88,7 +88,9 @@ class Draft:
     def openclaw_files(self) -> list[Path]:
         """The OpenClaw transcripts read: their scratchpad entries can become section main."""
         return [
-            Path(s.path) for s in self.transcripts.sources if s.format == "openclaw" and not s.error
+            Path(s.path)
+            for s in self.transcripts.sources
+            if s.format in ("openclaw", "openclaw-sqlite") and not s.error
         ]
 
 
@@ -101,6 +103,8 @@ class Assembly(Draft):
     text: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
     fitted: Fitted = field(default_factory=lambda: Fitted([], [], 0))
+    # A hash of what the auto part says apart from its clock lines (see `ready`).
+    auto_digest: str = ""
     written: bool = False
     secret_patterns: tuple[str, ...] = ()  # the user's, beside the built-in detectors
 
@@ -149,7 +153,9 @@ def draft(
     tz = local_timezone(config)
     now = now.astimezone(tz)
     read = read_recent(
-        list(transcript_globs) if transcript_globs else config.transcripts.sources,
+        list(transcript_globs)
+        if transcript_globs
+        else config.transcripts.sources or default_sources(config.workspace, config.state_dir),
         base=config.workspace,
         now=now,
         max_messages=config.transcripts.max_messages,
@@ -315,8 +321,24 @@ def compose(config: Config, auto: Draft, agent: AgentInputs) -> Assembly:
         text=compose_file(meta, body),
         meta=meta,
         fitted=fitted,
+        auto_digest=_auto_digest(fitted.sections),
         secret_patterns=tuple(config.routing.extra_secret_patterns),
     )
+
+
+def _auto_digest(sections: Sequence[Section]) -> str:
+    """The hash of what the auto sections say (each line's gist, see `Item`): renders that only
+    moved the clock or a score have the same digest, so hosts that send the block once per
+    session need not send it again for them."""
+    import hashlib
+
+    lines = [
+        f"{section.name}\x1f{item.label}\x1f{item.text if item.gist is None else item.gist}"
+        for section in sections
+        for item in section.items
+        if item.gist != ""
+    ]
+    return hashlib.sha256("\n".join(lines).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def assemble(
@@ -382,6 +404,7 @@ def run_once(
         if replaced.done:
             # The next run tells the agent's text typed in the file from what this one wrote.
             agent_sections.remember_render(config.state_dir, assembly.text)
+            _write_ready(config, assembly)
             if replaced.late is None:
                 return assembly
             late = replaced.late
@@ -397,6 +420,28 @@ def run_once(
     elif late is not None:  # the last write's own late edit: into the journal, for next time
         agent_sections.import_into_journal(config, now=auto.now, seen=Snapshot(late, time.time()))
     return assembly
+
+
+def _write_ready(config: Config, assembly: Assembly) -> None:
+    """Write the ready block of the file just written (see `assembler.ready`). A failure is
+    logged, not raised: the file is written, and hooks fall back to reading it."""
+    from assembler.ready import write_ready
+    from assembler.render import body_prefix
+
+    _, body = agent_sections.split_frontmatter(assembly.text)
+    region = agent_sections.find_agent_region(body)
+    try:
+        write_ready(
+            config,
+            now=assembly.now,
+            expires=datetime.fromisoformat(assembly.meta["expires"]),
+            block=body_prefix(body),
+            auto_digest=assembly.auto_digest,
+            agent=agent_sections.plain_region(region) if region is not None else "",
+            guidance=agent_sections.guidance_for(config),
+        )
+    except OSError as error:
+        log.warning("cannot write the ready block: %s", error)
 
 
 def _read_output(config: Config) -> tuple[Snapshot, list[dict[str, str]]]:
@@ -563,19 +608,22 @@ def _mood_section(report: MoodReport | None) -> Section | None:
     if report is None:
         return None
     state = report.combined
-    items = [Item(f"{state.primary} ({state.primary_score:.2f})", "Primary", 1)]
+    items = [Item(f"{state.primary} ({state.primary_score:.2f})", "Primary", 1, gist=state.primary)]
     if state.secondary:
-        items.append(Item(f"{state.secondary} ({state.secondary_score:.2f})", "Secondary", 4))
+        score = f"{state.secondary} ({state.secondary_score:.2f})"
+        items.append(Item(score, "Secondary", 4, gist=state.secondary))
     items.append(
         Item(
             f"{state.valence:+.2f} ({_valence_word(state.valence)}) | **Arousal:** "
             f"{state.arousal:.2f} ({_arousal_word(state.arousal)})",
             "Valence",
             2,
+            gist=f"{_valence_word(state.valence)} {_arousal_word(state.arousal)}",
         )
     )
-    items.append(Item(f"{state.confidence:.2f} ({state.messages} human messages)", "Confidence", 3))
-    items.append(Item(state.trajectory, "Trajectory", 3))
+    confidence = f"{state.confidence:.2f} ({state.messages} human messages)"
+    items.append(Item(confidence, "Confidence", 3, gist=""))
+    items.append(Item(state.trajectory, "Trajectory", 3, gist=""))
     items.extend(_speaker_item(name, s) for name, s in report.speakers.items())
     return Section("emotional_context", TITLES["emotional_context"], tuple(items))
 
@@ -583,7 +631,7 @@ def _mood_section(report: MoodReport | None) -> Section | None:
 def _speaker_item(name: str, state: MoodState) -> Item:
     text = f"{state.primary} ({state.primary_score:.2f}), valence {state.valence:+.2f}"
     text += f", {state.messages} messages; {state.trajectory}"
-    return Item(text, name, 5)
+    return Item(text, name, 5, gist=state.primary)
 
 
 def _strategy_section(strategy: Strategy | None) -> Section | None:
@@ -608,12 +656,12 @@ def _active_section(active: ActiveContext, now: datetime) -> Section:
         gap = f"{format_duration(active.session_gap)} ({active.gap_note})"
     else:
         gap = active.gap_note
-    items.append(Item(gap, "Session gap", 3))
+    items.append(Item(gap, "Session gap", 3, gist=active.gap_note))
     read = f"{active.messages_read} ({active.human_messages} from the human"
     read += f", {active.sessions} session{'s' if active.sessions != 1 else ''})"
     if active.last_message_at is not None:
         read += f"; last {format_duration(now - active.last_message_at)} ago"
-    items.append(Item(read, "Messages read", 5))
+    items.append(Item(read, "Messages read", 5, gist=""))
     return Section("active_context", TITLES["active_context"], tuple(items))
 
 
@@ -635,7 +683,7 @@ def _time_section(times: TimeContext) -> Section:
     return Section(
         "time_context",
         TITLES["time_context"],
-        (Item(local, "Local time", 2), Item(times.note, "Note", 3)),
+        (Item(local, "Local time", 2, gist=times.part_of_day), Item(times.note, "Note", 3)),
     )
 
 
@@ -645,9 +693,17 @@ def _routing_section(hint: RoutingHint) -> Section:
         TITLES["routing_hint"],
         (
             Item(
-                f"{hint.sensitivity.upper()} ({hint.sensitivity_reason})", "Content sensitivity", 3
+                f"{hint.sensitivity.upper()} ({hint.sensitivity_reason})",
+                "Content sensitivity",
+                3,
+                gist=hint.sensitivity,
             ),
-            Item(f"{hint.complexity.upper()} ({hint.complexity_reason})", "Task complexity", 4),
+            Item(
+                f"{hint.complexity.upper()} ({hint.complexity_reason})",
+                "Task complexity",
+                4,
+                gist=hint.complexity,
+            ),
             Item(hint.tier, "Suggested model", 4),
         ),
     )

@@ -458,9 +458,22 @@ def build_parser() -> argparse.ArgumentParser:
         "mcp",
         "serve the agent tools over MCP (stdio)",
         "Run an MCP server on stdin/stdout for an agent host (Claude Code, any MCP client):\n"
-        "tools scratchpad, session_scratchpad, scratchpad_put, scratchpad_read, memory_search.\n"
-        "Register it with: claude mcp add scratchpad -- assemble mcp --workspace PATH",
+        "tools scratchpad, session_scratchpad, scratchpad_put, scratchpad_read, scratchpad_view,\n"
+        "memory_search, and the resource scratchpad://current (the scratchpad as hosts prepend\n"
+        "it).\n"
+        "`assemble setup claude-code` or `assemble setup mcp` prints how to register it.",
     )
+
+    setup = command(
+        "setup",
+        "print the exact commands that connect an agent host to this workspace",
+        "Print what connects a host to the workspace, with this install's absolute paths:\n"
+        "  claude-code  hooks that add the scratchpad before each prompt, and the MCP tools\n"
+        "  openclaw     the plugin that adds it before each prompt, and how to enable it\n"
+        "  mcp          the mcpServers entry for Claude Desktop, Cursor and other MCP hosts\n"
+        "Nothing is changed: run or paste what it prints.",
+    )
+    setup.add_argument("host", choices=("claude-code", "openclaw", "mcp"), help="the host")
 
     daemon = command(
         "daemon",
@@ -632,6 +645,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         "daemon": _cmd_daemon,
         "hook": _cmd_hook,
         "systemd": _cmd_systemd,
+        "setup": _cmd_setup,
     }
     if args.command is None and not args.once:
         parser.print_help(sys.stderr)
@@ -824,7 +838,7 @@ def _cmd_pad(args: argparse.Namespace) -> int:
     from assembler.sections import DEFAULT_SECTION, listing_for, scratchpad_for
 
     config = _load(args)
-    pad = scratchpad_for(config)
+    pad = scratchpad_for(config, refresh_ready=True)
     action = args.pad_command
     if action in ("write", "append"):
         text = _read_text(args.text, f"pad {action}")
@@ -852,7 +866,7 @@ def _cmd_tool(args: argparse.Namespace) -> int:
 
     call = parse_call(read_stdin("tool") if args.call == "-" else args.call)
     if call.ok:
-        pad = scratchpad_for(_load(args))
+        pad = scratchpad_for(_load(args), refresh_ready=True)
         args_ = call.data["call"]
         answer = pad.session_call(args_) if args.session else pad.tool_call(args_)
     else:
@@ -865,7 +879,7 @@ def _cmd_section(args: argparse.Namespace) -> int:
     from assembler.config import parse_duration
     from assembler.sections import scratchpad_for
 
-    pad = scratchpad_for(_load(args))
+    pad = scratchpad_for(_load(args), refresh_ready=True)
     if args.section_command == "rm":
         return _answer(pad.remove_section(args.name, source="cli"), args.json)
     ttl = None
@@ -1249,6 +1263,14 @@ def _cmd_systemd(args: argparse.Namespace) -> int:
         print(f"unchanged {path}")
     print(f"enable and start with:\n  {installed.enable_command}")
     print("run it without a login session too: loginctl enable-linger $USER")
+    return 0
+
+
+def _cmd_setup(args: argparse.Namespace) -> int:
+    from assembler.setup import setup_text
+    from assembler.units import assemble_executable
+
+    sys.stdout.write(setup_text(args.host, _load(args), assemble_executable()))
     return 0
 
 

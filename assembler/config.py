@@ -159,7 +159,11 @@ class OutputConfig:
 
 @dataclass
 class TranscriptsConfig:
-    sources: list[str] = field(default_factory=lambda: ["~/.openclaw/agents/main/sessions/*.jsonl"])
+    # Globs. Empty (the default): the hosts' own places for this workspace, found on each run
+    # (`transcripts.default_sources`): every OpenClaw layout (the session JSONL files of
+    # 2026.3-2026.6, the SQLite store of later releases) of the agents whose workspace this is,
+    # and the Claude Code transcripts the hook recorded.
+    sources: list[str] = field(default_factory=list)
     format: str = field(default="auto", metadata=_check(one_of(*TRANSCRIPT_FORMATS)))
     max_messages: int = field(default=40, metadata=_check(positive))
     max_files: int = field(default=5, metadata=_check(positive))

@@ -180,8 +180,13 @@ def watch_for(kind: str, pattern: str, base: Path) -> Watch:
 def watch_plan(config: Config, transcript_globs: Sequence[str] | None = None) -> list[Watch]:
     """Given the config (and --transcripts, which replaces its sources), return the watches,
     most specific kind first: a path is classified by the first watch that matches it.
+
+    With no sources configured, the transcripts found where the hosts keep them are watched
+    (see `transcripts.default_sources`); an SQLite store is watched with its write-ahead log,
+    which is what the host writes to between checkpoints.
     """
     from assembler.sections import JOURNAL_NAME
+    from assembler.transcripts import default_sources
 
     workspace = config.workspace
     state = config.state_dir
@@ -190,8 +195,12 @@ def watch_plan(config: Config, transcript_globs: Sequence[str] | None = None) ->
         Watch("sections", state, JOURNAL_NAME, recursive=False),
         Watch("scratchpad", config.output_path.parent, config.output_path.name, recursive=False),
     ]
-    for pattern in transcript_globs or config.transcripts.sources:
-        watches.append(watch_for("transcript", pattern, workspace))
+    sources = transcript_globs or config.transcripts.sources or default_sources(workspace, state)
+    for pattern in sources:
+        watch = watch_for("transcript", pattern, workspace)
+        watches.append(watch)
+        if pattern.endswith(".sqlite"):
+            watches.append(Watch("transcript", watch.folder, f"{watch.name}-wal", watch.recursive))
     if config.memory.enabled:
         watches.extend(watch_for("memory", p, workspace) for p in config.memory.sources)
     return watches
@@ -549,6 +558,9 @@ class Daemon:
         folder made by the host's first session) are picked up after the next assembly."""
         if self._observer is None or self._stop.is_set():
             return
+        # The default sources change as hosts start sessions (a new Claude Code session the
+        # hook recorded, a new OpenClaw agent): plan again.
+        self.watches = watch_plan(self.config, self.transcript_globs)
         folders = {(w.folder, w.recursive) for w in self.watches}
         # A folder watched recursively needs no second, flat watch.
         recursive = {folder for folder, deep in folders if deep}

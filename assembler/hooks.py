@@ -1,11 +1,13 @@
 """Hooks for agent hosts: the fresh scratchpad in the form the host adds to the model's context.
 
-Claude Code runs `assemble hook claude-code` on its hook events with a JSON object on stdin
-(`session_id`, `transcript_path`, `cwd`, `hook_event_name`, and `prompt` for
-UserPromptSubmit). For UserPromptSubmit and SessionStart the hook prints
+Claude Code runs `assemble hook claude-code` on its hook events with a JSON object on stdin:
+`session_id`, `transcript_path`, `cwd` and `hook_event_name` on every event, plus `source`
+("startup", "resume", "clear", "compact" or "fork") on SessionStart and `prompt` on
+UserPromptSubmit. For UserPromptSubmit and SessionStart the hook prints
 `{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}`, which Claude Code
-adds to the context; nothing when the scratchpad is stale or missing, and nothing for other
-events. A running daemon is nudged to assemble soon.
+adds to the context (and keeps there, in the session's history); nothing when the scratchpad
+is stale or missing, or the session holds it already, and nothing for other events. A running
+daemon is nudged to assemble soon.
 
 A hook runs before every prompt, so it must start fast: it reads the file's frontmatter with
 a few string operations instead of loading YAML, Jinja2 or anything numeric, and never touches
@@ -17,15 +19,19 @@ Code blocks the prompt when a hook exits 2, so a problem here is raised as an As
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assembler.errors import AssemblerError
+
+if TYPE_CHECKING:
+    from assembler.config import Config
 
 CONTEXT_EVENTS = ("UserPromptSubmit", "SessionStart")
 
@@ -44,6 +50,7 @@ class HookEvent:
     cwd: str | None
     session_id: str | None
     transcript_path: str | None
+    source: str | None = None  # SessionStart's: "startup", "resume", "clear", "compact", "fork"
 
 
 def parse_claude_code_input(text: str) -> HookEvent:
@@ -75,7 +82,11 @@ def parse_claude_code_input(text: str) -> HookEvent:
         return value if isinstance(value, str) and value else None
 
     return HookEvent(
-        name, text_field("cwd"), text_field("session_id"), text_field("transcript_path")
+        name,
+        text_field("cwd"),
+        text_field("session_id"),
+        text_field("transcript_path"),
+        text_field("source"),
     )
 
 
@@ -158,6 +169,106 @@ def claude_code_output(event: HookEvent, context: str) -> str:
     return json.dumps(output, ensure_ascii=False) + "\n"
 
 
+SESSIONS_NAME = "claude-code-sessions.json"
+# The sessions remembered; older ones (by when they were last seen) are forgotten.
+MAX_SESSIONS = 200
+
+
+@dataclass(frozen=True)
+class Block:
+    """What the host would add now: the block ('' when stale or missing), a digest of its
+    content apart from its clocks, and until when the block says it is valid."""
+
+    text: str
+    digest: str
+    valid_until: datetime | None
+
+
+def current_block(config: Config, now: datetime) -> Block:
+    """Given a config and the clock, return the block to add to the context: the ready block
+    written with the file (see `assembler.ready`) while the file is still the one it was made
+    from, else the file itself, parsed in full (an agent edited it, or it predates the ready
+    block)."""
+    from assembler.ready import read_ready
+
+    ready = read_ready(config.state_dir)
+    if ready is not None and ready.matches_file(config.output_path):
+        text = ready.block if ready.is_fresh(now) else ""
+        return Block(text, ready.digest, ready.expires)
+    from assembler.sections import rendered_path
+
+    text = fresh_context(config.output_path, now, rendered_path(config.state_dir))
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return Block(text, digest, None)
+
+
+def decide_and_record(config: Config, event: HookEvent, block: Block, now: datetime) -> bool:
+    """Given the event and the block, return whether to send the block, and remember what was
+    sent to the session in `.scratchpad/claude-code-sessions.json`, with its transcript path
+    (which assemblies read when no transcript source is configured).
+
+    Claude Code keeps what a hook adds in the session's context, so a block sent on every
+    prompt piles up. It is sent at SessionStart (a new, cleared or compacted session, whose
+    context lacks it; a forked one, whose parent's copy is not known here), then again only when
+    its content changed, or when the copy the session holds has passed the validity it states
+    (the model is told to ignore an expired copy). A resumed session (`claude --resume`,
+    `--continue`: each `claude -p` turn after a session's first) holds its history, with the
+    copy sent before, so its SessionStart is treated as a prompt.
+    """
+    from assembler.fsutil import FileLock, atomic_write, read_state_file, real_dir
+
+    path = real_dir(config.state_dir) / SESSIONS_NAME
+    lock = FileLock(path.with_name(path.name + ".lock"))
+    with lock.hold(timeout=5):
+        try:
+            data = read_state_file(path).data
+            sessions: Any = json.loads(data) if data else {}
+        except (OSError, ValueError):
+            sessions = {}
+        if not isinstance(sessions, dict):
+            sessions = {}
+        key = event.session_id or ""
+        record = sessions.get(key)
+        record = dict(record) if isinstance(record, dict) else {}
+        before = dict(record)
+        if event.transcript_path:
+            record["transcript_path"] = event.transcript_path
+        if event.cwd:
+            record["cwd"] = event.cwd
+        send = False
+        if event.name in CONTEXT_EVENTS and block.text:
+            held_until = _time(record.get("valid_until"))
+            send = (
+                (event.name == "SessionStart" and event.source != "resume")
+                or not key
+                or record.get("sent") != block.digest
+                or (held_until is not None and now >= held_until)
+            )
+            if send:
+                record["sent"] = block.digest
+                until = block.valid_until
+                record["valid_until"] = until.isoformat() if until is not None else None
+        seen = _time(record.get("seen"))
+        if seen is None or (now - seen).total_seconds() > 600:
+            record["seen"] = now.isoformat(timespec="seconds")
+        if key and record != before:
+            sessions[key] = record
+            newest = sorted(sessions.items(), key=lambda kv: str(kv[1].get("seen", "")))
+            kept = dict(newest[-MAX_SESSIONS:])
+            atomic_write(path, json.dumps(kept, ensure_ascii=False, indent=1) + "\n")
+    return send
+
+
+def _time(value: object) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else None
+
+
 def run_claude_code_hook(
     stdin_text: str,
     *,
@@ -167,7 +278,8 @@ def run_claude_code_hook(
 ) -> str:
     """Given the hook's stdin, --workspace and --config, return what to print (maybe "").
 
-    A running daemon is nudged for every event, so the next prompt finds a newer file.
+    A running daemon is nudged for every event, so the next prompt finds a newer file. The
+    block goes to the session once, and again when it changed (see `decide_and_record`).
     Raise HookInputError for bad input, ConfigError/WorkspaceError for a bad setup.
     """
     from assembler.config import load_config, local_timezone
@@ -179,10 +291,10 @@ def run_claude_code_hook(
         from assembler.daemon import nudge
 
         nudge(config.state_dir, event.name)
-    if event.name not in CONTEXT_EVENTS:
-        return ""
     clock = now if now is not None else datetime.now(local_timezone(config))
-    from assembler.sections import rendered_path
-
-    rendered = rendered_path(config.state_dir)
-    return claude_code_output(event, fresh_context(config.output_path, clock, rendered))
+    block = current_block(config, clock) if event.name in CONTEXT_EVENTS else Block("", "", None)
+    try:
+        send = decide_and_record(config, event, block, clock)
+    except (OSError, TimeoutError):
+        send = bool(block.text)  # no memory of what was sent: better twice than never
+    return claude_code_output(event, block.text) if send else ""

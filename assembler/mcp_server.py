@@ -1,15 +1,18 @@
 """`assemble mcp`: every agent-facing tool over MCP on stdio, for hosts that speak it.
 
-Tools: `scratchpad` (seed 004's sectioned tool), `session_scratchpad` (seed 000's
-`{content, mode}` on section main), `scratchpad_put` and `scratchpad_read` (seed 002's parked
-observations) and `memory_search` (the memory index). Each tool is a thin adapter over the core
-function the CLI calls; a call the agent got wrong comes back as a tool error (`isError`) with
-the same message the CLI would print, so the agent can correct itself.
+Tools: `scratchpad` (the sectioned tool), `session_scratchpad` (`{content, mode}` on section
+main), `scratchpad_put` and `scratchpad_read` (parked observations), `scratchpad_view` (the
+scratchpad as hosts prepend it, read-only) and `memory_search` (the memory index); every tool
+carries annotations saying whether it only reads. One resource, `scratchpad://current`, is
+the same text as `scratchpad_view`, for hosts that attach resources but never see the file.
+Each tool is a thin adapter over the core function the CLI calls; a call the agent got wrong
+comes back as a tool error (`isError`) with the same message the CLI would print, so the agent
+can correct itself.
 
-The server is the SDK's low-level `Server` with hand-written input schemas: the schemas are the
-seeds', and arguments reach the core unvalidated, so a common mistake (`op` instead of
-`action`) gets the core's helpful answer instead of a generic schema error. Core calls are
-blocking (SQLite, the embedding model), so they run in a worker thread.
+The server is the SDK's low-level `Server` with hand-written input schemas, and arguments reach
+the core unvalidated, so a common mistake (`op` instead of `action`) gets the core's helpful
+answer instead of a generic schema error. Core calls are blocking (SQLite, the embedding
+model), so they run in a worker thread.
 
 The stdio transport is the SDK's (`stdio_server`) with a stricter reader: stdin is decoded as
 strict UTF-8, and a line that is not JSON, or not a JSON-RPC message, gets a -32700 or -32600
@@ -68,7 +71,8 @@ artifacts and errors with `scratchpad` (or the whole notepad with `session_scrat
 you save appears in SCRATCHPAD.md, which your host shows you. Observations that were too large
 for the context come with a `scratchpad_id` and a summary: read slices of them with
 `scratchpad_read`. Search long-term memory with `memory_search` before answering questions
-about prior work."""
+about prior work. If your host does not show you SCRATCHPAD.md, read it with `scratchpad_view`
+(or the resource scratchpad://current) at the start of a task."""
 
 SCRATCHPAD_DESCRIPTION = """\
 Working memory for the current session. Use this to save facts discovered mid-task (file \
@@ -218,6 +222,16 @@ READ_SCHEMA: dict[str, Any] = {
     "required": ["scratchpad_id"],
 }
 
+SCRATCHPAD_URI = "scratchpad://current"
+
+VIEW_DESCRIPTION = """\
+Shows your scratchpad as it is now: the human's mood and a response strategy, what the \
+session is about, the memories that bear on it, the time of day, and the sections you saved. \
+Read-only. Hosts that show SCRATCHPAD.md by themselves give you this already; otherwise read \
+it at the start of a task and when you need to recall what you saved."""
+
+VIEW_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
+
 SEARCH_DESCRIPTION = """\
 Recall step: search the long-term memory (MEMORY.md, memory/*.md daily notes) before \
 answering questions about prior work, decisions, dates, people, preferences or todos. Hybrid \
@@ -278,26 +292,105 @@ class Tools:
             "scratchpad_put": self.scratchpad_put,
             "scratchpad_read": self.scratchpad_read,
             "memory_search": self.memory_search,
+            "scratchpad_view": self.scratchpad_view,
         }
 
     def definitions(self) -> list[types.Tool]:
-        """Return the MCP definitions of the tools, with the seeds' schemas."""
+        """Return the MCP definitions of the tools, with the seeds' schemas and annotations
+        that say which tools only read and which ones overwrite."""
         session = SESSION_DESCRIPTION.format(cap=self.config.caps.agent)
+
+        def tool(
+            name: str, title: str, description: str, schema: dict[str, Any], **hints: bool
+        ) -> types.Tool:
+            annotations = types.ToolAnnotations(title=title, open_world_hint=False, **hints)
+            return types.Tool(
+                name=name,
+                title=title,
+                description=description,
+                input_schema=schema,
+                annotations=annotations,
+            )
+
+        writes = {"read_only_hint": False, "idempotent_hint": False}
+        reads = {"read_only_hint": True}
         return [
-            types.Tool(
-                name="scratchpad",
-                description=SCRATCHPAD_DESCRIPTION,
-                input_schema=SCRATCHPAD_SCHEMA,
+            # write and clear replace text, so the sectioned tool counts as destructive
+            tool(
+                "scratchpad",
+                "Scratchpad sections",
+                SCRATCHPAD_DESCRIPTION,
+                SCRATCHPAD_SCHEMA,
+                destructive_hint=True,
+                **writes,
             ),
-            types.Tool(name="session_scratchpad", description=session, input_schema=SESSION_SCHEMA),
-            types.Tool(name="scratchpad_put", description=PUT_DESCRIPTION, input_schema=PUT_SCHEMA),
-            types.Tool(
-                name="scratchpad_read", description=READ_DESCRIPTION, input_schema=READ_SCHEMA
+            tool(
+                "session_scratchpad",
+                "Session scratchpad",
+                session,
+                SESSION_SCHEMA,
+                destructive_hint=True,
+                **writes,
             ),
-            types.Tool(
-                name="memory_search", description=SEARCH_DESCRIPTION, input_schema=SEARCH_SCHEMA
+            tool(
+                "scratchpad_put",
+                "Park an observation",
+                PUT_DESCRIPTION,
+                PUT_SCHEMA,
+                destructive_hint=False,
+                **writes,
             ),
+            tool(
+                "scratchpad_read",
+                "Read a parked observation",
+                READ_DESCRIPTION,
+                READ_SCHEMA,
+                **reads,
+            ),
+            tool("scratchpad_view", "View the scratchpad", VIEW_DESCRIPTION, VIEW_SCHEMA, **reads),
+            tool("memory_search", "Search memory", SEARCH_DESCRIPTION, SEARCH_SCHEMA, **reads),
         ]
+
+    def resources(self) -> list[types.Resource]:
+        """Return the MCP resources: the current scratchpad, as hosts prepend it."""
+        return [
+            types.Resource(
+                uri=SCRATCHPAD_URI,
+                name="scratchpad",
+                title="Session scratchpad",
+                description=VIEW_DESCRIPTION,
+                mime_type="text/markdown",
+            )
+        ]
+
+    def read_resource(self, uri: str) -> str:
+        """Given a resource URI, return its text. Raise AssemblerError for an unknown URI."""
+        if uri != SCRATCHPAD_URI:
+            raise AssemblerError(f"Unknown resource {uri!r}; the one resource is {SCRATCHPAD_URI}")
+        return self.view_text()
+
+    def view_text(self) -> str:
+        """Return the scratchpad as hosts prepend it: the assembled part while it is fresh and
+        the agent's sections as the journal holds them now."""
+        from assembler.config import local_timezone
+        from assembler.render import prefix_text
+        from assembler.sections import prefix_parts
+
+        now = self.clock() if self.clock is not None else datetime.now(local_timezone(self.config))
+        parts = prefix_parts(self.config, now)
+        text = prefix_text([parts.auto, parts.agent])
+        if parts.fresh:
+            return text
+        why = "has expired" if parts.expires is not None else "has not been written yet"
+        note = (
+            f"(The assembled part of the scratchpad (mood, context, memories) {why}; only your "
+            "own sections are shown. It is renewed by `assemble --once` or the daemon.)"
+        )
+        return f"{note}\n{text}" if text else note
+
+    def scratchpad_view(self, arguments: Mapping[str, Any]) -> ToolResult:
+        _check_keys("scratchpad_view", arguments, VIEW_SCHEMA)
+        return ToolResult([self.view_text()])
 
     def call(self, name: str, arguments: Mapping[str, Any] | None) -> ToolResult:
         """Given a tool name and its arguments, run the tool and return its result.
@@ -325,7 +418,9 @@ class Tools:
     def scratchpad(self, arguments: Mapping[str, Any]) -> ToolResult:
         from assembler.sections import scratchpad_for
 
-        return _from_answer(scratchpad_for(self.config).tool_call(arguments, source="mcp"))
+        return _from_answer(
+            scratchpad_for(self.config, refresh_ready=True).tool_call(arguments, source="mcp")
+        )
 
     def session_scratchpad(self, arguments: Mapping[str, Any]) -> ToolResult:
         from assembler.sections import scratchpad_for
@@ -339,7 +434,7 @@ class Tools:
                 ],
                 is_error=True,
             )
-        pad = scratchpad_for(self.config)
+        pad = scratchpad_for(self.config, refresh_ready=True)
         mode = arguments.get("mode", "replace")
         return _from_answer(pad.session_tool(arguments["content"], mode, source="mcp"))
 
@@ -475,12 +570,26 @@ def build_server(tools: Tools) -> Server[Any]:
         result = await anyio.to_thread.run_sync(tools.call, params.name, params.arguments)
         return result.to_mcp()
 
+    async def list_resources(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=tools.resources())
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        text = await anyio.to_thread.run_sync(tools.read_resource, params.uri)
+        content = types.TextResourceContents(uri=params.uri, mime_type="text/markdown", text=text)
+        return types.ReadResourceResult(contents=[content])
+
     return Server(
         "scratchpad-assembler",
         version=__version__,
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
     )
 
 

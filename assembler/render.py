@@ -39,6 +39,10 @@ class Item:
     # A heading item only describes the others (e.g. the daily note's "From:"): a section left
     # with nothing but heading items is dropped whole rather than shown as an empty shell.
     heading: bool = False
+    # What of the line counts as news for hosts that send the block once per session and again
+    # when it changed: None, the whole text; "" nothing (a clock: the local time, "last 10m
+    # ago"); else the words that matter ("frustrated", not the score that drifts each render).
+    gist: str | None = None
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import re
 from collections import Counter
@@ -58,6 +59,9 @@ from assembler.tokens import TokenCounter, estimate_tokens
 
 if TYPE_CHECKING:
     from assembler.config import Config
+
+
+log = logging.getLogger(__name__)
 
 
 class SectionError(AssemblerError):
@@ -669,6 +673,7 @@ class Scratchpad:
         section_caps: Mapping[str, int] = _NO_CAPS,
         count: TokenCounter = estimate_tokens,
         now: Callable[[], datetime] | None = None,
+        on_change: Callable[[], None] | None = None,
     ) -> None:
         if agent_cap <= 0:
             raise ValueError(f"agent_cap must be positive, got {agent_cap}")
@@ -680,6 +685,7 @@ class Scratchpad:
         self.section_caps = dict(section_caps)
         self.count = count
         self.now = now if now is not None else journal.now
+        self.on_change = on_change  # called after each change is recorded
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -774,6 +780,8 @@ class Scratchpad:
             return  # nothing recorded: no reason to read the journal again for compaction
         self.journal.record_many(events)
         self.journal.compact(now=now)
+        if self.on_change is not None:
+            self.on_change()
 
     def _budget(self, state: Mapping[str, SectionState], section: str) -> _Budget:
         others = sum(
@@ -1438,11 +1446,27 @@ def section_caps_of(config: Config) -> dict[str, int]:
     return {n: c for n, c in config.caps.sections.items() if n not in AUTO_SECTIONS}
 
 
-def scratchpad_for(config: Config, *, now: Callable[[], datetime] | None = None) -> Scratchpad:
-    """Given a loaded config, return the workspace's Scratchpad with its caps and counter."""
+def scratchpad_for(
+    config: Config, *, now: Callable[[], datetime] | None = None, refresh_ready: bool = False
+) -> Scratchpad:
+    """Given a loaded config, return the workspace's Scratchpad with its caps and counter.
+
+    With `refresh_ready` (the agent's and subsystems' own calls), every change also rewrites
+    the ready block hosts inject (`assembler.ready`), so the next turn has it without waiting
+    for an assembly.
+    """
     from assembler.tokens import get_counter
 
     clock = now if now is not None else _local_now
+
+    def refresh() -> None:
+        from assembler.ready import refresh_ready as write
+
+        try:
+            write(config, _aware(clock()))
+        except Exception:  # the journal has the change; the next assembly writes the block
+            log.exception("cannot refresh the ready block")
+
     journal = Journal(journal_path(config.state_dir), now=clock)
     caps = section_caps_of(config)
     return Scratchpad(
@@ -1451,6 +1475,7 @@ def scratchpad_for(config: Config, *, now: Callable[[], datetime] | None = None)
         section_caps=caps,
         count=get_counter(config.tokens.counter),
         now=clock,
+        on_change=refresh if refresh_ready else None,
     )
 
 
@@ -1515,7 +1540,8 @@ def openclaw_entry_time(entry: Mapping[str, Any]) -> datetime | None:
 def read_openclaw_scratchpad_entries(
     paths: Iterable[Path | str], *, tail_bytes: int | None = None
 ) -> list[dict[str, Any]]:
-    """Given OpenClaw session JSONL files, return their `openclaw:scratchpad*` custom entries.
+    """Given OpenClaw session JSONL files (or agent databases, `.sqlite`), return their
+    `openclaw:scratchpad*` custom entries.
 
     With `tail_bytes`, only the last that many bytes of each file are read (from the first
     whole line in them), so the cost follows the tail, not the file. Entries come in file
@@ -1524,6 +1550,13 @@ def read_openclaw_scratchpad_entries(
     needle = OPENCLAW_SCRATCHPAD_TYPE.encode()
     found: list[dict[str, Any]] = []
     for path in paths:
+        if str(path).endswith(".sqlite"):  # OpenClaw's store (2026.9 and later)
+            from assembler.transcripts import store_custom_entries
+
+            for value in store_custom_entries(Path(path), OPENCLAW_SCRATCHPAD_TYPE):
+                if isinstance(value, dict) and is_openclaw_scratchpad_entry(value):
+                    found.append(value)
+            continue
         try:
             with open(path, "rb") as handle:
                 if tail_bytes is not None:
@@ -2640,17 +2673,25 @@ def guidance_for(config: Config) -> str:
     return text
 
 
-def prefix_for(config: Config, now: datetime, *, fresh_only: bool = False) -> str | None:
-    """Given a config and the clock, return the block hosts prepend to each message (seed 000).
+@dataclass(frozen=True)
+class PrefixParts:
+    """What the prefix block is made of: SCRATCHPAD.md's auto part ('' when the file is stale
+    or missing) and the agent sections as written; and the file's expiry (None: no file)."""
 
-    It holds the auto part of SCRATCHPAD.md while the file is fresh and the agent sections as
+    auto: str
+    agent: str
+    expires: datetime | None
+    fresh: bool
+
+
+def prefix_parts(config: Config, now: datetime) -> PrefixParts:
+    """Given a config and the clock, return the parts of the block hosts prepend to each
+    message: the auto part of SCRATCHPAD.md while the file is fresh, and the agent sections as
     the journal holds them now, even when the file is stale (under the same caps as the file,
-    as written: no markers, escapes or editing intro, since a message cannot be edited), and
-    is empty when neither has anything. With `fresh_only`, return None when the file is stale
-    or missing.
+    as written: no markers, escapes or editing intro, since a message cannot be edited).
     """
     from assembler.errors import ScratchpadError
-    from assembler.render import prefix_text, read_scratchpad
+    from assembler.render import read_scratchpad
     from assembler.tokens import get_counter
 
     try:
@@ -2658,8 +2699,6 @@ def prefix_for(config: Config, now: datetime, *, fresh_only: bool = False) -> st
         fresh = page.is_fresh(now)
     except ScratchpadError:
         page, fresh = None, False
-    if fresh_only and not fresh:
-        return None
     auto = auto_part(page.body).strip() if page is not None and fresh else ""
     count = get_counter(config.tokens.counter)
     try:
@@ -2679,4 +2718,17 @@ def prefix_for(config: Config, now: datetime, *, fresh_only: bool = False) -> st
         # The journal cannot be read: the sections as last rendered are the best there is.
         region = find_agent_region(page.body) if page is not None and fresh else None
         agent = plain_region(region) if region is not None else ""
-    return prefix_text([auto, agent])
+    return PrefixParts(auto, agent, page.expires if page is not None else None, fresh)
+
+
+def prefix_for(config: Config, now: datetime, *, fresh_only: bool = False) -> str | None:
+    """Given a config and the clock, return the block hosts prepend to each message (seed 000)
+    from `prefix_parts`: empty when neither part has anything. With `fresh_only`, return None
+    when the file is stale or missing.
+    """
+    from assembler.render import prefix_text
+
+    parts = prefix_parts(config, now)
+    if fresh_only and not parts.fresh:
+        return None
+    return prefix_text([parts.auto, parts.agent])

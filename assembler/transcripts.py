@@ -3,6 +3,8 @@
 INTERFACE (fixed; the readers below implement it):
 - `Message`, `SourceReport`, `TranscriptRead` dataclasses.
 - `read_recent(sources, *, base, now, max_messages, lookback, max_files, fmt) -> TranscriptRead`.
+- `default_sources(workspace, state_dir) -> list[str]`: where the hosts keep this workspace's
+  transcripts, for an empty `transcripts.sources`.
 - `resolve_explicit_sources(patterns, cwd) -> list[str]` for `--transcripts`.
 - `clip_middle(text, head, tail) -> str`: the head and tail of a long text, as `Message.text`
   keeps them (`TEXT_HEAD_CHARS`, `TEXT_TAIL_CHARS`).
@@ -18,12 +20,14 @@ import re
 import sqlite3
 import urllib.parse
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, BinaryIO, Final, Literal
 
+from assembler import transcripts_claude as claude
+from assembler import transcripts_openclaw as openclaw
 from assembler.errors import TranscriptError
 from assembler.fsutil import allowed_root, resolves_within
 
@@ -132,13 +136,16 @@ def read_recent(
 ) -> TranscriptRead:
     """Given transcript glob patterns, return the newest human and assistant messages in them.
 
-    Patterns expand `~`, resolve relative ones against `base` and support `**`. Matching files
-    are read from their end, newest (by mtime) first, until `max_files` of them yielded
-    messages: a file without any (a heartbeat-only session) does not count, and reading stops
-    after `4 x max_files` files or at the first file last written before `now - lookback`.
-    Their messages are merged oldest first and the newest `max_messages` kept, none older than
-    `now - lookback` (`lookback=None`: no age limit). `fmt` forces one format instead of
-    detecting it per file.
+    Patterns expand `~`, resolve relative ones against `base` and support `**`. What a glob
+    matches that the hosts write beside their sessions (OpenClaw's run traces, checkpoint
+    copies, archives and index) is not read, nor are the sessions OpenClaw's `sessions.json`
+    gives to its cron jobs, subagents and hooks. Matching files are read from their end, newest
+    (by mtime) first, until `max_files` of them yielded a human message: a session in which only
+    the host speaks (heartbeat polls, cron prompts) does not count and its messages are not
+    kept, and reading stops after `4 x max_files` files or at the first file last written
+    before `now - lookback`. Their messages are merged oldest first and the newest
+    `max_messages` kept, none older than `now - lookback` (`lookback=None`: no age limit).
+    `fmt` forces one format instead of detecting it per file.
 
     Raise nothing for unreadable sources: a pattern that matches nothing becomes a warning, a
     file that cannot be read gets a `SourceReport.error`, and corrupt lines (a message whose
@@ -157,7 +164,6 @@ def read_recent(
     wanted = max(max_files, 0)
 
     units: list[_Unit] = []
-    summaries_per_file: list[list[str]] = []
     with_messages = 0
     for opened, path in enumerate(_newest_first(paths)[: wanted * _OPEN_FACTOR]):
         if with_messages >= wanted:
@@ -165,6 +171,11 @@ def read_recent(
         if opened >= wanted and cutoff is not None and _mtime(path) < cutoff:
             break  # last written before the window: neither it nor older files have a message
         outcome = _read_source(path, fmt, cutoff, limit, max(max_files, 1))
+        for unit in outcome.units:
+            if not unit.human:
+                # Only the host spoke (a cron run, a heartbeat): its replies are not the
+                # conversation either.
+                unit.messages, unit.summaries = [], []
         useful = any(unit.messages for unit in outcome.units)
         with_messages += useful
         report = outcome.report
@@ -173,16 +184,35 @@ def read_recent(
         if opened < wanted or useful or report.error or report.bad_lines:
             result.sources.append(report)
         units.extend(outcome.units)
-        summaries_per_file.append(outcome.summaries)
 
     result.messages = _merge(units, limit)
     taken = Counter(message.source for message in result.messages)
     for report in result.sources:
         report.messages = taken.get(report.path, 0)
-    # Files were read newest first; summaries are listed oldest first, like the messages.
-    for summaries in reversed(summaries_per_file):
-        result.summaries.extend(summaries)
+    # Sessions were read newest first; summaries are listed oldest first, like the messages.
+    for unit in reversed(units):
+        result.summaries.extend(unit.summaries)
     return result
+
+
+def default_sources(
+    workspace: Path, state_dir: Path, environ: Mapping[str, str] | None = None
+) -> list[str]:
+    """Given the workspace and its state folder, return where the hosts keep its transcripts,
+    for a config that names none.
+
+    OpenClaw (state folder `$OPENCLAW_STATE_DIR`, else `~/.openclaw`): the session JSONL files
+    and the SQLite store of each agent whose configured workspace is this one (every agent when
+    its config cannot be read or names none). Claude Code: the transcripts the hook recorded in
+    `<state_dir>/claude-code-sessions.json`, those inside Claude Code's projects folder only.
+    Only places that exist are returned, as globs that match only themselves.
+    `environ` defaults to the process environment.
+    """
+    env = os.environ if environ is None else environ
+    return [
+        *openclaw.openclaw_sources(workspace, env),
+        *claude.claude_code_sources(state_dir, env),
+    ]
 
 
 @dataclass
@@ -191,6 +221,8 @@ class _Unit:
 
     messages: list[Message]
     fallback_time: datetime  # the file's mtime, for a session without any timestamp
+    human: bool = True  # whether a human spoke in it (in the window read)
+    summaries: list[str] = field(default_factory=list)  # compaction summaries, oldest first
 
 
 @dataclass
@@ -199,7 +231,6 @@ class _Outcome:
 
     report: SourceReport
     units: list[_Unit] = field(default_factory=list)
-    summaries: list[str] = field(default_factory=list)  # oldest first
 
 
 def _match_sources(
@@ -208,11 +239,16 @@ def _match_sources(
     """Given glob patterns, return the distinct paths they match, a warning per empty one, and
     a failed report per match that resolves outside the folder its pattern points into (a link
     the agent planted among the transcripts: see `fsutil.allowed_root`); those are not read.
+
+    A glob's matches leave out what OpenClaw writes beside its sessions without it being one
+    (`transcripts_openclaw.is_session_artifact`) and the sessions its index gives to the host;
+    a path named without a glob is read whatever it is.
     """
     paths: list[Path] = []
     seen: set[str] = set()
     warnings: list[str] = []
     refused: list[SourceReport] = []
+    host_files: dict[str, frozenset[str]] = {}
     for pattern in sources:
         root = allowed_root(pattern, base)
         expanded = os.path.expanduser(pattern)
@@ -226,11 +262,20 @@ def _match_sources(
                 f"Transcript source {pattern!r} matched no files in {base}; check the pattern "
                 "(in 'transcripts.sources' or --transcripts)."
             )
+        globbed = glob.has_magic(expanded)
         for match in matches:
             key = os.path.normpath(match)
             if key in seen:
                 continue
             seen.add(key)
+            folder, name = os.path.split(key)
+            if globbed and openclaw.is_session_artifact(name):
+                continue
+            if globbed and name.endswith(".jsonl"):
+                if folder not in host_files:
+                    host_files[folder] = openclaw.host_session_files(Path(folder))
+                if name in host_files[folder]:
+                    continue
             if not resolves_within(Path(key), root):
                 error = (
                     f"Transcript {key} is a link to {os.path.realpath(key)}, outside {root}, so "
@@ -267,21 +312,24 @@ def resolve_explicit_sources(patterns: Sequence[str], cwd: Path) -> list[str]:
 
 def _newest_first(paths: list[Path]) -> list[Path]:
     """Given paths, return them by modification time, newest first (unstat-able ones last)."""
+    return sorted(paths, key=lambda path: (-_mtime_ns(path), str(path)))
 
-    def mtime(path: Path) -> int:
-        try:
-            return path.stat().st_mtime_ns
-        except OSError:
-            return -1  # read anyway, so the report says what is wrong with it
 
-    return sorted(paths, key=lambda path: (-mtime(path), str(path)))
+def _mtime_ns(path: Path) -> int:
+    """The time a file was last written, -1 when it cannot be told. An SQLite database in WAL
+    mode is written through its `-wal` file: the database file's own time lags behind."""
+    try:
+        written = path.stat().st_mtime_ns
+    except OSError:
+        return -1  # read anyway, so the report says what is wrong with it
+    try:
+        return max(written, Path(f"{path}-wal").stat().st_mtime_ns)
+    except OSError:
+        return written
 
 
 def _mtime(path: Path) -> datetime:
-    try:
-        return datetime.fromtimestamp(path.stat().st_mtime, UTC)
-    except OSError:
-        return datetime.fromtimestamp(0, UTC)
+    return datetime.fromtimestamp(max(_mtime_ns(path), 0) / 1e9, UTC)
 
 
 def _read_source(
@@ -336,12 +384,19 @@ def _merge(units: list[_Unit], limit: int) -> list[Message]:
 
     A message without a timestamp sorts with the next timestamped message of its session (else
     the previous one, else the file's mtime): it is never older than its neighbours and it keeps
-    its place in the file.
+    its place in the file. A message read twice (the same session, role, time and text: a
+    session OpenClaw imported into its database while its file is still there) is kept once.
     """
     keyed: list[tuple[datetime, int, int, Message]] = []
+    seen: set[tuple[str, str, datetime, str]] = set()
     for unit_index, unit in enumerate(units):
         times = _effective_times(unit)
         for position, (message, when) in enumerate(zip(unit.messages, times, strict=True)):
+            if message.session_id is not None and message.timestamp is not None:
+                identity = (message.session_id, message.role, message.timestamp, message.text)
+                if identity in seen:
+                    continue
+                seen.add(identity)
             # Units come newest file first; on equal times the older file's message goes first.
             keyed.append((when, -unit_index, position, message))
     keyed.sort(key=lambda item: item[:3])
@@ -396,6 +451,7 @@ class _BackwardLines:
         self._file = file
         self._end = end
         self.bytes_read = 0
+        self.line_start = end  # where the line yielded last starts in the file
 
     def __iter__(self) -> Iterator[bytes]:
         position = self._end
@@ -418,11 +474,17 @@ class _BackwardLines:
                 continue
             pieces.append(parts[-1])
             line, pieces = b"".join(reversed(pieces)), [parts[0]]
+            start = position + len(chunk) - len(parts[-1])
+            self.line_start = start
             yield line
             # A pasted line can be many megabytes: hold neither its pieces while it is parsed
             # nor the line itself while the lines after it are.
             del line
-            yield from reversed(parts[1:-1])
+            for part in reversed(parts[1:-1]):
+                start -= len(part) + 1
+                self.line_start = start
+                yield part
+        self.line_start = 0
         yield b"".join(reversed(pieces))
 
 
@@ -470,18 +532,18 @@ def _read_jsonl(path: Path, fmt: Format, cutoff: datetime | None, limit: int) ->
         lines = iter(backward)
 
         # Lines looked at for detection are kept and replayed, so nothing is parsed twice.
-        peeked: list[tuple[object, int]] = []
+        peeked: list[tuple[object, int, int]] = []
         chosen: Format | None = fmt if fmt != "auto" else _classify(head_value)
         if chosen is None:
             for raw in lines:
                 value = _parse_line(raw)
-                peeked.append((value, len(raw) + 1))
+                peeked.append((value, len(raw) + 1, backward.line_start))
                 chosen = _classify(value)
                 if chosen is not None or len(peeked) >= _DETECT_LINES:
                     break
         if chosen is None:
             report.bytes_read = head_bytes + backward.bytes_read
-            if head_value is _BLANK and all(value is _BLANK for value, _ in peeked):
+            if head_value is _BLANK and all(value is _BLANK for value, _, _ in peeked):
                 report.format = "unknown"  # empty: the host has not written to it yet
                 return _Outcome(report)
             report.error = (
@@ -495,19 +557,34 @@ def _read_jsonl(path: Path, fmt: Format, cutoff: datetime | None, limit: int) ->
         reader = _make_reader(chosen, str(path), cutoff, limit, session_id)
         if isinstance(head_value, dict):
             reader.header(head_value)
+        reader.entry_offset = lambda index: _entry_offset(file, index)
 
         def items() -> Iterator[tuple[object, int]]:
-            yield from peeked
+            for value, size, start in peeked:
+                reader.line_start = start
+                yield value, size
             for raw in lines:
+                reader.line_start = backward.line_start
                 yield _parse_line(raw), len(raw) + 1
 
         report.bad_lines = _walk(items(), reader)
-        report.bytes_read = head_bytes + backward.bytes_read
-    return _Outcome(
-        report,
-        units=[_Unit(list(reversed(reader.found)), _mtime(path))],
-        summaries=list(reversed(reader.summaries)),
-    )
+        report.bytes_read = head_bytes + backward.bytes_read + reader.bytes_scanned
+    return _Outcome(report, units=[reader.unit(_mtime(path))])
+
+
+def _entry_offset(file: BinaryIO, index: int) -> int | None:
+    """Given an open JSONL file and an entry number, return where that entry starts, counting
+    entries as pi did in version 1 sessions: every non-blank line that parses, the header 0."""
+    file.seek(0)
+    offset = 0
+    count = 0
+    for raw in file:
+        if raw.strip() and _parse_line(raw) is not _BAD:
+            if count == index:
+                return offset
+            count += 1
+        offset += len(raw)
+    return None
 
 
 # --------------------------------------------------------------------------------------------
@@ -552,6 +629,7 @@ def _walk(items: Iterable[tuple[object, int]], reader: _Reader) -> int:
             walker.feed(verdict, size)
     else:
         walker.reached_start()
+    reader.finish()
     return bad + reader.bad_lines
 
 
@@ -627,17 +705,18 @@ class _Walker:
 # Housekeeping replies of OpenClaw's silent turns and heartbeat, possibly decorated.
 _SILENT_REPLY = re.compile(r"^\W*NO_REPLY\W*$")
 _HEARTBEAT_REPLY = re.compile(r"^\W*HEARTBEAT_OK\W*$")
-# Claude Code wraps slash commands, their output, `!` shell input and hook text in XML-ish tags
-# with hyphenated names (<command-name>, <local-command-stdout>, <bash-input>, ...).
-_CLAUDE_WRAPPER = re.compile(
-    r"^\s*(?:<[a-z][a-z0-9]*(?:-[a-z0-9]+)+>|Caveat:|\[Request interrupted)"
-)
 _OPENCLAW_ROLES = frozenset({"user", "assistant"})
 _SENDER_KEYS = ("senderName", "sender", "from")
 
 
 class _Reader:
-    """Collects the messages of one session while the walk takes its entries, newest first."""
+    """Collects the messages of one session while the walk takes its entries, newest first.
+
+    The formats tell three kinds of user turn apart: the human's words (`_said`), a prompt the
+    host wrote in the human's place (`_host_turn`: a heartbeat poll, a cron job), and neither (a
+    tool result, a command's output). Replies are held until the turn they answer is known, so
+    that the host's prompts take their replies with them.
+    """
 
     def __init__(
         self, source: str, cutoff: datetime | None, limit: int, session_id: str | None
@@ -653,6 +732,13 @@ class _Reader:
         # are skipped when taken, not refused by `node()`, so that the links of the tree through
         # them still hold and the walk does not search the file for a parent it refused.
         self.bad_lines = 0
+        self.human = False  # the human spoke in the window
+        self._replies: list[Message] = []  # replies to a turn not yet met, newest first
+        # JSONL only: where the entry being taken starts, and where entry number N starts (pi's
+        # version 1 compactions count entries from the top of the file).
+        self.line_start: int | None = None
+        self.entry_offset: Callable[[int], int | None] | None = None
+        self.bytes_scanned = 0
 
     def header(self, value: dict[str, Any]) -> None:
         """Take what the first line says about the whole session (OpenClaw only)."""
@@ -664,22 +750,63 @@ class _Reader:
         """Given an entry on the active branch, collect it; return False when done walking."""
         raise NotImplementedError
 
+    def finish(self) -> None:
+        """Note that the walk is over: replies whose turn was never met (it is older than the
+        window, or was summarised) are kept."""
+        self._flush()
+
+    def unit(self, fallback_time: datetime) -> _Unit:
+        """The session read, oldest first."""
+        return _Unit(
+            list(reversed(self.found)),
+            fallback_time,
+            human=self.human,
+            summaries=list(reversed(self.summaries)),
+        )
+
+    def _reply(self, message: Message) -> bool:
+        """Hold an assistant message; return False when done walking."""
+        if self._older(message):
+            return False  # the branch only gets older from here
+        if len(self._replies) < self.limit:
+            self._replies.append(message)
+        return True
+
+    def _said(self, message: Message) -> bool:
+        """Keep a human message and the replies to it; return False when done walking."""
+        if self._older(message):
+            self._flush()
+            return False
+        self.human = True
+        return self._flush() and self._add(message)
+
+    def _host_turn(self) -> None:
+        """Drop the replies held: they answer the host's prompt, not the human."""
+        self._replies.clear()
+
+    def _flush(self) -> bool:
+        replies, self._replies = self._replies, []
+        return all(self._add(reply) for reply in replies)
+
+    def _older(self, message: Message) -> bool:
+        return (
+            self.cutoff is not None
+            and message.timestamp is not None
+            and message.timestamp < self.cutoff
+        )
+
     def _add(self, message: Message) -> bool:
         """Keep `message` unless it is outside the window; return False when done walking."""
         if len(self.found) >= self.limit:
             return False
-        if (
-            self.cutoff is not None
-            and message.timestamp is not None
-            and message.timestamp < self.cutoff
-        ):
+        if self._older(message):
             return False  # the branch only gets older from here
         self.found.append(message)
         return len(self.found) < self.limit
 
 
 class _OpenClawReader(_Reader):
-    """OpenClaw / pi session entries (JSONL lines or SQLite rows)."""
+    """OpenClaw / pi session entries (JSONL lines or SQLite rows), session versions 1 to 4."""
 
     def __init__(
         self, source: str, cutoff: datetime | None, limit: int, session_id: str | None
@@ -687,6 +814,7 @@ class _OpenClawReader(_Reader):
         super().__init__(source, cutoff, limit, session_id)
         self._compacted = False
         self._first_kept: str | None = None
+        self._keep_from: int | None = None  # version 1: the offset of the first kept entry
         # Set by a HEARTBEAT_OK reply: the user message it answers (newer-first walk: the next
         # user message taken) is the host's heartbeat or cron prompt, not the human. NO_REPLY
         # is the agent choosing silence after a real human message (a group chat): only the
@@ -720,62 +848,96 @@ class _OpenClawReader(_Reader):
         if not isinstance(key, str):
             # Version 1 sessions had no ids: their entries simply follow each other.
             return _Node(None, None, True, value)
-        return _Node(key, parent if isinstance(parent, str) else None, False, value)
+        if kind == "leaf":
+            # Version 4 moves the active branch with leaf entries: what follows continues from
+            # `targetId` (null: from nothing, the branch was rewound to the start).
+            target = value.get("targetId")
+            return _Node(key, target if isinstance(target, str) else None, False, value)
+        # A side entry (version 4) is written beside the branch without moving it.
+        side = value.get("appendMode") == "side"
+        return _Node(key, parent if isinstance(parent, str) else None, False, value, not side)
 
     def take(self, value: dict[str, Any]) -> bool:
+        if self._keep_from is not None and (self.line_start or 0) < self._keep_from:
+            return False  # before the first entry a version 1 compaction kept
         kind = value["type"]
-        if kind == "compaction" and not self._compacted:
-            # Only the newest compaction on the branch defines the live context.
+        if value.get("appendMode") == "side":
+            return True
+        if kind in ("compaction", "reset") and not self._compacted:
+            # Only the newest compaction (or reset, version 4) on the branch defines the live
+            # context: entries from its first kept one on.
             self._compacted = True
             summary = value.get("summary")
-            if isinstance(summary, str) and summary.strip():
+            if kind == "compaction" and isinstance(summary, str) and summary.strip():
                 self.summaries.append(summary)
             first_kept = value.get("firstKeptEntryId")
-            if not isinstance(first_kept, str):
+            index = value.get("firstKeptEntryIndex")
+            if isinstance(first_kept, str):
+                self._first_kept = first_kept
+            elif isinstance(index, int) and not isinstance(index, bool) and self.entry_offset:
+                offset = self.entry_offset(index)
+                self.bytes_scanned += offset or 0
+                if offset is None:
+                    return False
+                self._keep_from = offset
+            else:
                 return False
-            self._first_kept = first_kept
         elif kind == "message":
-            message = self._message(value)
-            if message is None:
-                pass
-            elif message.role == "user" and self._skip_prompt:
-                self._skip_prompt = False
-            elif not self._add(message):
+            body: dict[str, Any] = value["message"]
+            if body["role"] == "assistant":
+                reply = self._assistant(value, body)
+                if reply is not None:
+                    self._skip_prompt = False
+                    if not self._reply(reply):
+                        return False
+            elif body["role"] == "user" and not self._user(value, body):
                 return False
-            elif message.role == "assistant":
-                self._skip_prompt = False
         return not (self._first_kept is not None and value.get("id") == self._first_kept)
 
-    def _message(self, entry: dict[str, Any]) -> Message | None:
-        body: dict[str, Any] = entry["message"]
-        role = body["role"]
-        if role not in _OPENCLAW_ROLES:
-            return None
-        if role == "assistant" and (body.get("provider"), body.get("model")) == (
-            "openclaw",
-            "delivery-mirror",
-        ):
-            return None  # a copy of text already delivered, not a new reply
+    def _assistant(self, entry: dict[str, Any], body: dict[str, Any]) -> Message | None:
+        if openclaw.is_host_assistant(body):
+            return None  # a copy of delivered text, or the gateway's own notice
         text = _text_of(body.get("content"))
-        if role == "assistant" and _HEARTBEAT_REPLY.match(text):
+        if _HEARTBEAT_REPLY.match(text):
             self._skip_prompt = True
             return None
-        if role == "assistant" and _SILENT_REPLY.match(text):
-            return None
-        if not text:
+        if not text or _SILENT_REPLY.match(text):
             return None
         if _impossible_time(body.get("timestamp")) or _impossible_time(entry.get("timestamp")):
             self.bad_lines += 1
-            if role == "user":
-                self._skip_prompt = False  # it stood where a heartbeat prompt would have
             return None
+        return self._message("assistant", text, entry, body, None)
+
+    def _user(self, entry: dict[str, Any], body: dict[str, Any]) -> bool:
+        """Take a user message; return False when done walking."""
+        turn = openclaw.user_turn(body, _text_of(body.get("content")))
+        if turn.said == "none":
+            return True
+        if turn.said == "host" or self._skip_prompt:
+            self._skip_prompt = False
+            self._host_turn()
+            return True
+        if _impossible_time(body.get("timestamp")) or _impossible_time(entry.get("timestamp")):
+            self.bad_lines += 1
+            return True
+        speaker = _sender(entry, body) or turn.speaker
+        return self._said(self._message("user", turn.text, entry, body, speaker))
+
+    def _message(
+        self,
+        role: Role,
+        text: str,
+        entry: dict[str, Any],
+        body: dict[str, Any],
+        speaker: str | None,
+    ) -> Message:
         kept, length = _message_text(text)
         return Message(
-            role="user" if role == "user" else "assistant",
+            role=role,
             text=kept,
             timestamp=_parse_time(body.get("timestamp")) or _parse_time(entry.get("timestamp")),
             source=self.source,
-            speaker=_sender(entry, body) if role == "user" else None,
+            speaker=speaker,
             session_id=self.session_id,
             cwd=self.cwd,
             original_length=length,
@@ -783,7 +945,7 @@ class _OpenClawReader(_Reader):
 
 
 class _ClaudeCodeReader(_Reader):
-    """Claude Code project transcript lines."""
+    """Claude Code project transcript lines (1.x and 2.x)."""
 
     def node(self, value: object) -> _Verdict:
         if not isinstance(value, dict) or not isinstance(value.get("type"), str):
@@ -823,38 +985,48 @@ class _ClaudeCodeReader(_Reader):
     def take(self, value: dict[str, Any]) -> bool:
         kind = value["type"]
         if kind not in ("user", "assistant"):
-            return True
+            return True  # attachments, system lines: links of the tree, not messages
         body: dict[str, Any] = value["message"]
         if value.get("isCompactSummary") is True:
             summary = _text_of(body.get("content"))
             if summary:
                 self.summaries.append(summary)
             return True
-        if value.get("isMeta") is True:
-            return True
         role = body.get("role") if body.get("role") in ("user", "assistant") else kind
         if role == "assistant":
             if body.get("model") == "<synthetic>":
                 return True  # errors and notices Claude Code writes itself
             text = _text_of(body.get("content"))
-        else:
-            text = _text_of(body.get("content"), skip=_CLAUDE_WRAPPER)
-        if not text:
+            if not text or self._bad_time(value):
+                return True
+            return self._reply(self._message("assistant", text, value, None))
+        turn = claude.user_turn(value)
+        if turn.said == "host":
+            self._host_turn()
             return True
+        if turn.said == "none" or self._bad_time(value):
+            return True
+        return self._said(self._message("user", turn.text, value, turn.speaker))
+
+    def _bad_time(self, value: dict[str, Any]) -> bool:
         if _impossible_time(value.get("timestamp")):
             self.bad_lines += 1
             return True
+        return False
+
+    def _message(
+        self, role: Role, text: str, value: dict[str, Any], speaker: str | None
+    ) -> Message:
         kept, length = _message_text(text)
-        return self._add(
-            Message(
-                role="user" if role == "user" else "assistant",
-                text=kept,
-                timestamp=_parse_time(value.get("timestamp")),
-                source=self.source,
-                session_id=_str_or_none(value.get("sessionId")) or self.session_id,
-                cwd=_str_or_none(value.get("cwd")),
-                original_length=length,
-            )
+        return Message(
+            role=role,
+            text=kept,
+            timestamp=_parse_time(value.get("timestamp")),
+            source=self.source,
+            speaker=speaker,
+            session_id=_str_or_none(value.get("sessionId")) or self.session_id,
+            cwd=_str_or_none(value.get("cwd")),
+            original_length=length,
         )
 
 
@@ -890,19 +1062,18 @@ class _GenericReader(_Reader):
             self.bad_lines += 1
             return True
         kept, length = _message_text(text)
-        return self._add(
-            Message(
-                role=role,
-                text=kept,
-                timestamp=_parse_time(value.get("timestamp")),
-                source=self.source,
-                speaker=_str_or_none(value.get("speaker")) if role == "user" else None,
-                session_id=_str_or_none(value.get("session_id") or value.get("sessionId"))
-                or self.session_id,
-                cwd=_str_or_none(value.get("cwd")),
-                original_length=length,
-            )
+        message = Message(
+            role=role,
+            text=kept,
+            timestamp=_parse_time(value.get("timestamp")),
+            source=self.source,
+            speaker=_str_or_none(value.get("speaker")) if role == "user" else None,
+            session_id=_str_or_none(value.get("session_id") or value.get("sessionId"))
+            or self.session_id,
+            cwd=_str_or_none(value.get("cwd")),
+            original_length=length,
         )
+        return self._said(message) if role == "user" else self._reply(message)
 
 
 def _make_reader(
@@ -915,11 +1086,11 @@ def _make_reader(
     return _GenericReader(source, cutoff, limit, session_id)
 
 
-def _text_of(content: object, skip: re.Pattern[str] | None = None) -> str:
+def _text_of(content: object) -> str:
     """Given message content (a string or blocks), return its plain text, blocks joined.
 
     Only `text` blocks count; thinking, tool calls, tool results and images are not what was
-    said. Pieces matching `skip` are host wrappers, not words of the speaker.
+    said.
     """
     pieces: list[str] = []
     if isinstance(content, str):
@@ -933,7 +1104,7 @@ def _text_of(content: object, skip: re.Pattern[str] | None = None) -> str:
             ):
                 pieces.append(block["text"])
     # Stripped once: a pasted piece can be megabytes, and each strip copies it.
-    stripped = (piece.strip() for piece in pieces if not (skip and skip.match(piece)))
+    stripped = (piece.strip() for piece in pieces)
     return "\n".join(piece for piece in stripped if piece)
 
 
@@ -1086,10 +1257,13 @@ def _read_sqlite(path: Path, cutoff: datetime | None, limit: int, max_sessions: 
         zstd_column = "event_zstd" if "event_zstd" in columns else "NULL"
         mtime = _mtime(path)
         with_messages = 0
-        # As with files, sessions without a message (isolated cron runs) do not count.
-        for session_id in _newest_sessions(connection, max_sessions * _OPEN_FACTOR):
+        # As with files, sessions in which no human speaks (isolated cron runs) do not count.
+        sessions = _newest_sessions(connection, max_sessions * _OPEN_FACTOR)
+        for opened, (session_id, last) in enumerate(sessions):
             if with_messages >= max_sessions:
                 break
+            if opened >= max_sessions and cutoff is not None and last is not None and last < cutoff:
+                break  # last written before the window, and so are the sessions after it
             reader = _OpenClawReader(str(path), cutoff, limit, session_id)
             head = connection.execute(
                 f"SELECT event_json, {zstd_column} FROM transcript_events "
@@ -1105,20 +1279,48 @@ def _read_sqlite(path: Path, cutoff: datetime | None, limit: int, max_sessions: 
             report.bad_lines += _walk(
                 _session_rows(connection, session_id, zstd_column, report), reader
             )
-            outcome.units.append(_Unit(list(reversed(reader.found)), mtime))
-            with_messages += bool(reader.found)
-            outcome.summaries[:0] = list(reversed(reader.summaries))
+            unit = reader.unit(mtime)
+            outcome.units.append(unit)
+            with_messages += unit.human and bool(unit.messages)
     except sqlite3.Error as exc:
         report.error = _sqlite_error(path, exc)
         outcome.units.clear()
-        outcome.summaries.clear()
     finally:
         connection.close()
     return outcome
 
 
-def _newest_sessions(connection: sqlite3.Connection, count: int) -> list[str]:
-    """Given a connection, return the `count` sessions with the newest rows, newest first."""
+def _newest_sessions(
+    connection: sqlite3.Connection, count: int
+) -> list[tuple[str, datetime | None]]:
+    """Given a connection, return up to `count` sessions, newest first, with the time each was
+    last written (None when unknown); not those the host runs (see
+    `transcripts_openclaw.is_host_session_key`) when the store says which they are."""
+    tables = {
+        str(row[0])
+        for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+    }
+    if "session_windows" in tables:
+        # The host's own record of its sessions (schema 20 on): a key per session window, and
+        # when its transcript was last written.
+        columns = {row[1] for row in connection.execute("PRAGMA table_info(session_windows)")}
+        if {"session_id", "session_key", "updated_at"} <= columns:
+            written = (
+                "COALESCE(transcript_updated_at, updated_at)"
+                if "transcript_updated_at" in columns
+                else "updated_at"
+            )
+            found: list[tuple[str, datetime | None]] = []
+            for session_id, key, last in connection.execute(
+                f"SELECT session_id, session_key, {written} AS written FROM session_windows "
+                "ORDER BY written DESC, session_id"
+            ):
+                if isinstance(key, str) and openclaw.is_host_session_key(key):
+                    continue
+                found.append((str(session_id), _parse_time(last)))
+                if len(found) >= count:
+                    break
+            return found
     # A loose index scan: one seek on the (session_id, seq) key per session instead of reading
     # every row, so finding the sessions costs what the number of sessions costs.
     rows = connection.execute(
@@ -1136,7 +1338,7 @@ def _newest_sessions(connection: sqlite3.Connection, count: int) -> list[str]:
         """,
         (count,),
     ).fetchall()
-    return [str(row[0]) for row in rows]
+    return [(str(row[0]), _parse_time(row[1])) for row in rows]
 
 
 def _session_rows(
@@ -1181,6 +1383,41 @@ def _decode_event(event_json: object, event_zstd: object) -> tuple[object, int]:
             return _BAD, len(event_zstd)
         return _parse_line(raw), len(event_zstd)
     return _BAD, 0
+
+
+def store_custom_entries(path: Path, custom_type: str, *, newest_rows: int = 500) -> list[object]:
+    """Given an OpenClaw agent database and a `customType` prefix, return the custom entries of
+    that type, oldest first: every plain row that names the type, and the compressed rows among
+    the newest `newest_rows` (compressed rows cannot be searched without being decoded).
+    Return [] when the database cannot be read (the transcript read reports that).
+    """
+    uri = f"file:{urllib.parse.quote(str(path.absolute()))}?mode=ro"
+    try:
+        connection = sqlite3.connect(uri, uri=True, timeout=_SQLITE_TIMEOUT_S)
+    except sqlite3.Error:
+        return []
+    try:
+        columns = {row[1] for row in connection.execute("PRAGMA table_info(transcript_events)")}
+        if "event_json" not in columns:
+            return []
+        zstd = "event_zstd" if "event_zstd" in columns else "NULL"
+        rows = connection.execute(
+            f"SELECT rowid, event_json, {zstd} FROM transcript_events WHERE event_json LIKE ? "
+            f"UNION SELECT * FROM (SELECT rowid, event_json, {zstd} FROM transcript_events "
+            f"WHERE {zstd} IS NOT NULL ORDER BY rowid DESC LIMIT ?) ORDER BY 1",
+            (f"%{custom_type}%", newest_rows),
+        ).fetchall()
+    except sqlite3.Error:
+        return []
+    finally:
+        connection.close()
+    found: list[object] = []
+    for _, event_json, event_zstd in rows:
+        value, _ = _decode_event(event_json, event_zstd)
+        kind = value.get("customType") if isinstance(value, dict) else None
+        if isinstance(kind, str) and kind.startswith(custom_type):
+            found.append(value)
+    return found
 
 
 def _sqlite_error(path: Path, exc: sqlite3.Error) -> str:

@@ -46,7 +46,9 @@ def main() -> None:
         workspace = Path(folder) / "workspace"
         shutil.copytree(REPO / "workspace-example", workspace)
         (workspace / "assembler.toml").write_text(
-            '[transcripts]\nsources = ["transcripts/*.jsonl"]\nlookback = "none"\n'
+            '[transcripts]\nsources = ["transcripts/claude-code/*/*.jsonl",\n'
+            '  "transcripts/openclaw/*/*/*/*.jsonl"]\n'
+            'lookback = "none"\n'
             "[memory]\nenabled = false\n"
         )
         subprocess.run(

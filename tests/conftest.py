@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,3 +33,28 @@ def workspace(tmp_path: Path) -> Path:
     folder = tmp_path / "workspace"
     folder.mkdir()
     return folder
+
+
+# -- The agent hosts' real programs, for the end-to-end tests ----------------------------------
+
+
+@pytest.fixture(scope="session")
+def hosts() -> Any:
+    """The installed hosts (`e2e.hosts.Hosts`). Session scope, so that it resolves the cache
+    folder before the autouse `isolated_home` fixture moves HOME: every run shares one install.
+    Skips, saying why, where they cannot be installed (no npm)."""
+    from e2e.hosts import HostsUnavailable, default_cache_dir, ensure_hosts
+
+    try:
+        return ensure_hosts(default_cache_dir())
+    except HostsUnavailable as reason:
+        pytest.skip(f"agent hosts unavailable: {reason}")
+
+
+@pytest.fixture
+def model(tmp_path: Path) -> Iterator[Any]:
+    """A mock model server (`e2e.mock_model.MockModel`) logging to the test's folder."""
+    from e2e.mock_model import MockModel
+
+    with MockModel(tmp_path / "model-requests.jsonl") as server:
+        yield server

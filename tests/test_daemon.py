@@ -521,3 +521,19 @@ def test_the_daemon_runs_with_the_config_it_was_given(live_workspace: Path) -> N
     config = load_config(live_workspace)
     assert config.daemon.debounce_delta == timedelta(seconds=0.3)
     assert [w.kind for w in watch_plan(config)][:3] == ["nudge", "sections", "scratchpad"]
+
+
+def test_with_no_sources_configured_the_hosts_own_stores_are_watched_with_their_log(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    store = isolated_home / ".openclaw" / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
+    store.parent.mkdir(parents=True)
+    store.write_bytes(b"")
+    config = validate({"memory": {"enabled": False}}, source=None, workspace=tmp_path)
+    watches = watch_plan(config)
+    state = config.state_dir
+    assert classify(store, watches, state) == "transcript"
+    assert classify(store.with_name(store.name + "-wal"), watches, state) == "transcript"
+    assert (
+        classify(store.with_name("openclaw-agent.sqlite.memory-reindex-1"), watches, state) is None
+    )

@@ -200,3 +200,166 @@ def test_the_hook_imports_no_torch_numpy_yaml_or_jinja2(workspace: Path) -> None
     )
     assert result.stderr.strip() == "0 []"
     assert "frustrated" in json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+# --- Once per session, again when it changed ------------------------------------------------------
+
+
+def _rendered_workspace(workspace: Path) -> Path:
+    """A workspace rendered by a real assembly: a chat, memory off, UTC."""
+    stamp = (NOW - timedelta(minutes=3)).isoformat()
+    line = {"role": "user", "content": "why does the deploy keep failing", "timestamp": stamp}
+    (workspace / "chat.jsonl").write_text(json.dumps(line) + "\n")
+    (workspace / "assembler.toml").write_text(
+        '[transcripts]\nsources = ["chat.jsonl"]\n[memory]\nenabled = false\n'
+        '[time]\ntimezone = "UTC"\n'
+    )
+    assert main(["--once", "-w", str(workspace), "--now", NOW.isoformat()]) == 0
+    return workspace
+
+
+def _hook(
+    workspace: Path, name: str, now: datetime, session: str = "s1", source: str = "startup"
+) -> str:
+    fields = {"prompt": "go on"} if name == "UserPromptSubmit" else {"source": source}
+    event = json.dumps(
+        {
+            "session_id": session,
+            "transcript_path": f"/home/ray/.claude/projects/-src-api/{session}.jsonl",
+            "cwd": str(workspace),
+            "hook_event_name": name,
+            **fields,
+        }
+    )
+    output = run_claude_code_hook(event, workspace=str(workspace), config_path=None, now=now)
+    return json.loads(output)["hookSpecificOutput"]["additionalContext"] if output else ""
+
+
+def test_an_unchanged_scratchpad_goes_to_a_session_once_and_again_at_session_start(
+    workspace: Path,
+) -> None:
+    _rendered_workspace(workspace)
+    first = _hook(workspace, "SessionStart", NOW)
+    assert "why does the deploy keep failing" not in first  # the block, not the transcript
+    assert first.startswith("[Session Scratchpad")
+    assert _hook(workspace, "UserPromptSubmit", NOW + timedelta(minutes=1)) == ""
+    assert _hook(workspace, "UserPromptSubmit", NOW + timedelta(minutes=2)) == ""
+    assert _hook(workspace, "UserPromptSubmit", NOW, session="s2") == first  # another session
+    # After a compaction Claude Code starts the session again: the block goes again.
+    assert _hook(workspace, "SessionStart", NOW + timedelta(minutes=3)) == first
+
+
+def test_a_resumed_session_holds_its_copy_so_its_session_start_sends_only_new_content(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ws = str(_rendered_workspace(workspace))
+    first = _hook(workspace, "SessionStart", NOW)
+    assert first
+    later = NOW + timedelta(minutes=5)
+    assert main(["--once", "-w", ws, "--now", later.isoformat()]) == 0  # the clock moved
+    # `claude --resume` (each `claude -p --resume` turn) starts the session again from its
+    # history, which holds the copy sent before.
+    assert _hook(workspace, "SessionStart", later, source="resume") == ""
+    assert _hook(workspace, "UserPromptSubmit", later) == ""
+    assert main(["pad", "append", "-w", ws, "--section", "goal", "ship the fix"]) == 0
+    block = _hook(workspace, "SessionStart", later, source="resume")
+    assert "ship the fix" in block
+    assert _hook(workspace, "UserPromptSubmit", later) == ""
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize("source", ["startup", "clear", "compact", "fork"])
+def test_a_session_start_without_the_sessions_history_sends_it_again(
+    workspace: Path, source: str
+) -> None:
+    _rendered_workspace(workspace)
+    first = _hook(workspace, "SessionStart", NOW)
+    # compact: the history was summarised, the copy is gone; fork: a new session id whose
+    # parent's copy the hook cannot know.
+    assert _hook(workspace, "SessionStart", NOW + timedelta(minutes=1), source=source) == first
+
+
+def test_a_resumed_session_the_hook_never_saw_gets_it(workspace: Path) -> None:
+    _rendered_workspace(workspace)
+    assert _hook(workspace, "SessionStart", NOW, session="s9", source="resume")
+
+
+def test_the_event_fields_claude_code_sends_are_read(workspace: Path) -> None:
+    # As Claude Code 2.1.331 sent them to a hook, for a `claude -p --resume` turn.
+    event = parse_claude_code_input(
+        json.dumps(
+            {
+                "session_id": "2e0cad61-0fdd-4ae6-b49b-c8e1966a9d99",
+                "transcript_path": "/h/.claude/projects/-p/2e0cad61.jsonl",
+                "cwd": "/p",
+                "hook_event_name": "SessionStart",
+                "source": "resume",
+                "seconds_since_last_response": 0,
+                "context_tokens": 12562,
+                "prompt_cache_likely_expired": False,
+            }
+        )
+    )
+    assert (event.name, event.source, event.session_id, event.cwd) == (
+        "SessionStart",
+        "resume",
+        "2e0cad61-0fdd-4ae6-b49b-c8e1966a9d99",
+        "/p",
+    )
+    assert event.transcript_path == "/h/.claude/projects/-p/2e0cad61.jsonl"
+
+
+def test_a_render_that_only_moved_the_clock_is_not_sent_again_but_new_content_is(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ws = str(_rendered_workspace(workspace))
+    assert _hook(workspace, "UserPromptSubmit", NOW)
+    later = NOW + timedelta(minutes=5)
+    assert main(["--once", "-w", ws, "--now", later.isoformat()]) == 0  # the clock moved
+    assert _hook(workspace, "UserPromptSubmit", later) == ""
+    assert main(["pad", "append", "-w", ws, "--section", "findings", "port is 8080"]) == 0
+    block = _hook(workspace, "UserPromptSubmit", later)  # no assembly in between
+    assert "port is 8080" in block
+    assert _hook(workspace, "UserPromptSubmit", later) == ""
+    capsys.readouterr()
+
+
+def test_a_copy_the_session_holds_is_sent_again_once_its_stated_validity_has_passed(
+    workspace: Path,
+) -> None:
+    _rendered_workspace(workspace)
+    assert _hook(workspace, "UserPromptSubmit", NOW)
+    # The daemon renders again with the same content; the session's copy said "valid until
+    # NOW + 30 min", and that has passed.
+    later = NOW + timedelta(minutes=31)
+    assert main(["--once", "-w", str(workspace), "--now", later.isoformat()]) == 0
+    assert _hook(workspace, "UserPromptSubmit", later)
+    assert _hook(workspace, "UserPromptSubmit", later + timedelta(minutes=1)) == ""
+
+
+def test_a_stale_scratchpad_is_never_sent(workspace: Path) -> None:
+    _rendered_workspace(workspace)
+    assert _hook(workspace, "SessionStart", NOW + timedelta(hours=2)) == ""
+
+
+def test_the_hook_remembers_each_sessions_transcript(workspace: Path) -> None:
+    _rendered_workspace(workspace)
+    _hook(workspace, "SessionStart", NOW, session="s1")
+    _hook(workspace, "Stop", NOW, session="s2")  # any event tells where the transcript is
+    sessions = json.loads((workspace / ".scratchpad" / "claude-code-sessions.json").read_text())
+    assert {k: v["transcript_path"] for k, v in sessions.items()} == {
+        "s1": "/home/ray/.claude/projects/-src-api/s1.jsonl",
+        "s2": "/home/ray/.claude/projects/-src-api/s2.jsonl",
+    }
+
+
+def test_an_edited_file_is_read_in_full_so_the_edit_reaches_the_session(
+    workspace: Path,
+) -> None:
+    _rendered_workspace(workspace)
+    assert _hook(workspace, "UserPromptSubmit", NOW)
+    path = workspace / "SCRATCHPAD.md"
+    path.write_text(path.read_text() + "\nTyped by the agent after the markers.\n")
+    block = _hook(workspace, "UserPromptSubmit", NOW + timedelta(minutes=1))
+    assert "Typed by the agent after the markers." in block
+    assert _hook(workspace, "UserPromptSubmit", NOW + timedelta(minutes=2)) == ""  # once

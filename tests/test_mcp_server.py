@@ -25,7 +25,14 @@ from assembler.observations import store_for
 from assembler.sections import scratchpad_for
 
 REPO = Path(__file__).resolve().parent.parent
-TOOLS = {"scratchpad", "session_scratchpad", "scratchpad_put", "scratchpad_read", "memory_search"}
+TOOLS = {
+    "scratchpad",
+    "session_scratchpad",
+    "scratchpad_put",
+    "scratchpad_read",
+    "scratchpad_view",
+    "memory_search",
+}
 
 
 LOG = "".join(f"line {i} ok\n" for i in range(1, 2001)) + "line 2001 FATAL disk full\n"
@@ -155,6 +162,10 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Session:
         await call("binary_range", read, {**binary, "mode": "range", "start": 260, "end": 276})
         await call("binary_tail", read, {**binary, "mode": "tail", "n": 4})
         await call("binary_grep", read, {**binary, "mode": "grep", "pattern": "PK"})
+        # The scratchpad as hosts prepend it: a tool and a resource.
+        await call("view", "scratchpad_view", {})
+        results["resources"] = (await client.list_resources()).resources
+        results["resource"] = await client.read_resource("scratchpad://current")
         # Memory.
         await call("hit", "memory_search", {"query": "staging kubeconfig"})
         await call("bad_k", "memory_search", {"query": "x", "k": 0})
@@ -168,7 +179,7 @@ def text_of(result: Any) -> str:
     return "\n".join(block.text for block in result.content)
 
 
-def test_the_server_lists_the_five_tools_with_the_seeds_schemas(session: Session) -> None:
+def test_the_server_lists_its_tools_with_the_seeds_schemas(session: Session) -> None:
     listed = session.tools
     assert set(listed) == TOOLS
     pad = listed["scratchpad"].input_schema
@@ -330,6 +341,55 @@ def test_memory_search_never_hands_the_agent_a_secret_from_a_memory_note(
     (hit,) = [h for h in result.structured_content["hits"] if "release bot" in h["snippet"]]
     assert "GITHUB_TOKEN=[redacted GitHub token]" in hit["snippet"]
     assert TOKEN not in text_of(result) and TOKEN not in json.dumps(result.structured_content)
+
+
+def test_every_tool_says_whether_it_only_reads_or_may_overwrite(session: Session) -> None:
+    hints = {
+        name: (tool.annotations.read_only_hint, tool.annotations.destructive_hint)
+        for name, tool in session.tools.items()
+    }
+    assert hints == {
+        "scratchpad": (False, True),
+        "session_scratchpad": (False, True),
+        "scratchpad_put": (False, False),
+        "scratchpad_read": (True, None),
+        "scratchpad_view": (True, None),
+        "memory_search": (True, None),
+    }
+    assert all(tool.annotations.open_world_hint is False for tool in session.tools.values())
+    assert all(tool.annotations.title for tool in session.tools.values())
+
+
+def test_the_scratchpad_is_a_read_only_tool_and_a_resource_for_hosts_that_never_see_the_file(
+    session: Session,
+) -> None:
+    view = text_of(session.results["view"])
+    # No assembly ran: only the agent's own sections, and a line that says why.
+    assert "has not been written yet" in view
+    assert "[Session Scratchpad - your persistent working memory]" in view and "Fix" in view
+    (resource,) = session.results["resources"]
+    assert (resource.uri, resource.mime_type) == ("scratchpad://current", "text/markdown")
+    (content,) = session.results["resource"].contents
+    assert content.mime_type == "text/markdown" and "## Goal" in content.text
+
+
+def test_the_view_shows_the_assembled_part_while_the_file_is_fresh(tmp_path: Path) -> None:
+    from datetime import datetime, timedelta
+
+    from assembler.assemble import run_once
+    from assembler.mcp_server import Tools
+
+    workspace = make_workspace(tmp_path)
+    config = load_config(workspace)
+    now = datetime.fromisoformat("2026-03-02T23:25:00+11:00")
+    run_once(config, now=now)
+    tools = Tools(config, clock=lambda: now + timedelta(minutes=1))
+    assert tools.call("scratchpad", {"action": "write", "content": "port 8080"}).texts
+    view = tools.call("scratchpad_view", {}).texts[0]
+    assert view.startswith("[Session Scratchpad") and "## Time Context" in view
+    assert "port 8080" in view  # written after the assembly: the journal's sections now
+    later = Tools(config, clock=lambda: now + timedelta(hours=1))
+    assert "## Time Context" not in later.read_resource("scratchpad://current")
 
 
 # Raw lines on the server's stdin: what a broken or hand-rolled client may send.

@@ -2192,3 +2192,48 @@ def test_an_edit_made_on_a_stale_copy_of_the_file_is_merged_not_set_aside(ws: Pa
     assert pad.read("findings").data["content"] == "step 1\nstep 2\nstep 3"
     assert meta["file_edits"]["merged"] == ["findings"] and meta["file_edits"]["conflicts"] == []
     assert not (ws / ".scratchpad" / "conflicts").exists()
+
+
+def test_the_newest_scratchpad_entry_of_openclaws_sqlite_store_becomes_main(ws: Path) -> None:
+    import sqlite3
+
+    import zstandard
+
+    db = ws / "openclaw-agent.sqlite"
+    connection = sqlite3.connect(db)
+    connection.execute(
+        "CREATE TABLE transcript_events(session_id TEXT NOT NULL, seq INTEGER NOT NULL, "
+        "event_json TEXT, created_at INTEGER NOT NULL, event_zstd BLOB, event_utf8_bytes "
+        "INTEGER, PRIMARY KEY(session_id, seq))"
+    )
+    start = int((RENDER_NOW - timedelta(minutes=30)).timestamp() * 1000)
+    entries = [
+        {"type": "session", "version": 4, "id": "s1", "timestamp": "2026-03-02T12:00:00Z"},
+        scratchpad_entry("## Plan\n1. old plan", minute=5),
+        {
+            "type": "message",
+            "id": "m1",
+            "parentId": None,
+            "timestamp": "2026-03-02T12:06:00Z",
+            "message": {"role": "user", "content": "hi", "timestamp": start + 6},
+        },
+        scratchpad_entry("## Plan\n1. newest plan, compressed", minute=7),
+    ]
+    for seq, entry in enumerate(entries, start=1):
+        payload = json.dumps(entry)
+        if seq == 4:  # a compressed row: its event_json is NULL in 2026.9's store
+            blob = zstandard.ZstdCompressor().compress(payload.encode())
+            row = (seq, None, start + seq, blob, len(payload))
+        else:
+            row = (seq, payload, start + seq, None, None)
+        connection.execute("INSERT INTO transcript_events VALUES ('s1', ?, ?, ?, ?, ?)", row)
+    connection.commit()
+    connection.close()
+    (ws / "assembler.toml").write_text(
+        '[transcripts]\nsources = ["openclaw-agent.sqlite"]\nlookback = "none"\n'
+        '[memory]\nenabled = false\n[time]\ntimezone = "UTC"\n'
+    )
+
+    render(ws)
+
+    assert workspace_pad(ws).read("main").data["content"] == "## Plan\n1. newest plan, compressed"

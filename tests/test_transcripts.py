@@ -17,17 +17,33 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from assembler import transcripts
+from assembler import transcripts_openclaw as openclaw_names
 from assembler.errors import TranscriptError
 from assembler.transcripts import (
     Format,
     Message,
     TranscriptRead,
+    default_sources,
     read_recent,
     resolve_explicit_sources,
 )
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 EXAMPLES = Path("/work/shared/data/transcript-format-examples/claude-code")
+
+
+@pytest.fixture(autouse=True)
+def no_host_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hosts' own environment variables would move their folders: none in these tests."""
+    for name in (
+        "OPENCLAW_STATE_DIR",
+        "OPENCLAW_CONFIG_PATH",
+        "OPENCLAW_HOME",
+        "OPENCLAW_WORKSPACE_DIR",
+        "OPENCLAW_PROFILE",
+        "CLAUDE_CONFIG_DIR",
+    ):
+        monkeypatch.delenv(name, raising=False)
 
 
 # --- helpers: lines in the hosts' shapes ----------------------------------------------------
@@ -1495,3 +1511,1455 @@ def test_an_impossible_timestamp_does_not_stop_the_render_and_is_reported(
     assert "deploy" in assembly.path.read_text(encoding="utf-8")
     (source,) = assembly.meta["sources"]
     assert source["bad_lines"] == 2 and source["messages"] == 1
+
+
+# =============================================================================================
+# The hosts' real folders, release by release. The builders write our own sessions in the
+# shapes each host writes (read from their code: OpenClaw 2026.3 to 2026.9, pi's v1 sessions,
+# Claude Code 1.0 and 2.1), not copies of their files.
+# =============================================================================================
+
+# Everything the hosts write in the human's place in these fixtures: none of it may reach the
+# messages, the file, the mood or the memory queries.
+HOST_TEXTS = (
+    "heartbeat",
+    "[cron:",
+    "cron wake",
+    "inbox digest",
+    "untrusted metadata",
+    "gmt+8",
+    "message_id",
+    "openclaw-control-ui",
+    "system:",
+    "exec finished",
+    "agent failed before reply",
+    "api key",
+    "water the plants",
+    "task-notification",
+    "background build",
+    "system-reminder",
+    "style guide",
+    "command-name",
+    "orchestrate the following",
+    "caveat",
+    "interrupted",
+    "archived words",
+    "checkpoint copy",
+)
+
+
+def host_texts_in(value: str) -> list[str]:
+    lowered = value.lower()
+    return [marker for marker in HOST_TEXTS if marker in lowered]
+
+
+def oc_header_v(session_id: str, version: int | None, at: datetime) -> dict[str, Any]:
+    header: dict[str, Any] = {"type": "session", "id": session_id, "timestamp": iso(at)}
+    if version is not None:
+        header["version"] = version
+    header["cwd"] = "/home/u/.openclaw/workspace"
+    return header
+
+
+def oc_chain(entries: Sequence[dict[str, Any]], *, first_parent: str | None = None) -> None:
+    """Link entries (not the header) into one branch by parentId, in order."""
+    parent = first_parent
+    for entry in entries:
+        entry["parentId"] = parent
+        parent = entry["id"]
+
+
+def envelope(words: str, *, stamp: str = "Sun 2026-03-01 19:55 GMT+8") -> str:
+    """A user text as OpenClaw 2026.3 stored a web chat message: a sender block, then a stamp."""
+    sender = {"label": "openclaw-control-ui", "id": "openclaw-control-ui"}
+    return (
+        "Sender (untrusted metadata):\n```json\n"
+        + json.dumps(sender, indent=2)
+        + f"\n```\n\n[{stamp}] {words}"
+    )
+
+
+def group_envelope(words: str, sender_name: str, sender_id: str) -> str:
+    """A Telegram group message as OpenClaw 2026.3 stored it."""
+    label = f"{sender_name} ({sender_id})"
+    conversation = {
+        "message_id": "812",
+        "sender_id": sender_id,
+        "conversation_label": "Ops crew id:-1001",
+        "sender": label,
+        "timestamp": "Sun 2026-03-01 19:50 GMT+8",
+        "group_subject": "Ops crew",
+        "is_group_chat": True,
+    }
+    sender = {"label": label, "id": sender_id, "name": sender_name}
+    return (
+        "Conversation info (untrusted metadata):\n```json\n"
+        + json.dumps(conversation, indent=2)
+        + "\n```\n\nSender (untrusted metadata):\n```json\n"
+        + json.dumps(sender, indent=2)
+        + f"\n```\n\n[Telegram Ops crew id:-1001 +2m Sun 2026-03-01 19:50 GMT+8] {label}: {words}"
+        + "\n[message_id: 812]"
+    )
+
+
+def gateway_notice(entry_id: str, at: datetime) -> dict[str, Any]:
+    return oc_assistant(
+        entry_id,
+        None,
+        [text('Agent failed before reply: No API key found for provider "anthropic".')],
+        at,
+        api="openai-responses",
+        provider="openclaw",
+        model="gateway-injected",
+        stopReason="error",
+    )
+
+
+HEARTBEAT_2026_3 = (
+    "Read HEARTBEAT.md if it exists (workspace context). Follow it strictly. Do not infer or "
+    "repeat old tasks from prior chats. If nothing needs attention, reply HEARTBEAT_OK."
+)
+
+
+def cron_prompt(job: str, name: str, at: datetime) -> str:
+    return (
+        f"[cron:{job} {name}] Summarise new mail in the inbox\n"
+        f"Current time: Sunday, March 1st, 2026 — {at:%H:%M} (UTC)"
+    )
+
+
+CRON_JOB = "8d1c2f3a-9b0e-4c5d-8e7f-6a5b4c3d2e1f"
+
+
+def cron_run_session(folder: Path, session_id: str, at: datetime, *, version: int = 3) -> Path:
+    """An isolated cron run: the job's prompt and a real (not HEARTBEAT_OK) reply."""
+    entries = [
+        oc_user(f"{session_id[:8]}", None, cron_prompt(CRON_JOB, "inbox", at), at),
+        oc_assistant(
+            f"{session_id[:7]}a", None, [text("Inbox digest: 3 new mails, none urgent.")], at
+        ),
+    ]
+    oc_chain(entries)
+    return write_jsonl(
+        folder / f"{session_id}.jsonl", [oc_header_v(session_id, version, at), *entries]
+    )
+
+
+def session_index(entries: dict[str, str], folder: Path) -> None:
+    """Write `sessions.json`: session key -> {sessionId, sessionFile, updatedAt}."""
+    index = {
+        key: {
+            "sessionId": session_id,
+            "sessionFile": str(folder / f"{session_id}.jsonl"),
+            "updatedAt": ms(NOW),
+            "chatType": "direct",
+        }
+        for key, session_id in entries.items()
+    }
+    (folder / "sessions.json").write_text(json.dumps(index, indent=2))
+
+
+MAIN_2026_3 = "5f0c9a8e-1d2b-4c3a-9e8f-7a6b5c4d3e21"
+
+
+def write_openclaw_2026_3(state: Path) -> Path:
+    """OpenClaw 2026.3: JSONL sessions whose user texts carry the envelope, system event lines
+    and the heartbeat prompt itself; twenty newer isolated cron runs, in the index."""
+    folder = state / "agents" / "main" / "sessions"
+    entries = [
+        {
+            "type": "custom",
+            "customType": "model-snapshot",
+            "data": {"provider": "anthropic", "modelId": "claude-opus-4-6"},
+            "id": "a3000001",
+            "timestamp": iso(minutes_ago(121)),
+        },
+        oc_user(
+            "a3000002",
+            None,
+            envelope("the staging deploy keeps failing on the migration step"),
+            minutes_ago(120),
+        ),
+        oc_assistant(
+            "a3000003", None, [text("Looking at the migration logs now.")], minutes_ago(119)
+        ),
+        oc_user(
+            "a3000004",
+            None,
+            "System: [2026-03-01 19:57:10 GMT+8] Exec finished (gateway id=4f2, code 1)\n\n"
+            + envelope("it fails again, I am getting really frustrated with this"),
+            minutes_ago(110),
+        ),
+        gateway_notice("a3000005", minutes_ago(109)),
+        oc_user("a3000006", None, HEARTBEAT_2026_3, minutes_ago(100)),
+        oc_assistant("a3000007", None, [text("HEARTBEAT_OK")], minutes_ago(100)),
+        oc_user(
+            "a3000008",
+            None,
+            "A scheduled reminder has been triggered. The reminder content is:\n\n"
+            "Reminder: water the plants\n\nPlease relay this reminder to the user.",
+            minutes_ago(90),
+        ),
+        oc_assistant("a3000009", None, [text("Reminder: water the plants.")], minutes_ago(90)),
+        oc_user(
+            "a300000a", None, envelope("ok the migration passes now, thanks!"), minutes_ago(80)
+        ),
+        oc_assistant("a300000b", None, [text("Great, the migration is green.")], minutes_ago(79)),
+        oc_assistant(
+            "a300000c",
+            None,
+            [text("Great, the migration is green.")],
+            minutes_ago(79),
+            provider="openclaw",
+            model="delivery-mirror",
+        ),
+    ]
+    oc_chain(entries)
+    main = write_jsonl(
+        folder / f"{MAIN_2026_3}.jsonl",
+        [oc_header_v(MAIN_2026_3, 3, minutes_ago(121)), *entries],
+    )
+    set_mtime(main, 2 * 3600)
+    keys = {"agent:main:main": MAIN_2026_3}
+    for index in range(20):
+        session_id = f"c{index:07d}-2f3a-4b5c-8d6e-7f8091a2b3c4"
+        run = cron_run_session(folder, session_id, minutes_ago(60 - 2 * index))
+        set_mtime(run, 60 * (60 - 2 * index))
+        keys[f"agent:main:cron:{CRON_JOB}:run:{session_id}"] = session_id
+    keys[f"agent:main:cron:{CRON_JOB}"] = session_id
+    session_index(keys, folder)
+    return folder
+
+
+MAIN_2026_4 = "7b2e4d6f-8a1c-4e3b-9d5f-0a2c4e6b8d1f"
+
+
+def write_openclaw_2026_4(state: Path, *, crons: int = 20, index: bool = True) -> Path:
+    """OpenClaw 2026.4 to 2026.6: a live session of six messages (with heartbeat polls between
+    them), its run trace and pointer, three compaction checkpoint copies, archives of a reset
+    and a deleted session, a crash backup, the index and its backup; and cron runs."""
+    folder = state / "agents" / "main" / "sessions"
+    entries = [
+        oc_user("b4000001", None, "can you review the release notes draft", minutes_ago(50)),
+        oc_assistant("b4000002", None, [text("Sure, reading the draft.")], minutes_ago(49)),
+        oc_user("b4000003", None, "[OpenClaw heartbeat poll]", minutes_ago(45)),
+        oc_assistant("b4000004", None, [text("HEARTBEAT_OK")], minutes_ago(45)),
+        oc_user("b4000005", None, "the changelog section is too long", minutes_ago(40)),
+        oc_assistant(
+            "b4000006", None, [text("I will shorten it to five bullets.")], minutes_ago(39)
+        ),
+        oc_user("b4000007", None, "[OpenClaw heartbeat poll]", minutes_ago(30)),
+        oc_assistant(
+            "b4000008",
+            None,
+            [text("Build status from the heartbeat check: all green.")],
+            minutes_ago(30),
+        ),
+        oc_user("b4000009", None, "perfect, ship it", minutes_ago(20)),
+        oc_assistant("b400000a", None, [text("Shipped the notes.")], minutes_ago(19)),
+    ]
+    oc_chain(entries)
+    header = oc_header_v(MAIN_2026_4, 3, minutes_ago(51))
+    live = write_jsonl(folder / f"{MAIN_2026_4}.jsonl", [header, *entries])
+    set_mtime(live, 2 * 3600)
+    copy = [header, *entries[:6]]
+    copy[1] = oc_user("b4000001", None, "checkpoint copy of the review", minutes_ago(50))
+    for uuid in (
+        "0d9e8f7a-6b5c-4d3e-8f1a-2b3c4d5e6f70",
+        "1e0f9a8b-7c6d-4e5f-9a0b-1c2d3e4f5a61",
+        "2f1a0b9c-8d7e-4f6a-8b1c-2d3e4f5a6b72",
+    ):
+        write_jsonl(folder / f"{MAIN_2026_4}.checkpoint.{uuid}.jsonl", copy)
+    trace = {
+        "traceSchema": "openclaw-trajectory",
+        "schemaVersion": 1,
+        "traceId": MAIN_2026_4,
+        "source": "runtime",
+        "type": "session.started",
+        "ts": iso(minutes_ago(50)),
+        "seq": 1,
+        "sourceSeq": 1,
+        "sessionId": MAIN_2026_4,
+        "sessionKey": "agent:main:main",
+        "runId": "9c8b7a6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+        "data": {"trigger": "user"},
+    }
+    write_jsonl(folder / f"{MAIN_2026_4}.trajectory.jsonl", [trace, {**trace, "seq": 2}])
+    (folder / f"{MAIN_2026_4}.trajectory-path.json").write_text(
+        json.dumps(
+            {
+                "traceSchema": "openclaw-trajectory-pointer",
+                "schemaVersion": 1,
+                "sessionId": MAIN_2026_4,
+                "runtimeFile": str(folder / f"{MAIN_2026_4}.trajectory.jsonl"),
+            }
+        )
+    )
+    old = "3a2b1c0d-9e8f-4a7b-8c6d-5e4f3a2b1c0d"
+    archived = [
+        oc_header_v(old, 3, minutes_ago(70)),
+        oc_user("e4000001", None, "archived words before the reset", minutes_ago(70)),
+    ]
+    write_jsonl(folder / f"{old}.jsonl.reset.2026-03-01T10-50-00.000Z", archived)
+    write_jsonl(folder / f"{old}.jsonl.deleted.2026-03-01T10-55-00.000Z", archived)
+    write_jsonl(folder / f"{MAIN_2026_4}.jsonl.bak-4242-1772362200000", archived)
+    keys = {"agent:main:main": MAIN_2026_4}
+    for number in range(crons):
+        session_id = f"d{number:07d}-3b4c-4d5e-8f60-718293a4b5c6"
+        run = cron_run_session(folder, session_id, minutes_ago(60 - 2 * number))
+        write_jsonl(folder / f"{session_id}.trajectory.jsonl", [{**trace, "traceId": session_id}])
+        set_mtime(run, 60 * (60 - 2 * number))
+        keys[f"agent:main:cron:{CRON_JOB}:run:{session_id}"] = session_id
+    if index:
+        session_index(keys, folder)
+        (folder / "sessions.json.bak.1").write_text("{}")
+    return folder
+
+
+# The schema of OpenClaw's agent database (2026.9, schema 23), the tables and columns read here.
+OPENCLAW_AGENT_SCHEMA = """
+CREATE TABLE schema_meta (meta_key TEXT NOT NULL PRIMARY KEY, role TEXT NOT NULL,
+  schema_version INTEGER NOT NULL, agent_id TEXT, app_version TEXT,
+  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL) STRICT;
+CREATE TABLE session_nodes (session_key TEXT NOT NULL PRIMARY KEY,
+  current_session_id TEXT NOT NULL, entry_json TEXT NOT NULL, updated_at INTEGER NOT NULL,
+  created_via TEXT, created_actor_type TEXT) STRICT;
+CREATE TABLE session_windows (session_id TEXT NOT NULL PRIMARY KEY, session_key TEXT NOT NULL,
+  previous_session_id TEXT, reason TEXT, session_scope TEXT NOT NULL DEFAULT 'conversation',
+  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+  transcript_updated_at INTEGER DEFAULT NULL, model_provider TEXT, model TEXT) STRICT;
+CREATE TABLE transcript_events (session_id TEXT NOT NULL, seq INTEGER NOT NULL,
+  event_json TEXT, created_at INTEGER NOT NULL, event_zstd BLOB,
+  event_utf8_bytes INTEGER, navigation_json TEXT, PRIMARY KEY (session_id, seq)) STRICT;
+CREATE TABLE trajectory_runtime_events (session_id TEXT NOT NULL, seq INTEGER NOT NULL,
+  run_id TEXT, event_json TEXT NOT NULL, created_at INTEGER NOT NULL,
+  PRIMARY KEY (session_id, seq)) STRICT;
+"""
+
+
+def store_session(
+    connection: sqlite3.Connection,
+    key: str,
+    session_id: str,
+    entries: Sequence[dict[str, Any]],
+    written: datetime,
+    *,
+    compress: Collection[int] = (),
+) -> None:
+    """Add one session window: its node, its window row and its events (seq 0 the header);
+    entries at the positions in `compress` are stored as zstd, `event_json` NULL."""
+    compressor = zstandard.ZstdCompressor(level=1)
+    connection.execute(
+        "INSERT OR REPLACE INTO session_nodes VALUES (?, ?, ?, ?, ?, ?)",
+        (
+            key,
+            session_id,
+            json.dumps({"sessionId": session_id, "updatedAt": ms(written)}),
+            ms(written),
+            "cron" if ":cron:" in key else "run",
+            "system" if ":cron:" in key else None,
+        ),
+    )
+    connection.execute(
+        "INSERT INTO session_windows (session_id, session_key, created_at, updated_at, "
+        "transcript_updated_at, model_provider, model) VALUES (?, ?, ?, ?, ?, 'mock', 'm1')",
+        (session_id, key, ms(written) - 60_000, ms(written), ms(written)),
+    )
+    header = oc_header_v(session_id, 4, written - timedelta(minutes=1))
+    for seq, entry in enumerate([header, *entries]):
+        payload = json.dumps(entry)
+        if seq in compress:
+            navigation = json.dumps(
+                {"version": 1, "report": {"kind": "canonical"}, "navigation": {}, "reset": {}}
+            )
+            connection.execute(
+                "INSERT INTO transcript_events VALUES (?, ?, NULL, ?, ?, ?, ?)",
+                (
+                    session_id,
+                    seq,
+                    ms(written),
+                    compressor.compress(payload.encode()),
+                    len(payload.encode()),
+                    navigation,
+                ),
+            )
+        else:
+            connection.execute(
+                "INSERT INTO transcript_events VALUES (?, ?, ?, ?, NULL, ?, NULL)",
+                (session_id, seq, payload, ms(written), len(payload.encode())),
+            )
+
+
+def oc4_user(entry_id: str, words: str, at: datetime, **extra: Any) -> dict[str, Any]:
+    """A version 4 user message, as 2026.9 writes it (string content, metadata)."""
+    entry = oc_user(entry_id, None, words, at)
+    entry["message"]["content"] = words
+    entry["message"]["idempotencyKey"] = f"{entry_id}:user"
+    entry["message"]["__openclaw"] = {"senderIsOwner": not extra}
+    entry["message"].update(extra)
+    return entry
+
+
+def wake(entry_id: str, prompt: str, source: str, at: datetime) -> dict[str, Any]:
+    return oc4_user(
+        entry_id, prompt, at, provenance={"kind": "internal_system", "sourceTool": source}
+    )
+
+
+MAIN_2026_9 = "019b0c1d-2e3f-7a4b-8c5d-6e7f8091a2b3"
+
+
+def write_openclaw_2026_9(state: Path, *, crons: int = 20) -> Path:
+    """OpenClaw 2026.9: no session files; the agent's SQLite store, with compressed rows, wake
+    prompts marked internal, a rewind made with a leaf entry, a side entry; and isolated cron
+    runs as windows of their own."""
+    db = state / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
+    db.parent.mkdir(parents=True, exist_ok=True)
+    connection = sqlite3.connect(db)
+    connection.executescript(OPENCLAW_AGENT_SCHEMA)
+    connection.execute(
+        "INSERT INTO schema_meta VALUES ('primary', 'agent', 23, 'main', '2026.9.6', ?, ?)",
+        (ms(NOW), ms(NOW)),
+    )
+    ids = [f"{MAIN_2026_9[:-4]}{n:04x}" for n in range(20)]
+    entries = [
+        {
+            "type": "model_change",
+            "provider": "mock",
+            "modelId": "m1",
+            "id": ids[0],
+            "timestamp": iso(minutes_ago(61)),
+        },
+        oc4_user(ids[1], "the release checklist is missing the rollback step", minutes_ago(60)),
+        oc_assistant(ids[2], None, [text("I will add a rollback section.")], minutes_ago(59)),
+        wake(ids[3], "[OpenClaw cron wake]", "cron", minutes_ago(50)),
+        oc_assistant(ids[4], None, [text("HEARTBEAT_OK")], minutes_ago(50)),
+        wake(ids[5], "[OpenClaw heartbeat poll]", "heartbeat", minutes_ago(40)),
+        oc_assistant(ids[6], None, [text("Heartbeat check: the build is green.")], minutes_ago(40)),
+        gateway_notice(ids[7], minutes_ago(39)),
+        oc4_user(ids[8], "abandoned question about the staging cluster", minutes_ago(35)),
+        oc_assistant(ids[9], None, [text("abandoned answer")], minutes_ago(34)),
+    ]
+    oc_chain(entries)
+    # The human rewound to before the abandoned question and asked something else: a leaf entry
+    # (appended after the abandoned branch) points at the new tip, and what follows continues
+    # from the leaf.
+    leaf = {
+        "type": "leaf",
+        "id": ids[10],
+        "parentId": ids[9],
+        "timestamp": iso(minutes_ago(30)),
+        "targetId": ids[7],
+    }
+    again = oc4_user(ids[11], "add the rollback step to the checklist please", minutes_ago(29))
+    again["parentId"] = ids[10]
+    reply = oc_assistant(ids[12], ids[11], [text("Added the rollback step.")], minutes_ago(28))
+    side = {
+        "type": "custom",
+        "id": ids[13],
+        "parentId": ids[12],
+        "customType": "openclaw.conversation-turn-reply",
+        "appendMode": "side",
+        "timestamp": iso(minutes_ago(27)),
+        "data": {"message": {"role": "assistant", "content": "side copy"}},
+    }
+    store_session(
+        connection,
+        "agent:main:main",
+        MAIN_2026_9,
+        [*entries, leaf, again, reply, side],
+        minutes_ago(27),
+        compress={2, 3, 12, 13},
+    )
+    for number in range(crons):
+        session_id = f"019b0c1d-{number:04x}-7a4b-8c5d-c00000000000"
+        at = minutes_ago(25 - number)
+        run = [
+            oc4_user(
+                f"{session_id[:13]}-a",
+                cron_prompt(CRON_JOB, "inbox", at),
+                at,
+                provenance={
+                    "kind": "internal_system",
+                    "sourceTool": "cron",
+                    "jobId": CRON_JOB,
+                    "runId": f"run-{number}",
+                    "sourceSessionKey": f"agent:main:cron:{CRON_JOB}",
+                },
+            ),
+            oc_assistant(f"{session_id[:13]}-b", None, [text("Inbox digest: 2 new.")], at),
+        ]
+        oc_chain(run)
+        store_session(connection, f"agent:main:cron:{CRON_JOB}", session_id, run, at)
+    connection.commit()
+    connection.close()
+    return db
+
+
+def write_pi_v1(path: Path) -> Path:
+    """A pi version 1 session: no ids; a compaction keeps entries from an index counted from
+    the top of the file (the header is entry 0)."""
+    lines: list[dict[str, Any] | str] = [
+        {"type": "session", "id": "pi-v1-session", "timestamp": iso(minutes_ago(60)), "cwd": "/p"},
+        {
+            "type": "model_change",
+            "timestamp": iso(minutes_ago(60)),
+            "provider": "a",
+            "modelId": "m",
+        },
+        {
+            "type": "message",
+            "timestamp": iso(minutes_ago(50)),
+            "message": {
+                "role": "user",
+                "content": "summarised away",
+                "timestamp": ms(minutes_ago(50)),
+            },
+        },
+        "",
+        "{a corrupt line pi skipped too",
+        {
+            "type": "message",
+            "timestamp": iso(minutes_ago(49)),
+            "message": {
+                "role": "assistant",
+                "content": [text("also summarised")],
+                "timestamp": ms(minutes_ago(49)),
+            },
+        },
+        # Entry 4 (the blank and corrupt lines do not count): the first kept one.
+        {
+            "type": "message",
+            "timestamp": iso(minutes_ago(40)),
+            "message": {
+                "role": "user",
+                "content": "kept question",
+                "timestamp": ms(minutes_ago(40)),
+            },
+        },
+        {
+            "type": "message",
+            "timestamp": iso(minutes_ago(39)),
+            "message": {
+                "role": "assistant",
+                "content": [text("kept answer")],
+                "timestamp": ms(minutes_ago(39)),
+            },
+        },
+        {
+            "type": "compaction",
+            "timestamp": iso(minutes_ago(30)),
+            "summary": "## Goal\nShip v1",
+            "firstKeptEntryIndex": 4,
+            "tokensBefore": 120000,
+        },
+        {
+            "type": "message",
+            "timestamp": iso(minutes_ago(20)),
+            "message": {
+                "role": "user",
+                "content": "after compaction",
+                "timestamp": ms(minutes_ago(20)),
+            },
+        },
+    ]
+    return write_jsonl(path, lines)
+
+
+CC_SESSION = "4c3b2a19-0f8e-4d7c-9b6a-5f4e3d2c1b0a"
+
+
+def cc1_line(
+    kind: str, uuid: str, parent: str | None, content: Any, at: datetime, **extra: Any
+) -> dict[str, Any]:
+    line = cc_line(kind, uuid, parent, content, at, session=CC_SESSION, **extra)
+    line["version"] = "1.0.128"
+    return line
+
+
+def write_claude_code_1(path: Path) -> Path:
+    """Claude Code 1.0: a prompt command with arguments (its expansion isMeta), a local command
+    with its caveat and output, hook output, an interruption."""
+    command = (
+        "<command-message>orchestrator is running…</command-message>\n"
+        "<command-name>/orchestrator</command-name>\n"
+        "<command-args>update CLAUDE.md with the new build steps</command-args>"
+    )
+    lines = [
+        cc1_line(
+            "user",
+            "k1",
+            None,
+            "Caveat: The messages below were generated by the user "
+            "while running local commands. DO NOT respond to these messages.",
+            minutes_ago(30),
+            isMeta=True,
+        ),
+        cc1_line(
+            "user",
+            "k2",
+            "k1",
+            "<command-name>/clear</command-name>\n            "
+            "<command-message>clear</command-message>\n            <command-args></command-args>",
+            minutes_ago(30),
+        ),
+        cc1_line(
+            "user", "k3", "k2", "<local-command-stdout></local-command-stdout>", minutes_ago(30)
+        ),
+        cc1_line("user", "k4", "k3", command, minutes_ago(20)),
+        cc1_line(
+            "user",
+            "k5",
+            "k4",
+            [
+                text(
+                    "Orchestrate the following work carefully: update "
+                    "CLAUDE.md with the new build steps\n"
+                )
+            ],
+            minutes_ago(20),
+            isMeta=True,
+        ),
+        cc1_line(
+            "user",
+            "k6",
+            "k5",
+            "<user-prompt-submit-hook>Follow the style guide</user-prompt-submit-hook>",
+            minutes_ago(20),
+            isVisibleInTranscriptOnly=True,
+        ),
+        cc1_line("assistant", "k7", "k6", [text("Updated CLAUDE.md.")], minutes_ago(19)),
+        cc1_line("user", "k8", "k7", [text("[Request interrupted by user]")], minutes_ago(18)),
+        cc1_line("user", "k9", "k8", "looks good, thanks", minutes_ago(10)),
+        cc1_line("assistant", "k10", "k9", [text("You're welcome.")], minutes_ago(9)),
+    ]
+    return write_jsonl(path, lines)
+
+
+def cc2_line(
+    kind: str, uuid: str, parent: str | None, content: Any, at: datetime, **extra: Any
+) -> dict[str, Any]:
+    line = cc_line(kind, uuid, parent, content, at, session=CC_SESSION, **extra)
+    line.update(version="2.1.331", entrypoint="cli")
+    return line
+
+
+def attachment(uuid: str, parent: str, at: datetime, body: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "parentUuid": parent,
+        "isSidechain": False,
+        "attachment": body,
+        "type": "attachment",
+        "uuid": uuid,
+        "timestamp": iso(at),
+        "userType": "external",
+        "entrypoint": "cli",
+        "cwd": "/home/u/src/api",
+        "sessionId": CC_SESSION,
+        "version": "2.1.331",
+        "gitBranch": "main",
+    }
+
+
+def write_claude_code_2(path: Path) -> Path:
+    """Claude Code 2.1: queue and bookkeeping lines, attachments in the chain, a prompt command
+    with arguments, a task notification the host sent in the human's place (and the reply to
+    it), a system reminder inside the human's text."""
+    command = (
+        "<command-message>orchestrator</command-message>\n<command-name>/orchestrator</command-name>"
+        "\n<command-args>update CLAUDE.md with the new build steps</command-args>"
+    )
+    notification = (
+        "<task-notification>\n<task-id>b7</task-id>\n<status>completed</status>\n"
+        "<summary>Background build finished</summary>\n</task-notification>"
+    )
+    lines: list[dict[str, Any]] = [
+        {
+            "type": "queue-operation",
+            "operation": "enqueue",
+            "timestamp": iso(minutes_ago(30)),
+            "sessionId": CC_SESSION,
+            "content": "/orchestrator update CLAUDE.md",
+        },
+        cc2_line("user", "m1", None, command, minutes_ago(30), promptId="p1", turnOrigin="cli"),
+        cc2_line(
+            "user",
+            "m2",
+            "m1",
+            [
+                text(
+                    "Orchestrate the following work carefully: update "
+                    "CLAUDE.md with the new build steps\n"
+                )
+            ],
+            minutes_ago(30),
+            isMeta=True,
+            turnCompanion=True,
+        ),
+        attachment("m3", "m2", minutes_ago(30), {"type": "date", "date": "2026-03-01"}),
+        {
+            "type": "last-prompt",
+            "lastPrompt": "/orchestrator update",
+            "leafUuid": "m3",
+            "sessionId": CC_SESSION,
+        },
+        cc2_line(
+            "assistant",
+            "m4",
+            "m3",
+            [text("Updated CLAUDE.md with the build steps.")],
+            minutes_ago(29),
+        ),
+        cc2_line(
+            "user", "m5", "m4", notification, minutes_ago(20), origin={"kind": "task-notification"}
+        ),
+        cc2_line(
+            "assistant",
+            "m6",
+            "m5",
+            [text("The background build finished cleanly.")],
+            minutes_ago(20),
+        ),
+        cc2_line(
+            "user",
+            "m7",
+            "m6",
+            "now run the integration tests\n\n<system-reminder>\nThe "
+            "user opened the file tests/it.py in the IDE.\n</system-reminder>",
+            minutes_ago(10),
+            promptId="p2",
+        ),
+        attachment("m8", "m7", minutes_ago(10), {"type": "session_context", "context": {}}),
+        cc2_line("assistant", "m9", "m8", [text("Running them now.")], minutes_ago(9)),
+        {"type": "cost-state", "sessionId": CC_SESSION, "totalCostUSD": 0.1},
+    ]
+    return write_jsonl(path, lines)
+
+
+def sessions_glob(state: Path) -> str:
+    return str(state / "agents" / "main" / "sessions" / "*.jsonl")
+
+
+def all_text(result: TranscriptRead) -> str:
+    return "\n".join([*texts(result.messages), *(m.speaker or "" for m in result.messages)])
+
+
+# --- 1. OpenClaw's artifacts beside its sessions ------------------------------------------------
+
+
+def test_run_traces_checkpoint_copies_and_archives_are_not_read_nor_errors(tmp_path: Path) -> None:
+    write_openclaw_2026_4(tmp_path, crons=0)
+
+    result = read(sessions_glob(tmp_path), tmp_path, max_files=5)
+
+    assert [Path(s.path).name for s in result.sources] == [f"{MAIN_2026_4}.jsonl"]
+    assert all(s.error is None for s in result.sources)
+    # Six messages: the live session's, once; not its three checkpoint copies.
+    assert texts(result.messages) == [
+        "can you review the release notes draft",
+        "Sure, reading the draft.",
+        "the changelog section is too long",
+        "I will shorten it to five bullets.",
+        "perfect, ship it",
+        "Shipped the notes.",
+    ]
+    assert host_texts_in(all_text(result)) == []
+
+
+def test_an_artifact_named_without_a_glob_is_still_read(tmp_path: Path) -> None:
+    folder = write_openclaw_2026_4(tmp_path, crons=0)
+    copy = next(folder.glob("*.checkpoint.*.jsonl"))
+
+    result = read(copy, tmp_path)
+
+    assert "checkpoint copy of the review" in texts(result.messages)
+
+
+def test_session_artifact_names_are_those_openclaw_writes_beside_its_sessions() -> None:
+    artifact = openclaw_names.is_session_artifact
+    session = "7b2e4d6f-8a1c-4e3b-9d5f-0a2c4e6b8d1f"
+    assert artifact(f"{session}.trajectory.jsonl")
+    assert artifact(f"{session}.trajectory-path.json")
+    assert artifact(f"{session}.checkpoint.0d9e8f7a-6b5c-4d3e-8f1a-2b3c4d5e6f70.jsonl")
+    assert artifact(f"{session}.jsonl.reset.2026-03-01T10-50-00.000Z")
+    assert artifact(f"{session}.jsonl.deleted.2026-03-01T10-50-00Z")
+    assert artifact(f"{session}.jsonl.bak-4242-1772362200000")
+    assert artifact("sessions.json") and artifact("sessions.json.bak.3")
+    assert not artifact(f"{session}.jsonl")
+    assert not artifact(f"{session}-topic-42.jsonl")
+    assert not artifact("2026-03-01T10-50-00-000Z_pi-session.jsonl")
+
+
+# --- 2. Heartbeat polls, cron prompts and other turns the host writes ---------------------------
+
+
+def test_heartbeat_polls_and_the_replies_to_them_are_not_the_conversation(tmp_path: Path) -> None:
+    write_openclaw_2026_4(tmp_path, crons=0)
+
+    result = read(sessions_glob(tmp_path), tmp_path)
+
+    said = all_text(result)
+    assert "heartbeat" not in said.lower() and "all green" not in said
+    assert [m.role for m in result.messages] == ["user", "assistant"] * 3
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "[OpenClaw heartbeat poll]",
+        "[OpenClaw cron wake]",
+        "[OpenClaw exec completion]\nDisable automatic completion turns with "
+        "tools.exec.notifyOnExit=false; check per-agent overrides.",
+        "[OpenClaw session event]",
+        "Delivery: to send a message, use the `message` tool.\n\n[OpenClaw heartbeat poll]",
+        HEARTBEAT_2026_3,
+        "Run the following periodic tasks (only those due based on their intervals):\n- inbox",
+        "[cron:8d1c inbox] Summarise new mail\nCurrent time: Sunday, March 1st, 2026",
+        "A scheduled reminder has been triggered. The reminder content is:\n\nwater the plants",
+        "An async command you ran earlier has completed. The result is shown in the system "
+        "messages above.",
+        "[Inter-session message] sourceSession=agent:main:subagent:1 isUser=false\nresult",
+        "[Subagent Context] You are running as a subagent (depth 1/1).",
+        "OpenClaw runtime context (internal):\nThis context is runtime-generated.",
+        "A new session was started via /new or /reset. Execute your Session Startup sequence.",
+        "Pre-compaction memory flush. Store durable memories now.",
+        "Job ID: 7 | Received: now\n\nSECURITY NOTICE: The following content is from an "
+        "EXTERNAL, UNTRUSTED source (e.g., email, webhook).\n<<<EXTERNAL_UNTRUSTED_CONTENT>>>",
+        "System: [2026-03-01 19:57:10 GMT+8] Exec finished (gateway id=4f2, code 1)",
+    ],
+)
+def test_a_prompt_the_host_writes_and_its_reply_are_dropped(tmp_path: Path, prompt: str) -> None:
+    entries = [
+        oc_user("f5000001", None, "why is the deploy failing again?", minutes_ago(30)),
+        oc_assistant("f5000002", None, [text("The tag is wrong.")], minutes_ago(29)),
+        oc_user("f5000003", None, prompt, minutes_ago(20)),
+        oc_assistant("f5000004", None, [text("Reply to the host's prompt.")], minutes_ago(19)),
+    ]
+    oc_chain(entries)
+    path = write_jsonl(tmp_path / "s.jsonl", [oc_header(), *entries])
+
+    result = read(path, tmp_path)
+
+    assert texts(result.messages) == ["why is the deploy failing again?", "The tag is wrong."]
+
+
+def test_provenance_marks_the_hosts_turns_in_newer_releases(tmp_path: Path) -> None:
+    entries = [
+        oc4_user("f6000001", "why is the deploy failing again?", minutes_ago(30)),
+        oc4_user(
+            "f6000002",
+            "Check the queue and report",  # plain words, but a cron run's prompt
+            minutes_ago(20),
+            provenance={"kind": "internal_system", "sourceTool": "cron", "jobId": "j"},
+        ),
+        oc_assistant("f6000003", None, [text("Queue is empty.")], minutes_ago(19)),
+        oc4_user(
+            "f6000004",
+            "Result of the subagent: done",
+            minutes_ago(15),
+            provenance={"kind": "inter_session", "sourceTool": "subagent_announce"},
+        ),
+        oc4_user("f6000005", "hidden", minutes_ago(14), display=False),
+    ]
+    oc_chain(entries)
+    path = write_jsonl(tmp_path / "s.jsonl", [oc_header_v("s4", 4, minutes_ago(31)), *entries])
+
+    result = read(path, tmp_path)
+
+    assert texts(result.messages) == ["why is the deploy failing again?"]
+
+
+def test_gateway_notices_and_delivery_copies_are_not_the_assistant_speaking(
+    tmp_path: Path,
+) -> None:
+    entries = [
+        oc_user("f7000001", None, "hello?", minutes_ago(10)),
+        gateway_notice("f7000002", minutes_ago(9)),
+        oc_assistant(
+            "f7000003",
+            None,
+            [text("copied")],
+            minutes_ago(8),
+            openclawDeliveryMirror={"kind": "channel-final"},
+        ),
+    ]
+    oc_chain(entries)
+    path = write_jsonl(tmp_path / "s.jsonl", [oc_header(), *entries])
+
+    assert texts(read(path, tmp_path).messages) == ["hello?"]
+
+
+# --- 3. The envelope of OpenClaw 2026.3 ---------------------------------------------------------
+
+
+def test_the_2026_3_envelope_system_lines_and_gateway_notices_are_taken_off(
+    tmp_path: Path,
+) -> None:
+    write_openclaw_2026_3(tmp_path)
+
+    result = read(str(tmp_path / "agents/main/sessions" / f"{MAIN_2026_3}.jsonl"), tmp_path)
+
+    assert texts(result.messages) == [
+        "the staging deploy keeps failing on the migration step",
+        "Looking at the migration logs now.",
+        "it fails again, I am getting really frustrated with this",
+        "ok the migration passes now, thanks!",
+        "Great, the migration is green.",
+    ]
+    assert {m.speaker for m in result.messages} == {None}
+
+
+def test_a_group_message_keeps_its_words_and_its_sender_becomes_the_speaker(
+    tmp_path: Path,
+) -> None:
+    entries = [
+        oc_user("f8000001", None, group_envelope("who broke the build?", "Alice", "111"), NOW),
+        oc_user("f8000002", None, group_envelope("not me", "Bob", "222"), NOW),
+    ]
+    oc_chain(entries)
+    path = write_jsonl(tmp_path / "s.jsonl", [oc_header(), *entries])
+
+    result = read(path, tmp_path)
+
+    assert texts(result.messages) == ["who broke the build?", "not me"]
+    assert [m.speaker for m in result.messages] == ["Alice", "Bob"]
+
+
+def test_a_picture_without_words_is_neither_words_nor_a_host_prompt(tmp_path: Path) -> None:
+    picture = oc_user("f9000002", None, "", minutes_ago(29))
+    picture["message"]["content"] = [{"type": "image", "data": "iVBORw0", "mimeType": "image/png"}]
+    entries = [
+        oc_user("f9000001", None, "look at this screenshot", minutes_ago(30)),
+        picture,
+        oc_assistant("f9000003", None, [text("The chart is upside down.")], minutes_ago(28)),
+        oc_user("f9000004", None, "[media attached: /tmp/in/shot.png (image/png)]", minutes_ago(1)),
+    ]
+    oc_chain(entries)
+    path = write_jsonl(tmp_path / "s.jsonl", [oc_header(), *entries])
+
+    assert texts(read(path, tmp_path).messages) == [
+        "look at this screenshot",
+        "The chart is upside down.",
+    ]
+
+
+@pytest.mark.parametrize(
+    "words", ["Delivery: the parcel arrives Tuesday", "System is slow today", "[draft] notes"]
+)
+def test_words_that_start_like_a_host_line_are_kept(tmp_path: Path, words: str) -> None:
+    path = write_jsonl(tmp_path / "s.jsonl", [oc_header(), oc_user("fb000001", None, words, NOW)])
+
+    assert texts(read(path, tmp_path).messages) == [words]
+
+
+# --- 4. The host's runs do not push the human's session out -------------------------------------
+
+
+def test_twenty_newer_cron_runs_in_the_index_do_not_push_the_human_session_out(
+    tmp_path: Path,
+) -> None:
+    write_openclaw_2026_3(tmp_path)
+
+    result = read(sessions_glob(tmp_path), tmp_path, max_files=5, lookback=timedelta(hours=6))
+
+    assert "ok the migration passes now, thanks!" in texts(result.messages)
+    assert [Path(s.path).stem for s in result.sources] == [MAIN_2026_3]
+    assert host_texts_in(all_text(result)) == []
+
+
+def test_cron_runs_outside_the_index_do_not_count_and_their_replies_are_dropped(
+    tmp_path: Path,
+) -> None:
+    folder = write_openclaw_2026_4(tmp_path, crons=6, index=False)
+
+    result = read(sessions_glob(tmp_path), tmp_path, max_files=2, lookback=timedelta(hours=6))
+
+    assert "perfect, ship it" in texts(result.messages)
+    assert not any("Inbox digest" in m.text for m in result.messages)
+    reports = {Path(s.path).stem: s.messages for s in result.sources}
+    assert reports[MAIN_2026_4] == 6
+    assert not (folder / "sessions.json").exists()
+
+
+def test_a_session_of_a_host_key_in_the_index_is_not_opened(tmp_path: Path) -> None:
+    folder = tmp_path / "sessions"
+    human = write_jsonl(
+        folder / "h1.jsonl", [oc_header("h1"), oc_user("01", None, "hello", minutes_ago(5))]
+    )
+    sub = write_jsonl(
+        folder / "s1.jsonl",
+        [oc_header("s1"), oc_user("01", None, "Research the deploy tooling", minutes_ago(4))],
+    )
+    session_index({"agent:main:main": "h1", "agent:main:subagent:8f2e": "s1"}, folder)
+
+    result = read(folder / "*.jsonl", tmp_path)
+
+    assert [s.path for s in result.sources] == [str(human)]
+    assert str(sub) not in [m.source for m in result.messages]
+
+
+def test_sqlite_cron_windows_are_skipped_by_key_and_the_human_session_is_read(
+    tmp_path: Path,
+) -> None:
+    db = write_openclaw_2026_9(tmp_path, crons=25)
+
+    result = read(db, tmp_path, max_files=5, lookback=timedelta(hours=6))
+
+    assert texts(result.messages) == [
+        "the release checklist is missing the rollback step",
+        "I will add a rollback section.",
+        "add the rollback step to the checklist please",
+        "Added the rollback step.",
+    ]
+    assert {m.session_id for m in result.messages} == {MAIN_2026_9}
+    assert result.sources[0].error is None
+
+
+def test_sqlite_without_session_windows_still_skips_sessions_where_only_the_host_speaks(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "openclaw-agent.sqlite"
+    connection = make_db(db)
+    add_rows(connection, "human", sqlite_session("h", 50), start=minutes_ago(50))
+    for index in range(6):
+        add_rows(
+            connection,
+            f"run-{index}",
+            [
+                oc_header(f"run-{index}"),
+                oc_user("f0000001", None, cron_prompt(CRON_JOB, "inbox", NOW), minutes_ago(20)),
+                oc_assistant("f0000002", "f0000001", [text("Inbox digest: 1")], minutes_ago(20)),
+            ],
+            start=minutes_ago(20 - index),
+        )
+    connection.close()
+
+    result = read(db, tmp_path, max_files=2)
+
+    assert texts(result.messages) == ["h plain", "h zstd", "h last"]
+
+
+# --- 5. Version 4 sessions: leaf entries, side entries, resets ----------------------------------
+
+
+def test_a_leaf_entry_moves_the_active_branch_and_a_side_entry_does_not(tmp_path: Path) -> None:
+    db = write_openclaw_2026_9(tmp_path, crons=0)
+
+    result = read(db, tmp_path)
+
+    said = all_text(result)
+    assert "abandoned" not in said and "side copy" not in said
+    assert texts(result.messages)[-1] == "Added the rollback step."
+
+
+def test_a_reset_entry_ends_the_context_like_a_compaction(tmp_path: Path) -> None:
+    entries = [
+        oc4_user("fa000001", "before the reset", minutes_ago(30)),
+        {
+            "type": "reset",
+            "id": "fa000002",
+            "timestamp": iso(minutes_ago(20)),
+            "reason": "daily",
+        },
+        oc4_user("fa000003", "after the reset", minutes_ago(10)),
+    ]
+    oc_chain(entries)
+    path = write_jsonl(tmp_path / "s.jsonl", [oc_header_v("s4", 4, minutes_ago(31)), *entries])
+
+    assert texts(read(path, tmp_path).messages) == ["after the reset"]
+
+
+# --- 6. pi's version 1 sessions ----------------------------------------------------------------
+
+
+def test_a_pi_v1_compaction_keeps_the_entries_from_its_first_kept_index(tmp_path: Path) -> None:
+    path = write_pi_v1(tmp_path / "2026-03-01T11-00-00-000Z_pi-v1-session.jsonl")
+
+    result = read(path, tmp_path)
+
+    assert texts(result.messages) == ["kept question", "kept answer", "after compaction"]
+    assert result.summaries == ["## Goal\nShip v1"]
+    # The blank and corrupt lines before the kept entries do not count as entries (pi skipped
+    # them too), and the walk back stops before reaching them.
+    assert result.sources[0].bad_lines == 0
+
+
+def test_a_pi_v1_session_without_compaction_is_read_whole(tmp_path: Path) -> None:
+    lines = [
+        {"type": "session", "id": "v1", "timestamp": iso(minutes_ago(9)), "cwd": "/p"},
+        {
+            "type": "message",
+            "timestamp": iso(minutes_ago(8)),
+            "message": {"role": "user", "content": "one"},
+        },
+        {
+            "type": "message",
+            "timestamp": iso(minutes_ago(7)),
+            "message": {"role": "assistant", "content": [text("two")]},
+        },
+    ]
+    path = write_jsonl(tmp_path / "v1.jsonl", lines)
+
+    assert texts(read(path, tmp_path).messages) == ["one", "two"]
+
+
+def test_a_pi_v3_compaction_keeps_the_entries_from_its_first_kept_id(tmp_path: Path) -> None:
+    entries = [
+        oc_user("ab000001", None, "summarised away", minutes_ago(50)),
+        oc_user("ab000002", None, "kept question", minutes_ago(40)),
+        {
+            "type": "compaction",
+            "id": "ab000003",
+            "timestamp": iso(minutes_ago(30)),
+            "summary": "## Goal",
+            "firstKeptEntryId": "ab000002",
+            "tokensBefore": 1,
+        },
+        oc_user("ab000004", None, "after compaction", minutes_ago(20)),
+    ]
+    oc_chain(entries)
+    path = write_jsonl(tmp_path / "s.jsonl", [oc_header_v("v3", 3, minutes_ago(51)), *entries])
+
+    assert texts(read(path, tmp_path).messages) == ["kept question", "after compaction"]
+
+
+# --- 7. Claude Code: slash commands, notifications, reminders ---------------------------------
+
+
+def test_claude_code_1_slash_command_arguments_are_the_humans_words(tmp_path: Path) -> None:
+    path = write_claude_code_1(tmp_path / "s.jsonl")
+
+    result = read(path, tmp_path)
+
+    assert texts(result.messages) == [
+        "update CLAUDE.md with the new build steps",
+        "Updated CLAUDE.md.",
+        "looks good, thanks",
+        "You're welcome.",
+    ]
+    assert [m.role for m in result.messages] == ["user", "assistant"] * 2
+    assert host_texts_in(all_text(result)) == []
+
+
+def test_claude_code_2_drops_task_notifications_their_replies_and_system_reminders(
+    tmp_path: Path,
+) -> None:
+    path = write_claude_code_2(tmp_path / "s.jsonl")
+
+    result = read(path, tmp_path)
+
+    assert texts(result.messages) == [
+        "update CLAUDE.md with the new build steps",
+        "Updated CLAUDE.md with the build steps.",
+        "now run the integration tests",
+        "Running them now.",
+    ]
+    assert result.sources[0].bad_lines == 0
+    assert host_texts_in(all_text(result)) == []
+
+
+def test_claude_code_channel_messages_are_a_speakers_words(tmp_path: Path) -> None:
+    path = write_jsonl(
+        tmp_path / "s.jsonl",
+        [
+            cc_line(
+                "user",
+                "c1",
+                None,
+                '<channel source="telegram" chat_id="9" user="alice">\nis the build green?\n'
+                "</channel>",
+                minutes_ago(2),
+            )
+        ],
+    )
+
+    (message,) = read(path, tmp_path).messages
+
+    assert (message.text, message.speaker) == ("is the build green?", "alice")
+
+
+def test_claude_code_session_started_by_the_host_alone_does_not_count(tmp_path: Path) -> None:
+    host = write_jsonl(
+        tmp_path / "host.jsonl",
+        [
+            cc_line(
+                "user",
+                "t1",
+                None,
+                "Run the nightly report",
+                minutes_ago(3),
+                origin={"kind": "scheduled-trigger"},
+            ),
+            cc_line("assistant", "t2", "t1", [text("Report sent.")], minutes_ago(2)),
+        ],
+    )
+    set_mtime(host, 10)
+    human = write_jsonl(
+        tmp_path / "human.jsonl",
+        [cc_line("user", "u1", None, "what changed today?", minutes_ago(30), session="h")],
+    )
+    set_mtime(human, 100)
+
+    result = read(tmp_path / "*.jsonl", tmp_path, max_files=1)
+
+    assert texts(result.messages) == ["what changed today?"]
+
+
+# --- 8. Where the transcripts are, without configuration ---------------------------------------
+
+
+def openclaw_state(home: Path) -> Path:
+    return home / ".openclaw"
+
+
+def default_workspace(home: Path) -> Path:
+    folder = home / ".openclaw" / "workspace"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def test_default_sources_find_each_openclaw_layout_of_the_workspace_agent(
+    isolated_home: Path,
+) -> None:
+    state = openclaw_state(isolated_home)
+    write_openclaw_2026_4(state, crons=1)
+    write_openclaw_2026_9(state, crons=1)
+    workspace = default_workspace(isolated_home)
+
+    sources = default_sources(workspace, workspace / ".scratchpad")
+
+    assert sources == [
+        str(state / "agents" / "main" / "sessions" / "*.jsonl"),
+        str(state / "agents" / "main" / "agent" / "openclaw-agent.sqlite"),
+    ]
+
+
+def test_default_sources_follow_openclaw_state_dir_and_agents_of_other_workspaces_stay_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = tmp_path / "oc-state"
+    for agent in ("main", "work", "home"):
+        (state / "agents" / agent / "sessions").mkdir(parents=True)
+        write_jsonl(state / "agents" / agent / "sessions" / "s.jsonl", [oc_header()])
+    mine = tmp_path / "projects" / "work-ws"
+    mine.mkdir(parents=True)
+    (state / "openclaw.json").write_text(
+        "// JSON5, as OpenClaw allows it\n{\n  agents: {\n    defaults: { workspace: '"
+        + str(tmp_path / "default-ws")
+        + "' },\n    list: [\n      { id: 'main', default: true },\n      { id: 'work', "
+        "workspace: '${WORK_ROOT}/work-ws' },\n      { id: 'home' },\n    ],\n  },\n}\n"
+    )
+    monkeypatch.setenv("OPENCLAW_STATE_DIR", str(state))
+    monkeypatch.setenv("WORK_ROOT", str(tmp_path / "projects"))
+
+    sources = default_sources(mine, mine / ".scratchpad")
+    defaults = default_sources(tmp_path / "default-ws", tmp_path / "x")
+
+    assert sources == [str(state / "agents" / "work" / "sessions" / "*.jsonl")]
+    assert defaults == [str(state / "agents" / "main" / "sessions" / "*.jsonl")]
+
+
+def test_default_sources_read_every_agent_when_the_config_cannot_be_read_or_names_none(
+    isolated_home: Path,
+) -> None:
+    state = openclaw_state(isolated_home)
+    for agent in ("alpha", "beta"):
+        write_jsonl(state / "agents" / agent / "sessions" / "s.jsonl", [oc_header()])
+    elsewhere = isolated_home / "elsewhere"
+    elsewhere.mkdir()
+
+    unmatched = default_sources(elsewhere, elsewhere / ".scratchpad")
+    (state / "openclaw.json").write_text("{ this is : not [ json")
+    unreadable = default_sources(elsewhere, elsewhere / ".scratchpad")
+
+    every = [str(state / "agents" / a / "sessions" / "*.jsonl") for a in ("alpha", "beta")]
+    assert unmatched == every
+    assert unreadable == every
+
+
+def write_hook_sessions(state_dir: Path, paths: Sequence[str]) -> None:
+    state_dir.mkdir(parents=True, exist_ok=True)
+    sessions = {
+        f"s{index}": {"transcript_path": path, "cwd": "/w", "seen": iso(NOW)}
+        for index, path in enumerate(paths)
+    }
+    (state_dir / "claude-code-sessions.json").write_text(json.dumps(sessions))
+
+
+def test_default_sources_take_the_claude_code_transcripts_the_hook_recorded_inside_projects(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    projects = isolated_home / ".claude" / "projects" / "-w"
+    inside = write_claude_code_2(projects / f"{CC_SESSION}.jsonl")
+    secret = tmp_path / "secret.jsonl"
+    secret.write_text('{"role": "user", "content": "private"}\n')
+    link = projects / "link.jsonl"
+    link.symlink_to(secret)
+    workspace = tmp_path / "w"
+    write_hook_sessions(
+        workspace / ".scratchpad",
+        [
+            str(inside),
+            str(secret),  # planted by the agent: outside the projects folder
+            str(link),  # inside as written, outside once resolved
+            str(projects / ".." / ".." / ".." / "secret.jsonl"),
+            "relative/path.jsonl",
+            str(projects / "missing.jsonl"),
+        ],
+    )
+
+    sources = default_sources(workspace, workspace / ".scratchpad")
+
+    assert sources == [str(inside)]
+
+
+def test_default_sources_use_claude_config_dir_and_ignore_a_linked_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "cc-config"
+    transcript = write_claude_code_1(config / "projects" / "-w" / "a.jsonl")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    workspace = tmp_path / "w"
+    write_hook_sessions(workspace / ".scratchpad", [str(transcript)])
+    linked = tmp_path / "linked"
+    write_hook_sessions(tmp_path / "real-record", [str(transcript)])
+    (linked / ".scratchpad").mkdir(parents=True)
+    (linked / ".scratchpad" / "claude-code-sessions.json").symlink_to(
+        tmp_path / "real-record" / "claude-code-sessions.json"
+    )
+
+    assert default_sources(workspace, workspace / ".scratchpad") == [str(transcript)]
+    assert default_sources(linked, linked / ".scratchpad") == []
+
+
+def test_an_empty_sources_setting_means_the_defaults(workspace: Path) -> None:
+    from assembler.config import load_config
+
+    config = load_config(workspace)
+
+    assert config.transcripts.sources == []
+
+
+# --- 9. End to end: a whole run on each layout, with the default config ------------------------
+
+
+def assemble_with_defaults(workspace: Path) -> Any:
+    """Run one assembly of `workspace` with the default transcript sources (keyword search
+    only, for speed) and return it."""
+    from assembler.assemble import run_once
+    from assembler.config import load_config
+
+    (workspace / "MEMORY.md").write_text(
+        "# Notes\n\nThe migration step runs alembic upgrade head.\n\nRelease notes live in "
+        "docs/releases.\n\nThe rollback step is in the release checklist.\n"
+    )
+    (workspace / ".scratchpad").mkdir(exist_ok=True)
+    (workspace / ".scratchpad" / "config.toml").write_text(
+        '[memory]\nmodel = "none"\n[time]\ntimezone = "UTC"\n'
+    )
+    return run_once(load_config(workspace), now=NOW + timedelta(minutes=1))
+
+
+def assert_only_the_humans_conversation(assembly: Any, messages_read: int) -> None:
+    import frontmatter
+
+    written = assembly.path.read_text(encoding="utf-8")
+    meta = frontmatter.loads(written).metadata
+    assert assembly.written
+    assert meta["degraded"] == []
+    assert meta["messages_read"] == messages_read
+    assert all("error" not in source for source in meta["sources"])
+    assert host_texts_in(written) == []
+    explained = "\n".join(assembly.explain())
+    assert host_texts_in(explained) == []
+    assert "query 1 (current)" in explained  # the memory queries were made, from the human
+
+
+def test_a_whole_run_on_openclaw_2026_3_reads_the_human_without_the_hosts_text(
+    isolated_home: Path,
+) -> None:
+    write_openclaw_2026_3(openclaw_state(isolated_home))
+
+    assembly = assemble_with_defaults(default_workspace(isolated_home))
+
+    assert_only_the_humans_conversation(assembly, messages_read=5)
+    assert "migration" in assembly.path.read_text(encoding="utf-8")
+    assert assembly.mood is not None and assembly.mood.combined.messages == 3
+
+
+def test_a_whole_run_on_openclaw_2026_4_does_not_read_checkpoints_or_traces(
+    isolated_home: Path,
+) -> None:
+    write_openclaw_2026_4(openclaw_state(isolated_home))
+
+    assembly = assemble_with_defaults(default_workspace(isolated_home))
+
+    assert_only_the_humans_conversation(assembly, messages_read=6)
+    assert [Path(s["path"]).name for s in assembly.meta["sources"]] == [f"{MAIN_2026_4}.jsonl"]
+
+
+def test_the_cli_exits_0_on_openclaw_2026_4_with_the_default_config(
+    isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from assembler.cli import main
+
+    write_openclaw_2026_4(openclaw_state(isolated_home))
+    workspace = default_workspace(isolated_home)
+    (workspace / ".scratchpad").mkdir()
+    (workspace / ".scratchpad" / "config.toml").write_text('[memory]\nmodel = "none"\n')
+
+    code = main(["--once", "--workspace", str(workspace), "--now", NOW.isoformat()])
+
+    assert code == 0, capsys.readouterr().err
+    assert "6 messages read" in capsys.readouterr().out
+
+
+def test_a_whole_run_on_openclaw_2026_9_reads_its_sqlite_store(isolated_home: Path) -> None:
+    write_openclaw_2026_9(openclaw_state(isolated_home))
+
+    assembly = assemble_with_defaults(default_workspace(isolated_home))
+
+    assert_only_the_humans_conversation(assembly, messages_read=4)
+    assert [s["format"] for s in assembly.meta["sources"]] == ["openclaw-sqlite"]
+    assert "rollback" in assembly.path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("writer", [write_claude_code_1, write_claude_code_2])
+def test_a_whole_run_on_claude_code_reads_what_the_hook_recorded(
+    isolated_home: Path, tmp_path: Path, writer: Any
+) -> None:
+    transcript = writer(isolated_home / ".claude" / "projects" / "-w" / f"{CC_SESSION}.jsonl")
+    workspace = tmp_path / "w"
+    workspace.mkdir()
+    write_hook_sessions(workspace / ".scratchpad", [str(transcript)])
+
+    assembly = assemble_with_defaults(workspace)
+
+    assert_only_the_humans_conversation(assembly, messages_read=4)
+    assert assembly.mood is not None and assembly.mood.combined.messages == 2
+
+
+def test_a_session_both_in_a_file_and_imported_into_the_store_is_read_once(
+    tmp_path: Path,
+) -> None:
+    entries = [
+        oc_user("ac000001", None, "why is the deploy failing again?", minutes_ago(10)),
+        oc_assistant("ac000002", None, [text("The tag is wrong.")], minutes_ago(9)),
+    ]
+    oc_chain(entries)
+    header = oc_header_v("imported-1", 3, minutes_ago(11))
+    write_jsonl(tmp_path / "sessions" / "imported-1.jsonl", [header, *entries])
+    connection = make_db(tmp_path / "openclaw-agent.sqlite")
+    add_rows(connection, "imported-1", [header, *entries])
+    connection.close()
+
+    result = read_recent(
+        [str(tmp_path / "sessions" / "*.jsonl"), str(tmp_path / "openclaw-agent.sqlite")],
+        base=tmp_path,
+        now=NOW,
+        max_messages=10,
+        lookback=None,
+    )
+
+    assert texts(result.messages) == ["why is the deploy failing again?", "The tag is wrong."]
+    assert len(result.sources) == 2

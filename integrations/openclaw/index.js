@@ -1,0 +1,213 @@
+// scratchpad-assembler for OpenClaw: adds the fresh scratchpad before each prompt and gives
+// the agent its `scratchpad` tool.
+//
+// before_prompt_build: reads `<workspace>/.scratchpad/prefix.json`, the ready block that every
+//   `assemble` run and every change of the agent's sections writes (assembler/ready.py), and
+//   returns its `block` as prependContext while it is fresh (Date.now() < expires_ms) and its
+//   `guidance` as prependSystemContext. No Python starts: one small file read (well under a
+//   millisecond). Any problem (no file yet, a link, bad JSON) returns nothing and is logged
+//   once: the turn always goes on.
+// scratchpad tool: runs `<assemble> tool - --workspace <workspace>` with the call as JSON on
+//   stdin (execFile, an argument array, never a shell) and returns its JSON answer; a call
+//   the agent got wrong comes back as a tool error with the program's message.
+//
+// The workspace is the plugin config's `workspace`, else the agent's workspace as OpenClaw
+// gives it to the hook or tool; `assemble` (an absolute path) comes from the config only.
+// `assemble setup openclaw` prints the commands that install, configure and enable this.
+// What the agent writes is hostile input: nothing is read through a link or from a FIFO, and
+// nothing but the state folder's own file is read.
+
+import { execFile } from "node:child_process";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } from "node:fs";
+import path from "node:path";
+
+export const PLUGIN_ID = "scratchpad-assembler";
+export const STATE_DIR = ".scratchpad";
+export const READY_NAME = "prefix.json";
+const READY_VERSION = 1;
+const MAX_READY_BYTES = 1024 * 1024; // the block is a few KiB; anything this big is not ours
+const TOOL_TIMEOUT_MS = 30_000;
+const MAX_TOOL_OUTPUT = 1024 * 1024;
+const MAX_LOGGED = 50; // distinct problems logged; after that, silence
+
+// The tool's name, description and JSON schema: a copy of what `assemble mcp` offers.
+const TOOL = JSON.parse(readFileSync(new URL("./scratchpad-tool.json", import.meta.url), "utf8"));
+
+/**
+ * Given a workspace (absolute), return its ready block: {block, guidance, expires_ms, ...}.
+ * Throw an Error naming the file when it is missing, a link, not a regular file, too large,
+ * or not a ready block of the version this plugin reads.
+ */
+export function readReady(workspace) {
+  const folder = path.join(workspace, STATE_DIR);
+  const info = lstatSync(folder);
+  if (!info.isDirectory()) {
+    throw new Error(`${folder} is not a folder (a link?); the plugin reads nothing through it`);
+  }
+  const file = path.join(folder, READY_NAME);
+  let fd;
+  try {
+    // O_NOFOLLOW: a link is refused, not followed; O_NONBLOCK: a FIFO cannot hang the turn.
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    if (error.code === "ELOOP") {
+      throw new Error(`${file} is a symbolic link; the plugin reads nothing through a link`);
+    }
+    throw error;
+  }
+  let text;
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw new Error(`${file} is not a regular file`);
+    if (stat.size > MAX_READY_BYTES) throw new Error(`${file} is larger than ${MAX_READY_BYTES} bytes`);
+    text = readFileSync(fd, "utf8");
+  } finally {
+    closeSync(fd);
+  }
+  let ready;
+  try {
+    ready = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`${file} is not JSON (${error.message}); run \`assemble --once\``);
+  }
+  if (
+    ready === null ||
+    typeof ready !== "object" ||
+    ready.version !== READY_VERSION ||
+    typeof ready.block !== "string" ||
+    typeof ready.guidance !== "string" ||
+    !Number.isFinite(ready.expires_ms)
+  ) {
+    throw new Error(`${file} is not a ready block of version ${READY_VERSION}; run \`assemble --once\``);
+  }
+  return ready;
+}
+
+/**
+ * Given a ready block and the clock (ms since 1970), return what before_prompt_build adds:
+ * the guidance as system context on every turn (so the system prompt, which the provider
+ * caches, stays byte-identical whether the block is fresh or not), and the block before the
+ * prompt only while it is fresh.
+ */
+export function promptAdditions(ready, nowMs) {
+  const additions = {};
+  if (ready.guidance.trim()) additions.prependSystemContext = ready.guidance;
+  if (nowMs < ready.expires_ms && ready.block.trim()) additions.prependContext = ready.block;
+  return additions;
+}
+
+/** Given the plugin config and a hook or tool context, return the workspace, or undefined. */
+export function resolveWorkspace(config, ctx) {
+  const configured = typeof config?.workspace === "string" ? config.workspace.trim() : "";
+  const candidate = configured || ctx?.workspaceDir;
+  if (typeof candidate !== "string" || !path.isAbsolute(candidate)) return undefined;
+  return path.resolve(candidate);
+}
+
+/**
+ * Given the plugin config, the hook context, a logger of problems and the clock, return the
+ * before_prompt_build result ({} when there is nothing to add). Never throws.
+ */
+export function beforePromptBuild(config, ctx, report, nowMs = Date.now()) {
+  const workspace = resolveWorkspace(config, ctx);
+  if (workspace === undefined) {
+    report(
+      "no workspace: set plugins.entries.scratchpad-assembler.config.workspace to its absolute " +
+        "path (`assemble setup openclaw` prints the command)",
+    );
+    return {};
+  }
+  try {
+    return promptAdditions(readReady(workspace), nowMs);
+  } catch (error) {
+    const hint = error?.code === "ENOENT" ? " (no scratchpad yet: run `assemble --once` or the daemon)" : "";
+    report(`${error?.message ?? error}${hint}`);
+    return {};
+  }
+}
+
+/**
+ * Given this install's `assemble`, the workspace and a tool call (an object), run
+ * `assemble tool - --workspace W` with the call on stdin and resolve to {text, answer}: its
+ * JSON answer as printed and parsed. Reject when it prints no JSON answer (it could not
+ * start, crashed, or timed out).
+ */
+export function runAssembleTool(assemble, workspace, call, { signal, timeoutMs = TOOL_TIMEOUT_MS } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      assemble,
+      ["tool", "-", "--workspace", workspace],
+      { cwd: workspace, timeout: timeoutMs, maxBuffer: MAX_TOOL_OUTPUT, signal, encoding: "utf8" },
+      (error, stdout, stderr) => {
+        const text = String(stdout ?? "").trim();
+        let answer;
+        try {
+          answer = JSON.parse(text);
+        } catch {
+          answer = undefined;
+        }
+        // Exit 0 with ok: true, or exit 1 with ok: false (a call the agent got wrong).
+        if (answer !== null && typeof answer === "object" && typeof answer.ok === "boolean") {
+          resolve({ text, answer });
+          return;
+        }
+        const why = [error?.message, String(stderr ?? "").trim().slice(-2000)].filter(Boolean);
+        reject(new Error(`\`${assemble} tool\` gave no answer: ${why.join(": ") || "no output"}`));
+      },
+    );
+    child.stdin.on("error", () => {}); // it may exit before reading: the callback reports that
+    child.stdin.end(JSON.stringify(call ?? {}));
+  });
+}
+
+/** Given the plugin config, a tool context and a logger of problems, return the tool, or null
+ * (not offered) when the config names no absolute `assemble` or there is no workspace. */
+export function scratchpadTool(config, ctx, report) {
+  const assemble = typeof config?.assemble === "string" ? config.assemble : "";
+  const workspace = resolveWorkspace(config, ctx);
+  if (!path.isAbsolute(assemble) || workspace === undefined) {
+    report(
+      "the scratchpad tool is off: set plugins.entries.scratchpad-assembler.config.assemble " +
+        "(the absolute path of `assemble`) and .workspace (`assemble setup openclaw` prints both)",
+    );
+    return null;
+  }
+  return {
+    name: TOOL.name,
+    label: TOOL.label,
+    description: TOOL.description,
+    parameters: TOOL.parameters,
+    // Model-visible on every turn, as the guidance promises, rather than deferred behind
+    // OpenClaw's Tool Search (where a direct call by name is "not found").
+    catalogMode: "direct-only",
+    async execute(_toolCallId, params, signal) {
+      const { text, answer } = await runAssembleTool(assemble, workspace, params, { signal });
+      if (!answer.ok) throw new Error(text); // OpenClaw shows a thrown error as the tool's error
+      return { content: [{ type: "text", text }], details: answer };
+    },
+  };
+}
+
+/** Given OpenClaw's logger, return a function that logs each distinct problem once. */
+export function reportOnce(logger) {
+  const seen = new Set();
+  return (message) => {
+    if (seen.has(message) || seen.size >= MAX_LOGGED) return;
+    seen.add(message);
+    logger?.warn?.(`${PLUGIN_ID}: ${message}`);
+  };
+}
+
+export default {
+  id: PLUGIN_ID,
+  name: "Scratchpad Assembler",
+  description:
+    "Adds the fresh SCRATCHPAD.md (mood, session, memories, the agent's sections) before each " +
+    "prompt and gives the agent its scratchpad tool.",
+  register(api) {
+    const config = api.pluginConfig ?? {};
+    const report = reportOnce(api.logger);
+    api.on("before_prompt_build", (_event, ctx) => beforePromptBuild(config, ctx, report));
+    api.registerTool((ctx) => scratchpadTool(config, ctx, report), { name: TOOL.name });
+  },
+};

@@ -1,0 +1,343 @@
+"""End to end: OpenClaw 2026.9's real program with the scratchpad-assembler plugin, set up by
+running the commands `assemble setup openclaw` prints, against the mock model.
+
+One plugin test does as few OpenClaw turns as prove the points (three, about 10 s each):
+
+    turn 1  fresh scratchpad: its block is in the prompt the model gets, the guidance in the
+            system part; the "model" calls the plugin's `scratchpad` tool (append to findings)
+    turn 2  what the tool saved is in this turn's block (the tool rewrote the ready block)
+    turn 3  after the file expired: no scratchpad is sent at all
+    then    the session OpenClaw stored for those turns reads back through read_recent, with
+            the right counts and none of the injected text
+
+A Gateway test runs the other recipes the setup prints on one `openclaw gateway run`: the cron
+job with a command payload (the Gateway runs `assemble --once`, no model turn), then a turn
+through the Gateway that carries both the plugin's block (in the prompt) and the bootstrap-file
+fallback (the file in the system prompt, frontmatter and all). A third test drives the plugin's
+file reading directly with the hosts' Node, for the hostile cases (links, a FIFO, junk).
+
+They need npm and skip with the harness's reason without it (see tests/e2e/hosts.py).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from e2e.hosts import Hosts
+from e2e.mock_model import LoggedRequest, MockModel, Text, ToolCall
+from e2e.turns import (
+    HostRun,
+    OpenClawGateway,
+    free_port,
+    openclaw_config,
+    openclaw_events,
+    openclaw_gateway_settings,
+    openclaw_store,
+    printed_openclaw_commands,
+    run_openclaw,
+    run_openclaw_cli,
+    run_openclaw_gateway_turn,
+    wait_until,
+    write_openclaw_config,
+)
+
+from assembler.setup import OPENCLAW_FALLBACK_OUTPUT, OPENCLAW_PLUGIN_ID, openclaw_plugin_dir
+from assembler.transcripts import read_recent
+from assembler.units import assemble_executable
+
+pytestmark = pytest.mark.e2e
+
+HEADER = "[Session Scratchpad - your persistent working memory]"
+FOOTER = "[End Scratchpad]"
+MEMORY_NOTE = "The staging database listens on port 5433, not the default 5432."
+FINDING = "e2e-finding-7f3a: staging DATABASE_URL still says 5432"
+STABLE_END = "<!-- /openclaw:attempt:STABLE -->"  # OpenClaw 2026.9's marker
+PROBE = Path(__file__).parent / "e2e" / "plugin_probe.mjs"
+
+
+def _workspace(root: Path, *, output: str | None = None) -> Path:
+    """A workspace with a short chat about the staging database (generic JSONL), a memory
+    note that answers it, and a config that keeps the run fast (no embedding model); the
+    output path is `output`, else SCRATCHPAD.md."""
+    workspace = root / "workspace"
+    (workspace / "transcripts").mkdir(parents=True)
+    end = datetime.now(UTC)
+    chat = [
+        (9, "user", "The staging deploy fails: the app cannot reach the database."),
+        (8, "assistant", "Which port does the staging database listen on?"),
+        (6, "user", "No idea, it is in our notes. Check the staging database port please."),
+    ]
+    lines = [
+        json.dumps({"role": r, "content": t, "timestamp": (end - timedelta(minutes=m)).isoformat()})
+        for m, r, t in chat
+    ]
+    (workspace / "transcripts" / "chat.jsonl").write_text("\n".join(lines) + "\n")
+    # Under memory/, not MEMORY.md, which OpenClaw injects itself as a bootstrap file.
+    (workspace / "memory").mkdir()
+    (workspace / "memory" / "staging.md").write_text(f"# Staging\n\n## Database\n{MEMORY_NOTE}\n")
+    config = '[transcripts]\nsources = ["transcripts/*.jsonl"]\nlookback = "none"\n'
+    config += '[memory]\nmodel = "none"\n'
+    if output is not None:
+        config += f'[output]\npath = "{output}"\n'
+    (workspace / "assembler.toml").write_text(config)
+    return workspace
+
+
+def _assemble(*args: str) -> str:
+    """Run this install's `assemble` (a fresh process, as OpenClaw runs it); return stdout."""
+    done = subprocess.run(
+        [str(assemble_executable()), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, f"assemble {args}: exit {done.returncode}\n{done.stderr}"
+    return done.stdout
+
+
+def _ready(workspace: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((workspace / ".scratchpad" / "prefix.json").read_text())
+    return data
+
+
+def _openclaw_home(root: Path, model: MockModel, workspace: Path) -> Path:
+    """HOME for OpenClaw: its config names the mock as the model and the workspace, and sends
+    its log file into HOME (else it writes /tmp/openclaw/)."""
+    home = root / "home"
+    home.mkdir()
+    config = openclaw_config(model, workspace)
+    config["logging"] = {"file": str(home / "openclaw.log")}
+    write_openclaw_config(home, config)
+    return home
+
+
+def _run_printed(hosts: Hosts, commands: list[list[str]], home: Path, cwd: Path) -> None:
+    for command in commands:
+        run = run_openclaw_cli(hosts, command, home=home, cwd=cwd)
+        assert run.returncode == 0, run.describe()
+
+
+def _turn(hosts: Hosts, model: MockModel, home: Path, workspace: Path, prompt: str) -> HostRun:
+    run = run_openclaw(hosts, home=home, workspace=workspace, prompt=prompt)
+    assert run.returncode == 0, (
+        f"{run.describe()}\n--- requests ---\n{model.log_path.read_text()[-6000:]}"
+    )
+    return run
+
+
+def _prompt_text(request: LoggedRequest, prompt: str) -> str:
+    """The text of the user message that carries `prompt` (the host adds a timestamp before it
+    and sends its runtime context as a separate user message after it), the newest first."""
+    found = [text for text in request.texts("user") if prompt in text]
+    assert found, f"{prompt!r} is not in the request: {request.texts('user')}"
+    return found[-1]
+
+
+def _stable_system(request: LoggedRequest) -> str:
+    """The system prompt up to the end of OpenClaw's cache-stable part (what the provider
+    caches): everything before its per-turn section."""
+    system = "\n".join(request.texts("system"))
+    end = system.find(STABLE_END)
+    assert end > 0, f"no {STABLE_END} in the system prompt"
+    return system[:end]
+
+
+def test_openclaw_with_the_plugin_sends_the_fresh_scratchpad_runs_its_tool_and_drops_it_when_stale(
+    hosts: Hosts, model: MockModel, tmp_path: Path
+) -> None:
+    workspace = _workspace(tmp_path)
+    _assemble("--once", "--workspace", str(workspace))
+    rendered = _ready(workspace)
+    assert MEMORY_NOTE in rendered["block"]  # the memory note made it into the scratchpad
+    home = _openclaw_home(tmp_path, model, workspace)
+
+    # Set up exactly as `assemble setup openclaw` prints: run its step-1 commands.
+    text = _assemble("setup", "openclaw", "--workspace", str(workspace))
+    install, configure, *_ = printed_openclaw_commands(text)
+    assert (install[1:3], configure[1:3]) == (["plugins", "install"], ["config", "set"])
+    _run_printed(hosts, [install, configure], home, workspace)
+    settings = json.loads((home / ".openclaw" / "openclaw.json").read_text())["plugins"]
+    entry = settings["entries"][OPENCLAW_PLUGIN_ID]
+    assert settings["load"]["paths"] == [str(openclaw_plugin_dir())]
+    assert entry["enabled"] is True  # the install enabled it
+    assert entry["hooks"] == {"allowConversationAccess": True}
+    assert entry["config"] == {"workspace": str(workspace), "assemble": str(assemble_executable())}
+    assert "allow" not in settings  # the user's other plugins stay on
+
+    # Turn 1: the fresh scratchpad goes before the prompt, the guidance into the system part;
+    # the model saves a finding with the plugin's tool.
+    prompts = [
+        "Why does the staging deploy fail? (turn 1)",
+        "Any progress? (turn 2)",
+        "And now? (turn 3)",
+    ]
+    model.script(
+        ToolCall(
+            "scratchpad",
+            {"action": "append", "section": "findings", "content": FINDING},
+            text="Noting that.",
+        ),
+        Text("Noted."),
+    )
+    _turn(hosts, model, home, workspace, prompts[0])
+    first, after_tool = model.turn_calls()
+    assert "scratchpad" in first.tool_names()
+    prompt = _prompt_text(first, prompts[0])
+    assert rendered["block"] in prompt
+    assert prompt.index(rendered["block"]) < prompt.index(prompts[0])
+    assert rendered["guidance"].strip() in _stable_system(first)
+    assert HEADER not in "\n".join(first.texts("system"))
+    answer = json.loads(after_tool.tool_results()[-1])
+    assert answer["ok"] is True, answer
+    journal = [
+        json.loads(line)
+        for line in (workspace / ".scratchpad" / "sections.jsonl").read_text().splitlines()
+    ]
+    assert [
+        (e["section"], e["action"], e["content"]) for e in journal if e["source"] == "tool"
+    ] == [("findings", "append", FINDING)]
+    saved = _ready(workspace)
+    assert FINDING in saved["block"] and saved["expires_ms"] == rendered["expires_ms"]
+
+    # Turn 2: the finding is in this turn's block (only the current turn carries a block: the
+    # host stores the prompt without it).
+    model.script(Text("Still on it."))
+    _turn(hosts, model, home, workspace, prompts[1])
+    second = model.turn_calls()[-1]
+    prompt = _prompt_text(second, prompts[1])
+    assert saved["block"] in prompt
+    assert FINDING in prompt[prompt.index(HEADER) : prompt.index(FOOTER)]
+    assert second.dump().count(HEADER) == 1
+
+    # Turn 3: the file has expired (rendered as of two hours ago): no scratchpad at all, while
+    # the system part keeps the guidance byte for byte (the provider's prompt cache holds).
+    _assemble(
+        "--once",
+        "--workspace",
+        str(workspace),
+        "--now",
+        (datetime.now(UTC) - timedelta(hours=2)).isoformat(),
+    )
+    assert _ready(workspace)["expires_ms"] < datetime.now(UTC).timestamp() * 1000
+    model.script(Text("Done."))
+    _turn(hosts, model, home, workspace, prompts[2])
+    third = model.turn_calls()[-1]
+    assert HEADER not in third.dump() and MEMORY_NOTE not in third.dump()
+    assert _stable_system(third) == _stable_system(second) == _stable_system(first)
+    assert model.pending() == []
+
+    # What OpenClaw stored for these turns reads back: three prompts, four replies, nothing
+    # the plugin added and no envelope of the host's.
+    store = openclaw_store(home)
+    read = read_recent(
+        [str(store)], base=home, now=datetime.now(UTC), max_messages=100, lookback=None
+    )
+    written = [
+        (row["seq"], row["event"].get("type"), row["event"].get("message"))
+        for row in openclaw_events(store)
+    ]
+    assert [(m.role, m.text) for m in read.messages] == [
+        ("user", prompts[0]),
+        ("assistant", "Noting that."),
+        ("assistant", "Noted."),
+        ("user", prompts[1]),
+        ("assistant", "Still on it."),
+        ("user", prompts[2]),
+        ("assistant", "Done."),
+    ], f"reader returned {read.messages}; the host wrote {written}"
+    assert [(s.path, s.format, s.messages) for s in read.sources] == [
+        (str(store), "openclaw-sqlite", 7)
+    ]
+    assert len({m.session_id for m in read.messages}) == 1
+
+
+def test_through_the_gateway_the_printed_cron_job_feeds_the_plugin_and_the_bootstrap_fallback(
+    hosts: Hosts, model: MockModel, tmp_path: Path
+) -> None:
+    # Every other command the setup prints, on one Gateway: the plugin, the cron job that
+    # keeps the file fresh, and the fallback (a real setup uses the plugin or the fallback;
+    # here each shows in its own part of the one request).
+    workspace = _workspace(tmp_path, output=OPENCLAW_FALLBACK_OUTPUT)
+    home = _openclaw_home(tmp_path, model, workspace)
+    config_path = home / ".openclaw" / "openclaw.json"
+    config = json.loads(config_path.read_text())
+    config["gateway"] = openclaw_gateway_settings(free_port(), "e2e-gateway-token")
+    config_path.write_text(json.dumps(config, indent=2) + "\n")
+    text = _assemble("setup", "openclaw", "--workspace", str(workspace))
+    install, configure, _inspect, cron, fallback = printed_openclaw_commands(text)
+    assert (cron[1:3], fallback[1:3]) == (["cron", "add"], ["config", "set"])
+    _run_printed(hosts, [install, configure, fallback], home, workspace)
+    scratchpad = workspace / OPENCLAW_FALLBACK_OUTPUT
+    ready = workspace / ".scratchpad" / "prefix.json"
+
+    with OpenClawGateway(hosts, home=home, cwd=workspace) as gateway:
+        added = run_openclaw_cli(hosts, cron, home=home, cwd=workspace)
+        assert added.returncode == 0, added.describe()
+        job = added.json()
+        assert job["payload"]["kind"] == "command" and job["delivery"]["mode"] == "none"
+        assert not ready.exists()
+        now = ["openclaw", "cron", "run", job["id"]]  # rather than wait for its schedule
+        ran = run_openclaw_cli(hosts, now, home=home, cwd=workspace)
+        assert ran.returncode == 0, ran.describe()
+        wait_until(lambda: ready.exists() and scratchpad.exists(), 60, "the cron job's assembly")
+        assert model.requests == []  # the job spent no model turn
+
+        model.script(Text("Seen."))
+        prompt = "Through the Gateway"
+        run = run_openclaw_gateway_turn(hosts, home=home, workspace=workspace, prompt=prompt)
+        assert run.returncode == 0, f"{run.describe()}\n--- gateway ---\n{gateway.log()[-4000:]}"
+
+    (request,) = model.turn_calls()
+    # The plugin, in the Gateway: the block the cron job's assembly wrote, before the prompt.
+    assert _ready(workspace)["block"] in _prompt_text(request, prompt)
+    # The fallback: the whole file in the system part, frontmatter included.
+    system = "\n".join(request.texts("system"))
+    content = scratchpad.read_text()
+    assert content.startswith("---\n") and "\nexpires: " in content
+    assert content.strip() in system
+    assert MEMORY_NOTE in system
+
+
+def test_the_plugin_reads_only_its_own_file_and_never_breaks_a_turn(
+    hosts: Hosts, tmp_path: Path
+) -> None:
+    entry = openclaw_plugin_dir() / "index.js"
+    env = {"PATH": hosts.path(), "TMPDIR": str(tmp_path), "HOME": str(tmp_path)}
+    probe = [str(hosts.node_bin / "node"), str(PROBE), str(entry), str(tmp_path)]
+
+    done = subprocess.run(
+        probe,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    good_block = "[Session Scratchpad - x]\nhi\n[End Scratchpad]\n"
+    assert out["fresh"]["result"] == {"prependSystemContext": "G", "prependContext": good_block}
+    assert out["fresh"]["logged"] == []
+    assert out["from_context"]["result"] == out["fresh"]["result"]  # the agent's workspace
+    assert out["stale"]["result"] == {"prependSystemContext": "G"}
+    for name, why in [
+        ("missing", "no scratchpad yet"),
+        ("linked_folder", "not a folder"),
+        ("linked_file", "symbolic link"),
+        ("fifo", "not a regular file"),
+        ("junk", "JSON"),
+        ("wrong_version", "not a ready block"),
+        ("huge", "larger than"),
+        ("relative", "no workspace"),
+    ]:
+        assert out[name]["result"] == {}, name
+        assert len(out[name]["logged"]) == 1 and why in out[name]["logged"][0], (
+            name,
+            out[name]["logged"],
+        )

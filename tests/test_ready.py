@@ -1,0 +1,81 @@
+"""The ready block (assembler/ready.py): what hooks and plugins inject, written by renders and by
+changes of the agent sections, read without parsing SCRATCHPAD.md."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from assembler.cli import main
+from assembler.ready import read_ready, ready_path
+from assembler.render import body_prefix, read_scratchpad
+
+NOW = datetime.fromisoformat("2026-03-02T23:25:00+11:00")
+
+
+@pytest.fixture
+def rendered(workspace: Path) -> Path:
+    stamp = (NOW - timedelta(minutes=4)).isoformat()
+    line = {"role": "user", "content": "the helm deploy keeps failing", "timestamp": stamp}
+    (workspace / "chat.jsonl").write_text(json.dumps(line) + "\n")
+    (workspace / "assembler.toml").write_text(
+        '[transcripts]\nsources = ["chat.jsonl"]\n[memory]\nenabled = false\n'
+        '[time]\ntimezone = "Australia/Sydney"\n'
+    )
+    assert main(["--once", "-w", str(workspace), "--now", NOW.isoformat()]) == 0
+    return workspace
+
+
+def test_a_render_writes_the_block_hosts_prepend_with_the_files_expiry(rendered: Path) -> None:
+    ready = read_ready(rendered / ".scratchpad")
+    page = read_scratchpad(rendered / "SCRATCHPAD.md")
+    assert ready is not None and ready.block == body_prefix(page.body)
+    assert ready.expires == page.expires and ready.is_fresh(NOW)
+    assert not ready.is_fresh(page.expires)
+    assert ready.matches_file(rendered / "SCRATCHPAD.md")
+    assert "## Session Scratchpad" in ready.guidance
+    data = json.loads(ready_path(rendered / ".scratchpad").read_text())
+    assert data["expires_ms"] == int(page.expires.timestamp() * 1000)  # for JavaScript readers
+
+
+def test_a_change_of_the_agent_sections_rewrites_the_block_at_once(
+    rendered: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = read_ready(rendered / ".scratchpad")
+    assert main(["pad", "write", "-w", str(rendered), "--section", "goal", "ship 1.14.4"]) == 0
+    after = read_ready(rendered / ".scratchpad")
+    assert before is not None and after is not None
+    assert "ship 1.14.4" in after.block and "ship 1.14.4" not in before.block
+    assert after.digest != before.digest and after.auto_digest == before.auto_digest
+    assert after.expires == before.expires  # the file was not rendered again
+    capsys.readouterr()
+
+
+def test_the_digest_follows_the_content_not_the_clock(rendered: Path) -> None:
+    first = read_ready(rendered / ".scratchpad")
+    later = NOW + timedelta(minutes=3)
+    assert main(["--once", "-w", str(rendered), "--now", later.isoformat()]) == 0
+    second = read_ready(rendered / ".scratchpad")
+    assert first is not None and second is not None
+    assert first.block != second.block and first.digest == second.digest
+
+
+def test_a_dry_run_leaves_the_block_alone(rendered: Path) -> None:
+    before = ready_path(rendered / ".scratchpad").read_bytes()
+    later = NOW + timedelta(minutes=10)
+    assert main(["--once", "--dry-run", "-w", str(rendered), "--now", later.isoformat()]) == 0
+    assert ready_path(rendered / ".scratchpad").read_bytes() == before
+
+
+def test_a_broken_or_planted_block_is_not_read(rendered: Path, tmp_path: Path) -> None:
+    state = rendered / ".scratchpad"
+    ready_path(state).write_text('{"version": 1, "block": 3}')
+    assert read_ready(state) is None
+    outside = tmp_path / "outside.json"
+    outside.write_text(json.dumps(json.loads(ready_path(state).read_text())))
+    ready_path(state).unlink()
+    ready_path(state).symlink_to(outside)
+    assert read_ready(state) is None
