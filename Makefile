@@ -8,12 +8,16 @@ DEMO_NOW ?= 2026-03-02T23:25:00+11:00
 
 setup: $(STAMP)
 
-# torch goes first and pinned: this version is a CPU build on the machine's disk, while an
-# unpinned torch (pulled by sentence-transformers) would download a CUDA build of several GB.
+# torch goes first and pinned: on the development machines this version is a CPU build on
+# the disk, while an unpinned torch (pulled by sentence-transformers) would download a CUDA
+# build of several GB. Elsewhere take the CPU build from PyTorch's own index:
+#   make demo TORCH_INDEX=https://download.pytorch.org/whl/cpu
+TORCH ?= torch==2.13.0
+TORCH_INDEX ?=
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) '$(TORCH)'
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 

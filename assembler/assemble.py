@@ -6,6 +6,7 @@ the result in place atomically. `run_once()` is both, as `assemble --once` does.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import time
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import jinja2
 
 from assembler import __version__
-from assembler import sections as agent_sections
+from assembler.agent_part import AgentInputs, read_agent_inputs, render_agent_part
 from assembler.config import Config, local_timezone
 from assembler.context import (
     ActiveContext,
@@ -29,7 +30,7 @@ from assembler.context import (
     format_duration,
     time_context,
 )
-from assembler.errors import AssemblerError, ModelError, UnsafePathError
+from assembler.errors import AssemblerError, ModelError, Problem, UnsafePathError
 from assembler.fsutil import (
     Replaced,
     Snapshot,
@@ -38,18 +39,39 @@ from assembler.fsutil import (
     read_regular,
     replace_if_unchanged,
 )
+from assembler.handedits import import_into_journal
+from assembler.ready import write_ready
+from assembler.recall import (
+    OpenMemory,
+    RecallResult,
+    WarmMemory,
+    index_options,
+    memory_copy,
+    recall_memories,
+    synced_memory,
+)
 from assembler.render import Fitted, Item, Section, fit_sections, renderer_for
-from assembler.render import compose as compose_file
 from assembler.routing import RoutingHint, redact, route
-from assembler.sections import AgentInputs
+from assembler.scratchpad_file import (
+    auto_hash,
+    auto_part,
+    body_prefix,
+    find_agent_region,
+    plain_region,
+    remember_render,
+    split_frontmatter,
+)
+from assembler.scratchpad_file import (
+    compose as compose_file,
+)
 from assembler.sentiment import MoodReport, MoodState, analyze, load_mood_model
 from assembler.strategy import Strategy, choose_strategy
 from assembler.tokens import get_counter
 from assembler.transcripts import Message, TranscriptRead, default_sources, read_recent
+from assembler.view import guidance_for
 
 if TYPE_CHECKING:
-    from assembler.memory import Hit
-    from assembler.recall import RecallResult, WarmMemory
+    from assembler.memory_search import Hit
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +104,7 @@ class Draft:
     routing: RoutingHint
     recall: MemoryRecall | None
     sections: list[Section]
-    degraded: list[dict[str, str]]
+    degraded: list[Problem]
 
     @property
     def openclaw_files(self) -> list[Path]:
@@ -133,7 +155,7 @@ class Assembly(Draft):
             lines += [f"memories: {line}" for line in self.recall.result.explain]
         lines += [f"routing: {line}" for line in self.routing.explain]
         lines += [f"budget: dropped {d}" for d in self.fitted.dropped]
-        lines += [f"degraded: {d['what']}: {d['why']}" for d in self.degraded]
+        lines += [f"degraded: {p.what}: {p.why}" for p in self.degraded]
         return lines
 
 
@@ -141,14 +163,15 @@ def draft(
     config: Config,
     *,
     now: datetime,
+    memory: OpenMemory | Problem | None,
     transcript_globs: Sequence[str] | None = None,
-    memory: WarmMemory | None = None,
 ) -> Draft:
-    """Given the config and the clock, return the auto part of the assembly (reads only).
+    """Given the config, the clock and the memory index to search (synced; see `memory_for`),
+    return the auto part of the assembly (reads only; the index is closed unless kept).
 
-    `transcript_globs` replaces the configured sources for this run; `memory` keeps the memory
-    index (and its model) open between runs, as the daemon does. An unreadable source or a
-    failing mood model degrades the file (the frontmatter says what and why) instead of failing.
+    `transcript_globs` replaces the configured sources for this run. An unreadable source, a
+    failing mood model or an index that could not be opened degrades the file (the frontmatter
+    says what and why) instead of failing.
     """
     tz = local_timezone(config)
     now = now.astimezone(tz)
@@ -163,17 +186,17 @@ def draft(
         max_files=config.transcripts.max_files,
         fmt=config.transcripts.format,  # type: ignore[arg-type]
     )
-    degraded: list[dict[str, str]] = []
+    degraded: list[Problem] = []
     failed = [s for s in read.sources if s.error]
     for source in failed:
-        degraded.append({"what": f"transcript {source.path}", "why": source.error or ""})
+        degraded.append(Problem(f"transcript {source.path}", source.error or "", "transcript"))
     half_life = config.mood.half_life_delta
     mood: MoodReport | None = None
     strategy: Strategy | None = None
     try:
         mood = analyze(read.messages, now=now, half_life=half_life, model=load_mood_model())
     except ModelError as error:
-        degraded.append({"what": "mood", "why": str(error)})
+        degraded.append(Problem("mood", str(error), "mood"))
     if mood is not None:
         strategy = choose_strategy(
             mood.combined,
@@ -188,8 +211,8 @@ def draft(
     try:
         daily = daily_context(config.workspace, config.daily.folder, now, config.daily.tail_bytes)
     except OSError as error:
-        degraded.append({"what": "daily note", "why": f"{error}"})
-    recall = _recall(config, read.messages, daily, now, degraded, memory)
+        degraded.append(Problem("daily note", f"{error}", "daily note"))
+    recall = _recall(config, memory, read.messages, daily, now, degraded)
     times = time_context(
         now,
         tz,
@@ -248,7 +271,7 @@ def compose(config: Config, auto: Draft, agent: AgentInputs) -> Assembly:
         header = count(renderer.page(sections=[], **page))
         # The agent part comes first: the total cap is met by shrinking the auto part, and the
         # agent part gives way (saying so) only when the auto part is down to its header.
-        part = agent_sections.render_agent_part(
+        part = render_agent_part(
             agent,
             render=renderer.agent_part,
             count=count,
@@ -276,7 +299,7 @@ def compose(config: Config, auto: Draft, agent: AgentInputs) -> Assembly:
         raise AssemblerError(
             f"Template error in {where} ({type(error).__name__}: {error}); fix the template"
         ) from error
-    auto_tokens = count(agent_sections.auto_part(body))
+    auto_tokens = count(auto_part(body))
     read, recall = auto.transcripts, auto.recall
     meta: dict[str, Any] = {
         "generator": GENERATOR,
@@ -306,8 +329,8 @@ def compose(config: Config, auto: Draft, agent: AgentInputs) -> Assembly:
         "dropped": fitted.dropped,
         "agent_sections": part.hashes,
         "agent_omitted": part.omitted,
-        "auto_sha256": agent_sections.auto_hash(body),
-        "degraded": degraded,
+        "auto_sha256": auto_hash(body),
+        "degraded": [problem.to_dict() for problem in degraded],
     }
     if (edits := agent.sync.summary()) is not None:
         meta["file_edits"] = edits
@@ -330,8 +353,6 @@ def _auto_digest(sections: Sequence[Section]) -> str:
     """The hash of what the auto sections say (each line's gist, see `Item`): renders that only
     moved the clock or a score have the same digest, so hosts that send the block once per
     session need not send it again for them."""
-    import hashlib
-
     lines = [
         f"{section.name}\x1f{item.label}\x1f{item.text if item.gist is None else item.gist}"
         for section in sections
@@ -342,20 +363,18 @@ def _auto_digest(sections: Sequence[Section]) -> str:
 
 
 def assemble(
-    config: Config,
-    *,
-    now: datetime,
-    transcript_globs: Sequence[str] | None = None,
-    memory: WarmMemory | None = None,
+    config: Config, *, now: datetime, transcript_globs: Sequence[str] | None = None
 ) -> Assembly:
-    """Given the config and the clock, return the assembled SCRATCHPAD.md without writing
-    anything: the agent sections are the journal's, hand edits of the file not yet imported
-    (see `run_once`). Raise AssemblerError only for problems the user must fix (a broken
-    template folder).
+    """Given the config and the clock, return the assembled SCRATCHPAD.md, writing nothing:
+    the agent sections are the journal's, hand edits of the file not yet imported (see
+    `run_once`), and the memory index searched is a temporary copy brought up to date with the
+    memory files (see `recall.memory_copy`). Raise AssemblerError only for problems the user
+    must fix (a broken template folder).
     """
-    auto = draft(config, now=now, transcript_globs=transcript_globs, memory=memory)
+    memory = memory_for(config, dry_run=True)
+    auto = draft(config, now=now, memory=memory, transcript_globs=transcript_globs)
     seen, problems = _read_output(config)
-    agent = agent_sections.read_agent_inputs(config, now=auto.now, seen=seen)
+    agent = read_agent_inputs(config, now=auto.now, seen=seen)
     agent.degraded[:0] = problems
     return compose(config, auto, agent)
 
@@ -382,28 +401,27 @@ def run_once(
     Raise AssemblerError if the file cannot be written.
     """
     if dry_run:
-        return assemble(config, now=now, transcript_globs=transcript_globs, memory=memory)
-    auto = draft(config, now=now, transcript_globs=transcript_globs, memory=memory)
+        return assemble(config, now=now, transcript_globs=transcript_globs)
+    synced = memory_for(config, warm=memory)
+    auto = draft(config, now=now, memory=synced, transcript_globs=transcript_globs)
     assembly: Assembly | None = None
     late: bytes | None = None
     for _ in range(WRITE_ATTEMPTS):
         seen, problems = _read_output(config)
         if late is not None:
             # Written into the old file between the check and the swap: import it too.
-            agent_sections.import_into_journal(
-                config, now=auto.now, seen=Snapshot(late, time.time())
-            )
+            import_into_journal(config, now=auto.now, seen=Snapshot(late, time.time()))
             late = None
-        sync, imported = agent_sections.import_into_journal(
+        sync, imported = import_into_journal(
             config, now=auto.now, seen=seen, openclaw_files=auto.openclaw_files
         )
-        agent = agent_sections.read_agent_inputs(config, now=auto.now, seen=seen, sync=sync)
+        agent = read_agent_inputs(config, now=auto.now, seen=seen, sync=sync)
         agent.degraded[:0] = [*problems, *imported]
         assembly = compose(config, auto, agent)
         replaced = _write_if_unchanged(assembly, config, seen)
         if replaced.done:
             # The next run tells the agent's text typed in the file from what this one wrote.
-            agent_sections.remember_render(config.state_dir, assembly.text)
+            remember_render(config.state_dir, assembly.text)
             _write_ready(config, assembly)
             if replaced.late is None:
                 return assembly
@@ -411,25 +429,24 @@ def run_once(
     assert assembly is not None
     if not assembly.written:
         assembly.degraded.append(
-            {
-                "what": "write",
-                "why": f"{config.output_path} changed while it was rendered, "
+            Problem(
+                "write",
+                f"{config.output_path} changed while it was rendered, "
                 f"{WRITE_ATTEMPTS} times; left as it is (the next run imports the edits)",
-            }
+                "write",
+            )
         )
     elif late is not None:  # the last write's own late edit: into the journal, for next time
-        agent_sections.import_into_journal(config, now=auto.now, seen=Snapshot(late, time.time()))
+        import_into_journal(config, now=auto.now, seen=Snapshot(late, time.time()))
     return assembly
 
 
 def _write_ready(config: Config, assembly: Assembly) -> None:
     """Write the ready block of the file just written (see `assembler.ready`). A failure is
     logged, not raised: the file is written, and hooks fall back to reading it."""
-    from assembler.ready import write_ready
-    from assembler.render import body_prefix
 
-    _, body = agent_sections.split_frontmatter(assembly.text)
-    region = agent_sections.find_agent_region(body)
+    _, body = split_frontmatter(assembly.text)
+    region = find_agent_region(body)
     try:
         write_ready(
             config,
@@ -437,20 +454,20 @@ def _write_ready(config: Config, assembly: Assembly) -> None:
             expires=datetime.fromisoformat(assembly.meta["expires"]),
             block=body_prefix(body),
             auto_digest=assembly.auto_digest,
-            agent=agent_sections.plain_region(region) if region is not None else "",
-            guidance=agent_sections.guidance_for(config),
+            agent=plain_region(region) if region is not None else "",
+            guidance=guidance_for(config),
         )
     except OSError as error:
         log.warning("cannot write the ready block: %s", error)
 
 
-def _read_output(config: Config) -> tuple[Snapshot, list[dict[str, str]]]:
+def _read_output(config: Config) -> tuple[Snapshot, list[Problem]]:
     """Return SCRATCHPAD.md as it is now (absent: no data) and why it could not be read."""
     try:
         return read_regular(config.output_path), []
     except OSError as error:
         why = f"cannot read {config.output_path} ({error}); hand edits not imported"
-        return Snapshot(None), [{"what": "hand edits", "why": why}]
+        return Snapshot(None), [Problem("hand edits", why, "hand edits")]
 
 
 def write(assembly: Assembly) -> None:
@@ -504,33 +521,42 @@ class MemoryRecall:
     chunks_embedded: int
 
 
-def _recall(
-    config: Config,
-    messages: Sequence[Message],
-    daily: DailyContext | None,
-    now: datetime,
-    degraded: list[dict[str, str]],
-    warm: WarmMemory | None = None,
-) -> MemoryRecall | None:
-    """Sync the memory index and pick the hits for the Relevant Memories section; None when
-    the section or memory search is off. Problems degrade the section, they never fail the run.
+def memory_for(
+    config: Config, *, warm: WarmMemory | None = None, dry_run: bool = False
+) -> OpenMemory | Problem | None:
+    """Given the config, return the memory index an assembly searches, synced with the memory
+    files: the workspace's (kept open by `warm`, as the daemon does), or on a dry run a
+    temporary copy of it, so that a dry run leaves the workspace as it was; None when the
+    section or memory search is off; the problem when the index cannot be opened (the section
+    goes, not the run).
     """
     if not (config.memory.enabled and config.sections.relevant_memories):
         return None
-    from assembler.recall import index_options, recall_memories, synced_memory
-
     try:
-        memory = synced_memory(config, warm=warm)
-    except AssemblerError as error:  # the index cannot be opened: the section goes, not the run
-        degraded.append({"what": "memory search", "why": str(error)})
+        return memory_copy(config) if dry_run else synced_memory(config, warm=warm)
+    except AssemblerError as error:
+        return Problem("memory search", str(error), "memory")
+
+
+def _recall(
+    config: Config,
+    memory: OpenMemory | Problem | None,
+    messages: Sequence[Message],
+    daily: DailyContext | None,
+    now: datetime,
+    degraded: list[Problem],
+) -> MemoryRecall | None:
+    """Given the synced memory index (see `memory_for`), pick the hits for the Relevant
+    Memories section and close the index (unless kept); None when the section or memory search
+    is off. Problems degrade the section, they never fail the run.
+    """
+    if memory is None:
+        return None
+    if isinstance(memory, Problem):
+        degraded.append(memory)
         return None
     for warning in memory.report.skipped:
-        degraded.append({"what": "memory file", "why": warning})
-    if memory.degraded and memory.chosen:
-        # Keyword search alone is what the user chose: not a fault to warn about every cycle.
-        log.debug("memory search: %s", memory.degraded)
-    elif memory.degraded:
-        degraded.append({"what": "memory search", "why": memory.degraded})
+        degraded.append(Problem("memory file", warning, "memory"))
     with memory as index:
         result = recall_memories(
             index,
@@ -541,8 +567,12 @@ def _recall(
             now=now,
             **index_options(config),
         )
-    if index.search_degraded:  # the model loaded for the sync but failed on the queries
-        degraded.append({"what": "memory search", "why": index.search_degraded})
+    fallback = memory.fallback
+    if fallback is not None and fallback.kind == "keyword search":
+        # Keyword search alone is what the user chose: not a fault to warn about every cycle.
+        log.debug("memory search: %s", fallback.why)
+    elif fallback is not None:
+        degraded.append(fallback)
     return MemoryRecall(result, memory.report.chunks_total, memory.report.chunks_embedded)
 
 
@@ -605,8 +635,8 @@ def _arousal_word(arousal: float) -> str:
 
 
 def _mood_section(report: MoodReport | None) -> Section | None:
-    if report is None:
-        return None
+    if report is None or report.combined.messages == 0:
+        return None  # nothing the human said: no mood to report
     state = report.combined
     items = [Item(f"{state.primary} ({state.primary_score:.2f})", "Primary", 1, gist=state.primary)]
     if state.secondary:
@@ -621,7 +651,10 @@ def _mood_section(report: MoodReport | None) -> Section | None:
             gist=f"{_valence_word(state.valence)} {_arousal_word(state.arousal)}",
         )
     )
-    confidence = f"{state.confidence:.2f} ({state.messages} human messages)"
+    plural = "s" if state.messages != 1 else ""
+    confidence = (
+        f"{state.confidence:.2f} that an emotion shows ({state.messages} human message{plural})"
+    )
     items.append(Item(confidence, "Confidence", 3, gist=""))
     items.append(Item(state.trajectory, "Trajectory", 3, gist=""))
     items.extend(_speaker_item(name, s) for name, s in report.speakers.items())
@@ -637,6 +670,10 @@ def _speaker_item(name: str, state: MoodState) -> Item:
 def _strategy_section(strategy: Strategy | None) -> Section | None:
     if strategy is None:
         return None
+    if strategy.no_signal:
+        # Nothing to adapt to: one line instead of the fallback rule's defaults.
+        line = Item(f"{strategy.reason}; answer as usual", "No clear signal", 1, gist="none")
+        return Section("response_strategy", TITLES["response_strategy"], (line,))
     items = [
         Item(strategy.style, "Style", 1),
         Item(strategy.tone, "Tone", 2),

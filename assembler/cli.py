@@ -1,33 +1,25 @@
-"""The `assemble` command: parses flags, calls one core function, prints the result.
+"""The `assemble` command: its flags, the top-level error handler, and the dispatch to the
+command groups (`cli_scratchpad`, `cli_pad`, `cli_memory`, `cli_obs`, `cli_hosts`), where each
+command calls one core function and prints the result.
 
-Heavy modules are imported inside the commands that need them, so light commands
-(`show`, `check`, `config`) start fast.
+A command imports only its own group's module, so light commands (`show`, `check`, `pad`,
+the hook) start fast.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 import traceback
-from collections.abc import Callable, Iterator, Sequence
-from datetime import UTC, datetime
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
 
 from assembler import __version__
+from assembler.cli_common import EXIT_INTERRUPTED, EXIT_UNEXPECTED, EXIT_USER_ERROR
+from assembler.config_load import user_state_dir
 from assembler.errors import AssemblerError
-
-if TYPE_CHECKING:
-    from assembler.config import Config
-    from assembler.recall import OpenMemory
-
-log = logging.getLogger("assembler")
-
-EXIT_USER_ERROR = 1
-EXIT_UNEXPECTED = 3
-EXIT_INTERRUPTED = 130
 
 DESCRIPTION = """\
 Assemble SCRATCHPAD.md, the working memory of an LLM agent: the human's mood and what the
@@ -132,7 +124,7 @@ def _add_now(parser: argparse.ArgumentParser | Any, *, suppress: bool) -> None:
 
 OBS_HELP = "park large tool outputs and read them back in slices"
 OBS_DESCRIPTION = """\
-Large observations (seed 002): `put` parks a tool output whose JSON is over
+Parked observations: `put` parks a tool output whose JSON is over
 observations.threshold_bytes (4096) in .scratchpad/observations.sqlite and prints the
 synthetic observation the agent sees instead (scratchpad_id, size, head+tail summary);
 `read` prints a slice of it. Entries live observations.ttl (1h) and are visible only in
@@ -266,10 +258,11 @@ examples:
 """
 
 TOOL_DESCRIPTION = """\
-Carry out a scratchpad tool call (seed 004): {"action": "write|append|read|clear",
+Carry out a call of the sectioned scratchpad tool: {"action": "write|append|read|clear",
 "section": ..., "content": ...}, given as JSON (or - for stdin), and print the answer as
 JSON: {"ok", "message", "data"}. A mistaken or refused call exits 1 after the answer.
-With --session, the call is seed 000's {"content", "mode": "replace|append"} on main.
+With --session, the call is the whole-notepad tool's {"content", "mode":
+"replace|append"} on section main.
 
 example:
   assemble tool '{"action": "append", "section": "findings", "content": "Port 8080"}'
@@ -611,8 +604,6 @@ def _setup_logging(verbose: int, quiet: bool) -> None:
 
 
 def _log_traceback() -> str:
-    from assembler.config import user_state_dir
-
     text = traceback.format_exc()
     try:
         folder = user_state_dir()
@@ -628,672 +619,26 @@ def _log_traceback() -> str:
 
 
 def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    handlers: dict[str | None, Callable[[argparse.Namespace], int]] = {
-        "once": _cmd_once,
-        "show": _cmd_show,
-        "check": _cmd_check,
-        "mood": _cmd_mood,
-        "pad": _cmd_pad,
-        "tool": _cmd_tool,
-        "section": _cmd_section,
-        "guidance": _cmd_guidance,
-        "index": _cmd_index,
-        "search": _cmd_search,
-        "obs": _cmd_obs,
-        "mcp": _cmd_mcp,
-        "config": _cmd_config,
-        "daemon": _cmd_daemon,
-        "hook": _cmd_hook,
-        "systemd": _cmd_systemd,
-        "setup": _cmd_setup,
-    }
     if args.command is None and not args.once:
         parser.print_help(sys.stderr)
         print("\nassemble: error: name a COMMAND or pass --once", file=sys.stderr)
         return 2
-    return handlers[args.command or "once"](args)
+    command = args.command or "once"
+    return _commands_of(command)[command](args)
 
 
-def _load(args: argparse.Namespace) -> Config:
-    from assembler.config import load_config
-
-    return load_config(args.workspace, args.config)
-
-
-def _parse_now(value: str | None, config: Config) -> datetime:
-    from assembler.config import local_timezone
-
-    tz = local_timezone(config)
-    if value is None:
-        return datetime.now(tz)
-    try:
-        parsed = datetime.fromisoformat(value)
-        parsed = parsed if parsed.tzinfo else parsed.replace(tzinfo=tz)
-        # A time the clock cannot carry in UTC (year 1 at +14:00) is no time to run at.
-        parsed.astimezone(UTC)
-    except (ValueError, OverflowError) as error:
-        raise AssemblerError(
-            f"--now {value!r} is not an ISO-8601 time; write it like 2026-03-02T23:25:00+11:00"
-        ) from error
-    return parsed
-
-
-def _cmd_once(args: argparse.Namespace) -> int:
-    from assembler.assemble import run_once
-
-    config = _load(args)
-    now = _parse_now(args.now, config)
-    globs = _explicit_transcripts(args)
-    assembly = run_once(config, now=now, dry_run=args.dry_run, transcript_globs=globs)
-    meta = assembly.meta
-    if args.json:
-        summary = {
-            "path": str(assembly.path),
-            "written": assembly.written,
-            **{k: meta[k] for k in ("updated", "expires", "ttl_minutes", "tokens", "sources")},
-            **{k: meta[k] for k in ("messages_read", "sections", "dropped", "degraded")},
-            "agent_omitted": meta.get("agent_omitted", []),
-            "mood": _mood_summary(assembly),
-        }
-        if args.explain:
-            summary["explain"] = assembly.explain()
-        print(json.dumps(summary, indent=2, ensure_ascii=False))
-        return _report_problems(assembly)
-    if args.dry_run:
-        sys.stdout.write(assembly.text)
-    elif assembly.written:
-        tokens = meta["tokens"]
-        print(
-            f"wrote {assembly.path} ({tokens['auto']}/{tokens['caps']['auto']} tokens, "
-            f"{meta['messages_read']} messages read, valid until {meta['expires']})"
-        )
+def _commands_of(command: str) -> dict[str, Callable[[argparse.Namespace], int]]:
+    """Given a command, return the handlers of its group. Only that group's module is imported:
+    together the groups load every stage of the pipeline, and a hook must answer within a few
+    tens of milliseconds of the interpreter's start."""
+    if command in ("once", "show", "check", "daemon"):
+        from assembler.cli_scratchpad import COMMANDS
+    elif command in ("pad", "tool", "section", "guidance"):
+        from assembler.cli_pad import COMMANDS
+    elif command in ("index", "search", "mood"):
+        from assembler.cli_memory import COMMANDS
+    elif command == "obs":
+        from assembler.cli_obs import COMMANDS
     else:
-        print(f"not written: {assembly.path} kept changing while it was rendered; run again")
-    if args.explain:
-        print("\nWhy:")
-        for line in assembly.explain():
-            print(f"  {line}")
-    return _report_problems(assembly)
-
-
-def _explicit_transcripts(args: argparse.Namespace) -> list[str] | None:
-    """Return --transcripts as absolute globs (typed in a shell: relative to its folder), or
-    None when not given. Raise TranscriptError if one matches no file."""
-    globs = getattr(args, "transcripts", None)
-    if not globs:
-        return None
-    from assembler.transcripts import resolve_explicit_sources
-
-    return resolve_explicit_sources(globs, Path.cwd())
-
-
-def _report_problems(assembly: Any) -> int:
-    """Print what went wrong in a run that still wrote its file; return 1 if a source failed.
-
-    An unreadable transcript does not stop the run (the file is written and says so), but the
-    exit code tells cron and heartbeat scripts that something needs fixing.
-    """
-    for warning in assembly.transcripts.warnings:
-        log.warning("%s", warning)
-    failed = [s for s in assembly.transcripts.sources if s.error]
-    for item in assembly.degraded:
-        if not item["what"].startswith("transcript "):
-            log.warning("degraded: %s: %s", item["what"], item["why"])
-    for source in failed:
-        print(f"assemble: error: {source.error}", file=sys.stderr)
-    return EXIT_USER_ERROR if failed else 0
-
-
-def _mood_summary(assembly: Any) -> dict[str, Any] | None:
-    if assembly.mood is None:
-        return None
-    state = assembly.mood.combined
-    return {
-        "primary": state.primary,
-        "primary_score": round(state.primary_score, 3),
-        "secondary": state.secondary,
-        "valence": round(state.valence, 3),
-        "arousal": round(state.arousal, 3),
-        "confidence": round(state.confidence, 3),
-        "trajectory": state.trajectory,
-        "speakers": sorted(assembly.mood.speakers),
-    }
-
-
-def _cmd_show(args: argparse.Namespace) -> int:
-    from assembler.render import read_scratchpad
-
-    config = _load(args)
-    now = _parse_now(args.now, config)
-    if args.format == "prefix":
-        from assembler.sections import prefix_for
-
-        # The fresh auto part with the agent sections as they are now (not as last rendered).
-        block = prefix_for(config, now, fresh_only=args.fresh_only)
-        if block is None:
-            return 1
-        sys.stdout.write(block)
-        return 0
-    pad = read_scratchpad(config.output_path)
-    fresh = pad.is_fresh(now)
-    if args.fresh_only and not fresh:
-        return 1
-    if args.format == "json":
-        document = {
-            "path": str(pad.path),
-            "fresh": fresh,
-            "updated": pad.updated.isoformat(),
-            "expires": pad.expires.isoformat(),
-            "frontmatter": pad.meta,
-            "body": pad.body,
-        }
-        print(json.dumps(document, indent=2, ensure_ascii=False, default=str))
-    else:
-        sys.stdout.write(pad.path.read_text(encoding="utf-8"))
-    return 0
-
-
-def _read_text(value: str | None, what: str) -> str:
-    """Return TEXT, or stdin for `-` (without the one newline a shell pipe adds)."""
-    if value is None:
-        raise AssemblerError(f"{what}: give the TEXT, or - to read it from stdin")
-    if value != "-":
-        return value
-    text = read_stdin(what)
-    return text[:-1] if text.endswith("\n") else text
-
-
-def read_stdin(what: str) -> str:
-    """Return all of stdin as text. Raise AssemblerError if it is not UTF-8: a replacement
-    character in place of the bytes would be stored as if the agent had written it."""
-    buffer = getattr(sys.stdin, "buffer", None)
-    if buffer is None:  # a text stream put in place of stdin (in-process callers): text already
-        return sys.stdin.read()
-    return _decoded(buffer.read(), what)
-
-
-def _decoded(data: bytes, what: str, line: int | None = None) -> str:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        where = f"line {line} of stdin" if line is not None else "stdin"
-        raise AssemblerError(
-            f"{what}: {where} is not UTF-8 text (byte {error.object[error.start]:#04x} at "
-            f"offset {error.start}); convert it to UTF-8"
-        ) from error
-
-
-def _answer(answer: Any, as_json: bool) -> int:
-    """Print a scratchpad answer (JSON, else its message); return 1 if the call was refused."""
-    if as_json:
-        print(answer.to_json())
-    elif answer.ok:
-        print(answer.message)
-    else:
-        print(f"assemble: {answer.message}", file=sys.stderr)
-    return 0 if answer.ok else EXIT_USER_ERROR
-
-
-def _cmd_pad(args: argparse.Namespace) -> int:
-    from assembler.sections import DEFAULT_SECTION, listing_for, scratchpad_for
-
-    config = _load(args)
-    pad = scratchpad_for(config, refresh_ready=True)
-    action = args.pad_command
-    if action in ("write", "append"):
-        text = _read_text(args.text, f"pad {action}")
-        store = pad.write if action == "write" else pad.append
-        section = DEFAULT_SECTION if args.section is None else args.section
-        return _answer(store(text, section=section, source="cli"), args.json)
-    if action == "clear":
-        return _answer(pad.clear(args.section, source="cli"), args.json)
-    answer = pad.read(args.section)
-    if args.json or not answer.ok:
-        return _answer(answer, args.json)
-    if args.section is not None:
-        sys.stdout.write(answer.data["content"])  # exactly as written, nothing added
-        if not answer.data["content"]:
-            print(answer.message, file=sys.stderr)  # else an empty section looks like a failure
-    elif answer.data["sections"] or answer.data["subsystem"]:
-        sys.stdout.write(listing_for(config, pad.state()))
-    else:
-        print(answer.message, file=sys.stderr)
-    return 0
-
-
-def _cmd_tool(args: argparse.Namespace) -> int:
-    from assembler.sections import parse_call, scratchpad_for
-
-    call = parse_call(read_stdin("tool") if args.call == "-" else args.call)
-    if call.ok:
-        pad = scratchpad_for(_load(args), refresh_ready=True)
-        args_ = call.data["call"]
-        answer = pad.session_call(args_) if args.session else pad.tool_call(args_)
-    else:
-        answer = call
-    print(answer.to_json())
-    return 0 if answer.ok else EXIT_USER_ERROR
-
-
-def _cmd_section(args: argparse.Namespace) -> int:
-    from assembler.config import parse_duration
-    from assembler.sections import scratchpad_for
-
-    pad = scratchpad_for(_load(args), refresh_ready=True)
-    if args.section_command == "rm":
-        return _answer(pad.remove_section(args.name, source="cli"), args.json)
-    ttl = None
-    if args.ttl is not None:
-        try:
-            ttl = parse_duration(args.ttl)
-        except ValueError as error:
-            raise AssemblerError(f"--ttl: {error}") from error
-    text = _read_text(args.text, "section set")
-    return _answer(pad.set_section(args.name, text, ttl=ttl, source=args.source), args.json)
-
-
-def _cmd_guidance(args: argparse.Namespace) -> int:
-    from assembler.sections import guidance_for
-
-    sys.stdout.write(guidance_for(_load(args)))
-    return 0
-
-
-def _cmd_check(args: argparse.Namespace) -> int:
-    from assembler.errors import ConfigError, WorkspaceError
-    from assembler.render import check_freshness
-
-    try:
-        config = _load(args)
-    except (WorkspaceError, ConfigError) as error:
-        # Monitoring reads 1 as "stale"; a file that cannot even be located is "missing" (2).
-        lines = str(error).splitlines()
-        print(f"missing or unreadable: {' '.join(line.strip() for line in lines)}")
-        return 2
-    result = check_freshness(config.output_path, _parse_now(args.now, config))
-    print(result.message)
-    return result.code
-
-
-def _cmd_mood(args: argparse.Namespace) -> int:
-    from assembler.sentiment import load_mood_model
-
-    if not args.texts and not args.stdin:
-        raise AssemblerError("mood: give TEXT arguments or pass --stdin with one text per line")
-    model = load_mood_model()
-    for batch in _batches(args.texts, sys.stdin if args.stdin else None):
-        for mood in model.score_many(batch):
-            if args.json:
-                record = {
-                    "valence": round(mood.valence, 4),
-                    "arousal": round(mood.arousal, 4),
-                    "primary": mood.primary,
-                    "secondary": mood.secondary,
-                    "scores": {k: round(v, 4) for k, v in mood.scores.items()},
-                    "compound": mood.compound,
-                }
-                sys.stdout.write(json.dumps(record) + "\n")
-            else:
-                second = f", {mood.secondary} {mood.secondary_score:.2f}" if mood.secondary else ""
-                sys.stdout.write(
-                    f"valence {mood.valence:+.2f}  arousal {mood.arousal:.2f}  "
-                    f"{mood.primary} {mood.primary_score:.2f}{second}\n"
-                )
-    return 0
-
-
-def _batches(texts: Sequence[str], stream: TextIO | None, size: int = 2048) -> Iterator[list[str]]:
-    """Yield the texts in batches, so stdin of any length is scored without holding it all."""
-    for start in range(0, len(texts), size):
-        yield list(texts[start : start + size])
-    if stream is None:
-        return
-    batch: list[str] = []
-    buffer = getattr(stream, "buffer", None)
-    lines = (
-        (_decoded(raw, "--stdin", number) for number, raw in enumerate(buffer, start=1))
-        if buffer is not None
-        else iter(stream)
-    )
-    for line in lines:
-        batch.append(line.rstrip("\r\n"))
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
-def _cmd_index(args: argparse.Namespace) -> int:
-    from assembler.recall import synced_memory
-
-    config = _load(args)
-    with _ProgressBars() as bars:
-        memory = synced_memory(config, rebuild=args.rebuild, progress=bars.update)
-    memory.index.close()
-    report = memory.report
-    summary = {
-        "files_seen": report.files_seen,
-        "files_changed": report.files_changed,
-        "files_removed": report.files_removed,
-        "chunks_total": report.chunks_total,
-        "chunks_embedded": report.chunks_embedded,
-        "chunks_reused": report.chunks_reused,
-        "skipped": report.skipped,
-        "degraded": memory.degraded,
-        "seconds": round(report.seconds, 3),
-    }
-    if args.json:
-        print(json.dumps(summary, indent=2))
-        return 0
-    for warning in report.skipped:
-        log.warning("%s", warning)
-    _log_degraded(memory)
-    print(
-        f"indexed {report.files_seen} files ({report.files_changed} changed, "
-        f"{report.files_removed} removed): {report.chunks_total} chunks, "
-        f"{report.chunks_embedded} embedded, {report.chunks_reused} reused, "
-        f"in {report.seconds:.2f} s"
-    )
-    return 0
-
-
-def _cmd_search(args: argparse.Namespace) -> int:
-    from assembler.recall import hit_record, index_options, shown_hit, synced_memory
-
-    if args.k <= 0:
-        raise AssemblerError(f"-k {args.k}: give a positive number of hits")
-    if (args.query is None) == (not args.stdin):
-        raise AssemblerError("search: give one QUERY, or pass --stdin with one query per line")
-    config = _load(args)
-    memory = synced_memory(config)
-    _log_degraded(memory)
-    options = index_options(config)
-    patterns = config.routing.extra_secret_patterns
-    with memory.index as index:
-        if args.stdin:
-            for batch in _batches([], sys.stdin, size=256):
-                for hits in index.search_many(batch, k=args.k, **options):
-                    records = [
-                        hit_record(shown_hit(h, patterns), explain=args.explain) for h in hits
-                    ]
-                    sys.stdout.write(json.dumps(records))
-                    sys.stdout.write("\n")
-            return 0
-        hits = [shown_hit(h, patterns) for h in index.search(args.query, k=args.k, **options)]
-        if index.search_degraded:
-            log.warning("degraded: %s", index.search_degraded)
-    if args.json:
-        print(json.dumps([hit_record(h, explain=args.explain) for h in hits], indent=2))
-        return 0
-    if not hits:
-        print("no memories matched")
-    for rank, hit in enumerate(hits, start=1):
-        line = f"{rank}. {hit.path}:{hit.start_line}-{hit.end_line}  {hit.score:.3f}"
-        if args.explain:
-            parts = [f"vector {_part(hit.vector)}", f"bm25 {_part(hit.bm25)}"]
-            if hit.recency != 1.0:
-                parts.append(f"recency x{hit.recency:.2f}")
-            line += f"  ({', '.join(parts)})"
-        print(line)
-        print(f"   {hit.snippet}")
-    return 0
-
-
-def _log_degraded(memory: OpenMemory) -> None:
-    # Keyword search alone is a warning only when the user did not choose it.
-    if memory.degraded:
-        level = logging.INFO if memory.chosen else logging.WARNING
-        log.log(level, "degraded: %s", memory.degraded)
-
-
-def _part(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
-
-
-class _ProgressBars:
-    """tqdm bars on stderr, one per stage, only when stderr is a terminal."""
-
-    def __init__(self) -> None:
-        self.enabled = sys.stderr.isatty()
-        self.bars: dict[str, Any] = {}
-
-    def __enter__(self) -> _ProgressBars:
-        return self
-
-    def update(self, stage: str, done: int, total: int) -> None:
-        if not self.enabled:
-            return
-        bar = self.bars.get(stage)
-        if bar is None:
-            from tqdm import tqdm
-
-            bar = self.bars[stage] = tqdm(total=total, desc=stage, unit="", leave=False)
-        bar.total = total
-        bar.n = done
-        bar.refresh()
-
-    def __exit__(self, *exc: object) -> None:
-        for bar in self.bars.values():
-            bar.close()
-
-
-def _cmd_obs(args: argparse.Namespace) -> int:
-    from assembler.observations import store_for
-
-    config = _load(args)
-    now = _parse_now(args.now, config)
-    with store_for(config) as store:
-        return _OBS_ACTIONS[args.obs_command](store, args, now)
-
-
-def _read_input(name: str) -> tuple[bytes, str | None]:
-    if name == "-":
-        return sys.stdin.buffer.read(), None
-    try:
-        return Path(name).expanduser().read_bytes(), name
-    except OSError as error:
-        raise AssemblerError(f"{name} cannot be read ({error.strerror}); check the path") from error
-
-
-def _obs_put(store: Any, args: argparse.Namespace, now: datetime) -> int:
-    from assembler.config import parse_duration
-    from assembler.observations import observation_from_input, to_json
-
-    data, path = _read_input(args.file)
-    observation = observation_from_input(data, path=path, json_input=args.json_input)
-    try:
-        ttl = parse_duration(args.ttl) if args.ttl else None
-    except ValueError as error:
-        raise AssemblerError(f"--ttl: {error}") from error
-    result = store.put(
-        observation,
-        turn=args.turn,
-        step=args.step,
-        executor=args.executor,
-        ttl=ttl,
-        force=args.force,
-        now=now,
-    )
-    print(to_json(result))
-    return 0
-
-
-def _obs_read(store: Any, args: argparse.Namespace, now: datetime) -> int:
-    from assembler.observations import to_json
-
-    options = {"turn": args.turn, "any_turn": args.any_turn, "now": now}
-    if args.mode == "full" and not args.json:
-        # Block by block: a 50 MB observation goes to stdout without being held whole.
-        entry = store.get(args.id, **options)
-        for piece in store.stream(entry):
-            _write_piece(piece)
-        return 0
-    found = store.read(
-        args.id,
-        args.mode,
-        n=args.n,
-        start=args.start,
-        end=args.end,
-        pattern=args.pattern,
-        context=args.context,
-        max_matches=args.max_matches,
-        ignore_case=args.ignore_case,
-        **options,
-    )
-    log.info("%s", found.position())
-    if args.json:
-        print(to_json(found.to_dict()))
-    elif args.mode == "grep":
-        print(found.text if found.text else f"no line matches {args.pattern!r}")
-    else:
-        _write_piece(found.data if found.data is not None else found.text)
-    return 0
-
-
-def _write_piece(piece: str | bytes) -> None:
-    if isinstance(piece, bytes):
-        sys.stdout.flush()
-        sys.stdout.buffer.write(piece)
-        sys.stdout.buffer.flush()
-    else:
-        sys.stdout.write(piece)
-
-
-def _obs_ls(store: Any, args: argparse.Namespace, now: datetime) -> int:
-    from assembler.observations import to_json
-
-    entries = store.entries(turn=args.turn, all_turns=args.all, now=now)
-    if args.json:
-        print(to_json([entry.to_dict() for entry in entries]))
-        return 0
-    if not entries:
-        print("no parked observations" + ("" if args.all else " in this turn (--all: any turn)"))
-    for entry in entries:
-        step = "-" if entry.step is None else str(entry.step)
-        left = max(0, int((entry.expires - now).total_seconds() // 60))
-        first = entry.summary.split("\n", 1)[0][:60]
-        print(
-            f"{entry.id}  turn {entry.turn_id}  step {step}  {entry.executor or '-'}  "
-            f"{entry.kind} {entry.size_bytes} bytes  expires in {left} min  {first}"
-        )
-    return 0
-
-
-def _obs_gc(store: Any, args: argparse.Namespace, now: datetime) -> int:
-    report = store.gc(now)
-    print(f"removed {report.removed} expired observations ({report.freed_bytes} bytes stored)")
-    return 0
-
-
-def _obs_turn(store: Any, args: argparse.Namespace, now: datetime) -> int:
-    print(store.start_turn(args.turn_id, now))
-    return 0
-
-
-def _obs_resolve(store: Any, args: argparse.Namespace, now: datetime) -> int:
-    from assembler.observations import to_json
-
-    data, path = _read_input(args.file)
-    try:
-        arguments = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise AssemblerError(
-            f"{path or 'stdin'} is not JSON ({error}); give the tool call's arguments as JSON"
-        ) from error
-    print(to_json(store.resolve_references(arguments, turn=args.turn, now=now)))
-    return 0
-
-
-_OBS_ACTIONS: dict[str, Callable[[Any, argparse.Namespace, datetime], int]] = {
-    "put": _obs_put,
-    "read": _obs_read,
-    "ls": _obs_ls,
-    "gc": _obs_gc,
-    "turn": _obs_turn,
-    "resolve": _obs_resolve,
-}
-
-
-def _cmd_mcp(args: argparse.Namespace) -> int:
-    from assembler.mcp_server import serve
-
-    serve(_load(args))
-    return 0
-
-
-def _cmd_daemon(args: argparse.Namespace) -> int:
-    from assembler.daemon import configure_logging, run_daemon
-
-    config = _load(args)
-    globs = _explicit_transcripts(args)
-    configure_logging(args.verbose, args.quiet)
-    run_daemon(config, transcript_globs=globs)
-    return 0
-
-
-def _cmd_hook(args: argparse.Namespace) -> int:
-    from assembler.hooks import run_claude_code_hook
-
-    output = run_claude_code_hook(
-        read_stdin("hook claude-code"), workspace=args.workspace, config_path=args.config
-    )
-    sys.stdout.write(output)
-    return 0
-
-
-def _cmd_systemd(args: argparse.Namespace) -> int:
-    from assembler.config import user_config_dir
-    from assembler.units import install_units
-
-    config = _load(args)
-    installed = install_units(
-        timer=args.timer,
-        workspace=config.workspace,
-        # A file named with --config or $ASSEMBLER_CONFIG is named to the service too; else it
-        # finds the same files as this command: the user's config folder is pinned.
-        config=config.source if config.explicit else None,
-        config_home=None if config.explicit else user_config_dir(),
-        output_file=config.output_path,
-        force=args.force,
-    )
-    for path in installed.written:
-        print(f"wrote {path}")
-    for path in installed.unchanged:
-        print(f"unchanged {path}")
-    print(f"enable and start with:\n  {installed.enable_command}")
-    print("run it without a login session too: loginctl enable-linger $USER")
-    return 0
-
-
-def _cmd_setup(args: argparse.Namespace) -> int:
-    from assembler.setup import setup_text
-    from assembler.units import assemble_executable
-
-    sys.stdout.write(setup_text(args.host, _load(args), assemble_executable()))
-    return 0
-
-
-def _cmd_config(args: argparse.Namespace) -> int:
-    from assembler import config as config_module
-
-    if args.config_command == "init":
-        if args.user:
-            target = config_module.user_config_dir() / "config.toml"
-        elif args.path:
-            target = Path(args.path).expanduser()
-        else:
-            target = config_module.resolve_workspace(args.workspace) / "assembler.toml"
-        written = config_module.init_config(target, force=args.force)
-        print(f"wrote {written}; edit it, then run 'assemble config validate'")
-        return 0
-    config = _load(args)
-    files = " with ".join(str(path) for path in config.sources)
-    if args.config_command == "validate":
-        where = f"{files} {'is' if len(config.sources) == 1 else 'are'}"
-        where = where if files else "no config file (defaults) is"
-        print(f"ok: {where} valid (workspace {config.workspace})")
-        return 0
-    print(f"# effective config; from {files or 'defaults'}")
-    sys.stdout.write(config_module.to_toml(config.to_dict()))
-    return 0
+        from assembler.cli_hosts import COMMANDS
+    return COMMANDS

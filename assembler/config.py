@@ -1,4 +1,5 @@
-"""Configuration: found, parsed and validated in one place, every problem reported at once.
+"""The configuration's schema: every table and key, its default, and the check of its value;
+where the files come from and how they are layered is `assembler.config_load`.
 
 The schema is a tree of dataclasses. Validation walks it with the type hints, so a key the
 schema does not know is an error, and each problem is reported as
@@ -14,17 +15,17 @@ import dataclasses
 import math
 import os
 import re
-import tomllib
 import types
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
 from datetime import time as dt_time
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from assembler.errors import ConfigError, WorkspaceError
+from assembler.journal import is_valid_section_name
 
 APP_NAME = "scratchpad-assembler"
 STATE_DIR = ".scratchpad"
@@ -135,8 +136,6 @@ def optional_duration(value: Any) -> str | None:
 def timezone_name(value: Any) -> str | None:
     if value == "":
         return None
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
     try:
         ZoneInfo(value)
     except (ZoneInfoNotFoundError, ValueError):
@@ -409,6 +408,12 @@ class CapsConfig:
         default_factory=lambda: {"daily_context": 150, "relevant_memories": 160}
     )
 
+    @property
+    def journal_section_caps(self) -> dict[str, int]:
+        """The caps of agent and subsystem sections by name: the `sections` entries that name
+        no auto-generated section."""
+        return {n: c for n, c in self.sections.items() if n not in AUTO_SECTIONS}
+
     def problems(self) -> list[str]:
         """Return what is wrong in this table beyond each key's own type and range."""
         problems = []
@@ -422,8 +427,6 @@ class CapsConfig:
                 f"At 'caps.agent': {self.agent} is larger than 'caps.total' "
                 f"({self.total}); raise caps.total or lower caps.agent"
             )
-        from assembler.sections import is_valid_section_name
-
         for name, cap in self.sections.items():
             # Agent and subsystem sections are capped here too, by their (slug) names.
             if name not in AUTO_SECTIONS and not is_valid_section_name(name):
@@ -509,7 +512,7 @@ class DaemonConfig:
 
 @dataclass
 class ObservationsConfig:
-    # Observations whose JSON is larger than this many bytes are parked (seed 002: 4 KB).
+    # Observations whose JSON is larger than this many bytes are parked (4 KB).
     threshold_bytes: int = field(default=4096, metadata=_check(non_negative))
     ttl: str = field(default="1h", metadata=_check(positive_duration))
     summary_chars: int = field(default=500, metadata=_check(positive))
@@ -562,15 +565,13 @@ class Config:
 def local_timezone(config: Config) -> tzinfo:
     """Return the configured time zone, else this machine's."""
     if config.time.timezone:
-        from zoneinfo import ZoneInfo
-
         return ZoneInfo(config.time.timezone)
     zone = datetime.now().astimezone().tzinfo
     assert zone is not None
     return zone
 
 
-def _folder_checks(data: Mapping[str, Any], workspace: Path) -> list[str]:
+def folder_checks(data: Mapping[str, Any], workspace: Path) -> list[str]:
     """Given the raw data, return the problems of the places it names that are not what they
     must be: a template folder that does not exist, an output path that is no file name.
 
@@ -610,78 +611,6 @@ def _output_path_problems(path: str, workspace: Path) -> list[str]:
     return []
 
 
-# The settings of a config in the workspace that name code or places: the agent can edit that
-# file, so they may only keep to the workspace (`_PLACES`, and relative globs) and name no code.
-_PLACES = ("output.path", "daily.folder")
-_GLOBS = ("transcripts.sources", "memory.sources")
-# Settings whose other values name code: only these values may come from the workspace.
-_NAMES_CODE = {
-    "tokens.counter": (("estimate", "chars"), "names code to run"),
-    "memory.model": (("bundled", "none"), "names a model to load"),
-}
-
-
-def _value(data: Mapping[str, Any], dotted: str) -> Any:
-    table, _, key = dotted.partition(".")
-    section = data.get(table)
-    return section.get(key) if isinstance(section, Mapping) else None
-
-
-def workspace_config_problems(data: Mapping[str, Any], workspace: Path) -> list[str]:
-    """Given the raw data of a config file in the workspace, return what it may not say.
-
-    The agent can write that file, so it may not name code (`tokens.counter` other than
-    'estimate' or 'chars', `output.template_dir`: Jinja2 templates are code, `memory.model`
-    other than 'bundled' or 'none': a model folder names classes to import) nor a place
-    outside the workspace (`output.path`, `daily.folder`, the globs of `transcripts.sources`
-    and `memory.sources`). Each problem says where the setting belongs instead.
-    """
-    where = (
-        f"set it in your own config ({user_config_dir() / 'config.toml'}, which the agent does "
-        "not write) or in a file passed with --config"
-    )
-    problems = []
-    for key, (allowed, names) in _NAMES_CODE.items():
-        value = _value(data, key)
-        if isinstance(value, str) and value not in allowed:
-            choices = " or ".join(repr(choice) for choice in allowed)
-            problems.append(
-                f"At '{key}': {value!r} {names}, which a config in the workspace may not do "
-                f"(the agent can edit it; use {choices} here); {where}"
-            )
-    template_dir = _value(data, "output.template_dir")
-    if isinstance(template_dir, str) and template_dir:
-        problems.append(
-            "At 'output.template_dir': templates are code (Jinja2), which a config in the "
-            f"workspace may not name (the agent can edit it); {where}"
-        )
-    for key in _PLACES:
-        value = _value(data, key)
-        if isinstance(value, str) and not _stays_inside(value, workspace):
-            problems.append(
-                f"At '{key}': {value!r} is outside the workspace, which a config in the "
-                f"workspace may not name (the agent can edit it); {where}"
-            )
-    for key in _GLOBS:
-        value = _value(data, key)
-        for pattern in value if isinstance(value, list) else []:
-            if isinstance(pattern, str) and not _stays_inside(pattern, workspace):
-                problems.append(
-                    f"At '{key}': {pattern!r} reaches outside the workspace, which a config "
-                    f"in the workspace may not do (the agent can edit it); {where}"
-                )
-    return problems
-
-
-def _stays_inside(path: str, workspace: Path) -> bool:
-    """Given a path or glob as written in the config, return whether it names only places in
-    the workspace (as written: links are checked when the files are opened)."""
-    from assembler.fsutil import is_within
-
-    expanded = os.path.expanduser(path.strip())
-    return is_within(os.path.normpath(os.path.join(workspace, expanded)), workspace)
-
-
 _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
 
 
@@ -695,7 +624,7 @@ def _convert(value: Any, hint: Any, key: str, problems: list[str]) -> Any:
         if not isinstance(value, dict):
             problems.append(f"At '{key}': expected a table, got {value!r}")
             return None
-        return _build(hint, value, key, problems)
+        return build(hint, value, key, problems)
     if origin is list:
         (item_hint,) = typing.get_args(hint)
         if not isinstance(value, list):
@@ -727,7 +656,9 @@ def _convert(value: Any, hint: Any, key: str, problems: list[str]) -> Any:
     return value
 
 
-def _build(cls: type[Any], data: Mapping[str, Any], prefix: str, problems: list[str]) -> Any:
+def build(cls: type[Any], data: Mapping[str, Any], prefix: str, problems: list[str]) -> Any:
+    """Given a schema class, the data of its table, the key it is at and the problems so far,
+    return the instance, or None when the data has problems (appended to `problems`)."""
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls) if not f.metadata.get("internal")}
     before_all = len(problems)
@@ -772,278 +703,11 @@ def _build(cls: type[Any], data: Mapping[str, Any], prefix: str, problems: list[
     return built
 
 
-@dataclass(frozen=True)
-class ConfigFile:
-    """One config file's parsed data, and whether the agent can have written it (a file in the
-    workspace), which limits what it may say (see `workspace_config_problems`)."""
-
-    path: Path | None
-    data: Mapping[str, Any]
-    trusted: bool = True
+PACKAGE_DIR = Path(__file__).resolve().parent
 
 
-def validate(
-    data: Mapping[str, Any], *, source: Path | None, workspace: Path, trusted: bool = True
-) -> Config:
-    """Given parsed TOML data, return the Config it describes; `trusted=False` for data from a
-    file the agent can edit (in the workspace).
-
-    Raise ConfigError listing every problem (each with its key and fix) if the data is invalid.
-    """
-    return validate_layers([ConfigFile(source, data, trusted)], workspace)
-
-
-def validate_layers(files: Sequence[ConfigFile], workspace: Path) -> Config:
-    """Given config files, each over the ones before it, return the Config they describe
-    together: a table is merged key by key, any other value replaces the one below.
-
-    Raise ConfigError listing every problem, each with the file and key it is in.
-    """
-    merged, origins = _merge(files)
-    found: list[str] = []
-    config = _build(Config, merged, "", found)
-    found.extend(_folder_checks(merged, workspace))
-    fallback = next((f.path for f in reversed(files) if f.path is not None), None)
-    problems = [(_origin(problem, origins, fallback), problem) for problem in found]
-    for file in files:
-        if not file.trusted:
-            problems += [(file.path, p) for p in workspace_config_problems(file.data, workspace)]
-    if problems:
-        raise ConfigError(_describe_problems(problems))
-    assert isinstance(config, Config)
-    config.workspace = workspace
-    config.source = fallback
-    config.sources = tuple(f.path for f in files if f.path is not None)
-    return config
-
-
-def _merge(files: Sequence[ConfigFile]) -> tuple[dict[str, Any], dict[str, Path | None]]:
-    """Merge the files' data, later over earlier; return it and, per dotted key, its file."""
-    merged: dict[str, Any] = {}
-    origins: dict[str, Path | None] = {}
-
-    def put(into: dict[str, Any], data: Mapping[str, Any], prefix: str, path: Path | None) -> None:
-        for key, value in data.items():
-            dotted = f"{prefix}.{key}" if prefix else str(key)
-            origins[dotted] = path
-            if isinstance(value, Mapping) and isinstance(into.get(key), dict):
-                put(into[key], value, dotted, path)
-            elif isinstance(value, Mapping):
-                into[key] = {}
-                put(into[key], value, dotted, path)
-            else:
-                into[key] = value
-
-    for file in files:
-        put(merged, file.data, "", file.path)
-    return merged, origins
-
-
-_PROBLEM_KEY = re.compile(r"At '([^']+)'")
-
-
-def _origin(problem: str, origins: Mapping[str, Path | None], fallback: Path | None) -> Path | None:
-    """Given a problem ("At 'key': ..."), return the file that set that key (or its table)."""
-    match = _PROBLEM_KEY.match(problem)
-    key = re.sub(r"\[\d+\]", "", match.group(1)) if match else ""
-    while key:
-        if key in origins:
-            return origins[key]
-        key = key.rpartition(".")[0]
-    return fallback
-
-
-def _describe_problems(problems: Sequence[tuple[Path | None, str]]) -> str:
-    """Given (file, problem) pairs, return the error text: one line for one problem, else a
-    line per problem under a count, grouped under the file when they share one."""
-    files = {path for path, _ in problems}
-    if len(files) == 1:
-        (path,) = files
-        where = str(path) if path else "the configuration"
-        if len(problems) == 1:
-            return f"{where}: {problems[0][1]}"
-        lines = "\n  ".join(problem for _, problem in problems)
-        return f"{where} has {len(problems)} problems:\n  {lines}"
-    lines = "\n  ".join(f"{path or 'defaults'}: {problem}" for path, problem in problems)
-    return f"The configuration has {len(problems)} problems:\n  {lines}"
-
-
-def user_config_dir() -> Path:
-    """Return the user's config folder: $ASSEMBLER_CONFIG_HOME, else the XDG location."""
-    if override := os.environ.get("ASSEMBLER_CONFIG_HOME"):
-        return Path(override)
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / APP_NAME
-
-
-def user_state_dir() -> Path:
-    """Return the folder for logs outside any workspace: $ASSEMBLER_STATE_HOME, else XDG."""
-    if override := os.environ.get("ASSEMBLER_STATE_HOME"):
-        return Path(override)
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / APP_NAME
-
-
-def resolve_workspace(path: str | os.PathLike[str] | None) -> Path:
-    """Given --workspace (or None), return the workspace folder.
-
-    The order is the argument, then $ASSEMBLER_WORKSPACE, then the current folder.
-    Raise WorkspaceError if it is not an existing folder.
-    """
-    from_env = os.environ.get("ASSEMBLER_WORKSPACE")
-    if path is not None:
-        chosen, origin = path, "--workspace"
-        fix = "pass --workspace with an existing folder"
-    elif from_env:
-        chosen, origin = from_env, "$ASSEMBLER_WORKSPACE"
-        fix = "pass --workspace PATH, or fix or unset $ASSEMBLER_WORKSPACE"
-    else:
-        chosen, origin = ".", "the current folder"
-        fix = "pass --workspace PATH or set $ASSEMBLER_WORKSPACE"
-    workspace = Path(chosen).expanduser()
-    # Say where the path came from: an exported variable is easy to forget about.
-    if not workspace.exists():
-        raise WorkspaceError(
-            f"Workspace '{workspace}' does not exist; create it or {fix} (the path came from "
-            f"{origin})"
-        )
-    if not workspace.is_dir():
-        raise WorkspaceError(
-            f"Workspace '{workspace}' is a file, not a folder; {fix} (the path came from {origin})"
-        )
-    return workspace.resolve()
-
-
-def config_files(
-    workspace: Path, explicit: str | os.PathLike[str] | None
-) -> tuple[list[tuple[Path, bool]], bool]:
-    """Given the workspace and --config (or None), return the config files to read, the base
-    first, each with whether it is trusted, and whether the user named the file.
-
-    A file the user names (--config, else $ASSEMBLER_CONFIG) is read alone. Otherwise the
-    user's own config (`~/.config/scratchpad-assembler/config.toml`) is read, with the
-    workspace's (`.scratchpad/config.toml`, else `assembler.toml`) over it. A file inside the
-    workspace is never trusted: the agent can write it. Raise ConfigError if a named file does
-    not exist, or if the workspace's config is a link.
-    """
-    from assembler.fsutil import is_within
-
-    def trusted(path: Path) -> bool:
-        return not is_within(os.path.realpath(path), workspace)
-
-    named = explicit if explicit is not None else os.environ.get("ASSEMBLER_CONFIG")
-    if named:
-        path = Path(named).expanduser()
-        if not path.is_file():
-            how = "--config" if explicit is not None else "$ASSEMBLER_CONFIG"
-            raise ConfigError(
-                f"Config file '{path}' (from {how}) does not exist; fix the path or create it "
-                "with 'assemble config init'"
-            )
-        return [(path, trusted(path))], True
-    files: list[tuple[Path, bool]] = []
-    user = user_config_dir() / "config.toml"
-    if user.is_file():
-        files.append((user, trusted(user)))
-    for name in WORKSPACE_CONFIG_NAMES:
-        candidate = workspace / name
-        if candidate.is_symlink():
-            raise ConfigError(
-                f"{candidate} is a symbolic link; the workspace's config must be a file in the "
-                "workspace (the agent could point a link anywhere): replace it with a copy, or "
-                f"move its settings to {user}"
-            )
-        if candidate.is_file():
-            files.append((candidate, False))
-            break
-    return files, False
-
-
-def find_config_file(workspace: Path, explicit: str | os.PathLike[str] | None) -> Path | None:
-    """Given the workspace and --config (or None), return the most specific config file that
-    applies (see `config_files`), if any."""
-    files, _ = config_files(workspace, explicit)
-    return files[-1][0] if files else None
-
-
-def read_config_file(path: Path) -> dict[str, Any]:
-    """Given a config file, return its parsed TOML. Raise ConfigError if it cannot be read or
-    is not valid TOML."""
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{path} is not valid TOML ({error}); fix the syntax") from error
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"{path} cannot be read ({error}); check its permissions") from error
-
-
-def load_config(
-    workspace: str | os.PathLike[str] | None = None,
-    config_path: str | os.PathLike[str] | None = None,
-) -> Config:
-    """Given --workspace and --config (either may be None), return the validated Config.
-
-    Raise WorkspaceError for a missing workspace, ConfigError for a missing, malformed or
-    invalid config file, or a config in the workspace that names code or places outside it.
-    """
-    folder = resolve_workspace(workspace)
-    found, explicit = config_files(folder, config_path)
-    files = [ConfigFile(path, read_config_file(path), trusted) for path, trusted in found]
-    config = validate_layers(files, folder)
-    config.explicit = explicit
-    return config
-
-
-def sample_config_path() -> Path:
-    """Return the commented sample config shipped with the templates."""
-    from assembler.render import bundled_template_dir
-
-    return bundled_template_dir() / "config.toml"
-
-
-def init_config(target: Path, *, force: bool = False) -> Path:
-    """Given a path, write the commented sample config there and return the path.
-
-    Raise ConfigError if the file exists and `force` is false.
-    """
-    if target.exists() and not force:
-        raise ConfigError(f"{target} already exists; pass --force to overwrite it")
-    from assembler.fsutil import atomic_write
-
-    target.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(target, sample_config_path().read_text(encoding="utf-8"))
-    return target
-
-
-def to_toml(data: Mapping[str, Any]) -> str:
-    """Given plain config data, return it as TOML text (tables after plain keys, as TOML needs)."""
-    lines: list[str] = []
-    _emit_table(data, [], lines)
-    return "\n".join(lines).strip() + "\n"
-
-
-def _emit_table(data: Mapping[str, Any], path: list[str], lines: list[str]) -> None:
-    plain = {k: v for k, v in data.items() if not isinstance(v, dict)}
-    tables = {k: v for k, v in data.items() if isinstance(v, dict)}
-    if path and (plain or not tables):
-        lines.append(f"\n[{'.'.join(_toml_key(p) for p in path)}]")
-    for key, value in plain.items():
-        lines.append(f"{_toml_key(key)} = {_toml_value(value)}")
-    for key, value in tables.items():
-        _emit_table(value, [*path, key], lines)
-
-
-def _toml_key(key: str) -> str:
-    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else _toml_value(key)
-
-
-def _toml_value(value: Any) -> str:
-    import json
-
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    return json.dumps(value, ensure_ascii=False)
+def bundled_dir(name: str) -> Path:
+    """Given the name of a folder the program ships (templates, systemd, integrations),
+    return it: in the wheel, inside the package; in a source checkout, beside it."""
+    installed = PACKAGE_DIR / name
+    return installed if installed.is_dir() else PACKAGE_DIR.parent / name

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path, PurePosixPath
 
+from assembler.errors import UnsafePathError
+from assembler.fsutil import allowed_root, resolves_within
 from assembler.transcripts import Message
 
 # Words that carry no topic. Short on purpose: technical words (deploy, error, api) must stay.
@@ -263,8 +265,6 @@ def daily_context(workspace: Path, folder: str, today: datetime, tail_bytes: int
     A missing note gives no lines. Raise OSError if the note exists but cannot be read, and
     UnsafePathError if it is a link out of the folder its setting points into.
     """
-    from assembler.errors import UnsafePathError
-    from assembler.fsutil import allowed_root, resolves_within
 
     path = workspace / folder / f"{today:%Y-%m-%d}.md"
     if not path.is_file():

@@ -22,6 +22,7 @@ import fnmatch
 import logging
 import os
 import signal
+import socket
 import threading
 import time
 from collections import Counter
@@ -35,6 +36,10 @@ from typing import TYPE_CHECKING, Any
 
 from assembler.config import Config, local_timezone
 from assembler.errors import AssemblerError
+from assembler.fsutil import open_nofollow, real_dir
+from assembler.journal import JOURNAL_NAME, journal_path
+from assembler.recall import WarmMemory
+from assembler.transcripts import default_sources
 
 if TYPE_CHECKING:
     from assembler.recall import WarmMemory
@@ -185,9 +190,6 @@ def watch_plan(config: Config, transcript_globs: Sequence[str] | None = None) ->
     (see `transcripts.default_sources`); an SQLite store is watched with its write-ahead log,
     which is what the host writes to between checkpoints.
     """
-    from assembler.sections import JOURNAL_NAME
-    from assembler.transcripts import default_sources
-
     workspace = config.workspace
     state = config.state_dir
     watches = [
@@ -240,8 +242,6 @@ class DaemonLock:
 
         Raise DaemonRunningError naming the holder's pid if another process holds it.
         """
-        from assembler.fsutil import open_nofollow, real_dir
-
         path = real_dir(state_dir) / LOCK_NAME
         # Not through a link: the lock file is truncated, and a link could aim that elsewhere.
         fd = open_nofollow(path, os.O_RDWR | os.O_CREAT)
@@ -305,8 +305,6 @@ def nudge(state_dir: Path, reason: str = "hook") -> bool:
     """
     if lock_holder(state_dir) is None:
         return False
-    from assembler.fsutil import open_nofollow
-
     with contextlib.suppress(OSError):
         fd = open_nofollow(state_dir / NUDGE_NAME, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -325,8 +323,6 @@ def sd_notify(message: str, environ: Mapping[str, str] | None = None) -> bool:
         return False
     if address.startswith("@"):  # an abstract socket
         address = "\0" + address[1:]
-    import socket  # here, not at the top: the hooks import this module and must start fast
-
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as sock:
             sock.connect(address)
@@ -490,8 +486,6 @@ class Daemon:
         from apscheduler.triggers.interval import IntervalTrigger
         from watchdog.observers import Observer
 
-        from assembler.recall import WarmMemory
-
         # Watched: a transcript change re-assembles without re-checking every memory file;
         # memory events and every scheduled run (start, interval, refresh) sync the index.
         self._memory = WarmMemory(watched=True)
@@ -650,7 +644,7 @@ class Daemon:
                 (time.perf_counter() - started) * 1000,
             )
             for problem in assembly.degraded:
-                log.warning("degraded: %s: %s", problem["what"], problem["why"])
+                log.warning("degraded: %s: %s", problem.what, problem.why)
             self._plan_refresh(assembly.now, datetime.fromisoformat(meta["expires"]))
         finally:
             self._finish_run()
@@ -658,8 +652,6 @@ class Daemon:
 
     def _finish_run(self) -> None:
         """Record what our run wrote, then decide on the events held during it."""
-        from assembler.sections import journal_path
-
         own = [self.config.output_path, journal_path(self.config.state_dir)]
         with self._lock:
             self._own = {path: _signature(path) for path in own}

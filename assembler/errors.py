@@ -1,6 +1,10 @@
-"""The one error hierarchy. Every message names the file, key or argument, and the fix."""
+"""The one error hierarchy, and the record of a problem a run worked around. Every message
+names the file, key or argument, and the fix."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
 
 
 class AssemblerError(Exception):
@@ -23,6 +27,14 @@ class ModelError(AssemblerError):
     """A bundled model (mood, embeddings) cannot be loaded."""
 
 
+class SectionError(AssemblerError):
+    """A section name, the sections journal or its lock cannot be used."""
+
+
+class ObservationError(AssemblerError):
+    """An observation cannot be stored, found or read as asked; the message says what to do."""
+
+
 class ScratchpadError(AssemblerError):
     """SCRATCHPAD.md is missing or cannot be parsed."""
 
@@ -31,3 +43,32 @@ class UnsafePathError(AssemblerError, OSError):
     """A path the program would read or write is a link out of the folders it may touch, or
     something other than a regular file where one belongs. An OSError too, so that code which
     degrades on an unreadable file degrades on this one the same way."""
+
+
+# What a problem affected. "keyword search" is no fault: the config asks for memory search
+# without embeddings (`memory.model = "none"`), and it is reported only where asked.
+ProblemKind = Literal[
+    "transcript",
+    "mood",
+    "daily note",
+    "memory",
+    "keyword search",
+    "sections",
+    "hand edits",
+    "write",
+]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something a run worked around instead of failing: what it affected, why (saying what to
+    do about it where there is something to do), and its kind, for callers that decide by it.
+    SCRATCHPAD.md lists them under `degraded`."""
+
+    what: str
+    why: str
+    kind: ProblemKind
+
+    def to_dict(self) -> dict[str, str]:
+        """Return the problem as the frontmatter's `degraded` lists it: what and why."""
+        return {"what": self.what, "why": self.why}

@@ -391,6 +391,23 @@ def open_nofollow(path: Path, flags: int, mode: int = 0o644) -> int:
         raise
 
 
+def read_all(fd: int) -> bytes:
+    """Given an open file descriptor, return the whole file, from its start."""
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks = []
+    while chunk := os.read(fd, 1 << 16):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Given an open file descriptor and bytes, write all of them (os.write may write less)."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
 def check_not_link(path: Path) -> None:
     """Raise UnsafePathError if `path` (a file of the state folder) is a symbolic link, or
     exists and is not a regular file."""

@@ -22,20 +22,29 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assembler.errors import AssemblerError
+from assembler.config import Config, local_timezone
+from assembler.config_load import load_config
+from assembler.errors import AssemblerError, ScratchpadError
+from assembler.fsutil import FileLock, atomic_write, read_regular, read_state_file, real_dir
+from assembler.ready import read_ready
+from assembler.scratchpad_file import (
+    body_prefix,
+    parse_time,
+    prefix_block,
+    quick_read,
+    read_scratchpad,
+    rendered_frontmatter,
+)
 
 if TYPE_CHECKING:
     from assembler.config import Config
 
 CONTEXT_EVENTS = ("UserPromptSubmit", "SessionStart")
-
-_EXPIRES = re.compile(r"^expires:\s*['\"]?([^'\"\n]+?)['\"]?\s*$", re.MULTILINE)
 
 
 class HookInputError(AssemblerError):
@@ -96,17 +105,15 @@ def hook_workspace(explicit: str | None, event: HookEvent) -> str | None:
     return explicit or os.environ.get("ASSEMBLER_WORKSPACE") or event.cwd
 
 
-def fresh_context(path: Path, now: datetime, rendered: Path | None = None) -> str:
-    """Given the path of SCRATCHPAD.md, the clock and the copy of the last render (in the
-    state folder), return the block to add to the context, or "" when the file is missing,
+def fresh_context(path: Path, now: datetime, state_dir: Path | None = None) -> str:
+    """Given the path of SCRATCHPAD.md, the clock and the state folder (which keeps the copy of
+    the last render), return the block to add to the context, or "" when the file is missing,
     unreadable, broken or stale: exactly when `assemble check` does not call it fresh.
 
     When the file's frontmatter is exactly the last render's, it was valid YAML when written
     and `expires` is read with a regular expression; otherwise (an edit touched it) it is
     parsed in full, as `check` parses it.
     """
-    from assembler.fsutil import read_regular
-
     try:
         data = read_regular(path).data
         text = data.decode("utf-8") if data is not None else None
@@ -114,50 +121,14 @@ def fresh_context(path: Path, now: datetime, rendered: Path | None = None) -> st
         return ""
     if text is None:
         return ""
-    parsed = _split(text)
-    if parsed is not None and rendered is not None and _as_rendered(parsed[2], rendered):
-        expires, body, _ = parsed
-        from assembler.render import body_prefix  # light: Jinja2 and YAML load only to render
-
+    found = quick_read(text)
+    if found is not None and state_dir is not None and found[2] == rendered_frontmatter(state_dir):
+        expires, body, _ = found
         return "" if now >= expires else body_prefix(body)
-    from assembler.errors import ScratchpadError
-    from assembler.render import prefix_block, read_scratchpad
-
     try:
         return prefix_block(read_scratchpad(path), now)
     except ScratchpadError:
         return ""
-
-
-def _split(text: str) -> tuple[datetime, str, str] | None:
-    """Given the file's text, return its `expires`, body and frontmatter, or None if they
-    cannot be found without a YAML parser."""
-    from assembler.sections import split_frontmatter
-
-    frontmatter, body = split_frontmatter(text)
-    match = _EXPIRES.search(frontmatter) if frontmatter is not None else None
-    if frontmatter is None or match is None:
-        return None
-    try:
-        expires = datetime.fromisoformat(match.group(1))
-    except ValueError:
-        return None
-    if expires.tzinfo is None:
-        return None
-    return expires, body, frontmatter
-
-
-def _as_rendered(frontmatter: str, rendered: Path) -> bool:
-    """Whether `frontmatter` is the frontmatter of the copy of the last render."""
-    from assembler.fsutil import read_state_file
-    from assembler.sections import split_frontmatter
-
-    try:
-        data = read_state_file(rendered).data
-        copy = data.decode("utf-8") if data is not None else ""
-    except (OSError, UnicodeDecodeError):
-        return False
-    return split_frontmatter(copy)[0] == frontmatter
 
 
 def claude_code_output(event: HookEvent, context: str) -> str:
@@ -189,15 +160,11 @@ def current_block(config: Config, now: datetime) -> Block:
     written with the file (see `assembler.ready`) while the file is still the one it was made
     from, else the file itself, parsed in full (an agent edited it, or it predates the ready
     block)."""
-    from assembler.ready import read_ready
-
     ready = read_ready(config.state_dir)
     if ready is not None and ready.matches_file(config.output_path):
         text = ready.block if ready.is_fresh(now) else ""
         return Block(text, ready.digest, ready.expires)
-    from assembler.sections import rendered_path
-
-    text = fresh_context(config.output_path, now, rendered_path(config.state_dir))
+    text = fresh_context(config.output_path, now, config.state_dir)
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     return Block(text, digest, None)
 
@@ -215,8 +182,6 @@ def decide_and_record(config: Config, event: HookEvent, block: Block, now: datet
     `--continue`: each `claude -p` turn after a session's first) holds its history, with the
     copy sent before, so its SessionStart is treated as a prompt.
     """
-    from assembler.fsutil import FileLock, atomic_write, read_state_file, real_dir
-
     path = real_dir(config.state_dir) / SESSIONS_NAME
     lock = FileLock(path.with_name(path.name + ".lock"))
     with lock.hold(timeout=5):
@@ -237,7 +202,7 @@ def decide_and_record(config: Config, event: HookEvent, block: Block, now: datet
             record["cwd"] = event.cwd
         send = False
         if event.name in CONTEXT_EVENTS and block.text:
-            held_until = _time(record.get("valid_until"))
+            held_until = parse_time(record.get("valid_until"))
             send = (
                 (event.name == "SessionStart" and event.source != "resume")
                 or not key
@@ -248,7 +213,7 @@ def decide_and_record(config: Config, event: HookEvent, block: Block, now: datet
                 record["sent"] = block.digest
                 until = block.valid_until
                 record["valid_until"] = until.isoformat() if until is not None else None
-        seen = _time(record.get("seen"))
+        seen = parse_time(record.get("seen"))
         if seen is None or (now - seen).total_seconds() > 600:
             record["seen"] = now.isoformat(timespec="seconds")
         if key and record != before:
@@ -257,16 +222,6 @@ def decide_and_record(config: Config, event: HookEvent, block: Block, now: datet
             kept = dict(newest[-MAX_SESSIONS:])
             atomic_write(path, json.dumps(kept, ensure_ascii=False, indent=1) + "\n")
     return send
-
-
-def _time(value: object) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo is not None else None
 
 
 def run_claude_code_hook(
@@ -282,8 +237,6 @@ def run_claude_code_hook(
     block goes to the session once, and again when it changed (see `decide_and_record`).
     Raise HookInputError for bad input, ConfigError/WorkspaceError for a bad setup.
     """
-    from assembler.config import load_config, local_timezone
-
     event = parse_claude_code_input(stdin_text)
     config = load_config(hook_workspace(workspace, event), config_path)
     # daemon.LOCK_NAME; a cheap look first, so the daemon module loads only where one ran.

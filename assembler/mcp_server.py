@@ -28,7 +28,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -56,12 +56,14 @@ from mcp.shared._context_streams import (
 from mcp.shared.message import SessionMessage
 
 from assembler import __version__
-from assembler.errors import AssemblerError
-
-if TYPE_CHECKING:
-    from assembler.config import Config
-    from assembler.recall import WarmMemory
-    from assembler.sections import Answer
+from assembler.calls import Answer
+from assembler.config import Config, local_timezone
+from assembler.errors import AssemblerError, ObservationError
+from assembler.observation_reads import hexdump
+from assembler.observations import store_for, to_json
+from assembler.recall import WarmMemory, hit_record, index_options, shown_hit, synced_memory
+from assembler.scratchpad_file import prefix_text
+from assembler.view import prefix_parts, scratchpad_with_ready
 
 log = logging.getLogger("assembler.mcp")
 
@@ -296,7 +298,7 @@ class Tools:
         }
 
     def definitions(self) -> list[types.Tool]:
-        """Return the MCP definitions of the tools, with the seeds' schemas and annotations
+        """Return the MCP definitions of the tools, with their input schemas and annotations
         that say which tools only read and which ones overwrite."""
         session = SESSION_DESCRIPTION.format(cap=self.config.caps.agent)
 
@@ -372,10 +374,6 @@ class Tools:
     def view_text(self) -> str:
         """Return the scratchpad as hosts prepend it: the assembled part while it is fresh and
         the agent's sections as the journal holds them now."""
-        from assembler.config import local_timezone
-        from assembler.render import prefix_text
-        from assembler.sections import prefix_parts
-
         now = self.clock() if self.clock is not None else datetime.now(local_timezone(self.config))
         parts = prefix_parts(self.config, now)
         text = prefix_text([parts.auto, parts.agent])
@@ -416,15 +414,9 @@ class Tools:
     # -- the tools -------------------------------------------------------------------------
 
     def scratchpad(self, arguments: Mapping[str, Any]) -> ToolResult:
-        from assembler.sections import scratchpad_for
-
-        return _from_answer(
-            scratchpad_for(self.config, refresh_ready=True).tool_call(arguments, source="mcp")
-        )
+        return _from_answer(scratchpad_with_ready(self.config).tool_call(arguments, source="mcp"))
 
     def session_scratchpad(self, arguments: Mapping[str, Any]) -> ToolResult:
-        from assembler.sections import scratchpad_for
-
         _check_keys("session_scratchpad", arguments, SESSION_SCHEMA)
         if "content" not in arguments:
             return ToolResult(
@@ -434,13 +426,11 @@ class Tools:
                 ],
                 is_error=True,
             )
-        pad = scratchpad_for(self.config, refresh_ready=True)
+        pad = scratchpad_with_ready(self.config)
         mode = arguments.get("mode", "replace")
         return _from_answer(pad.session_tool(arguments["content"], mode, source="mcp"))
 
     def scratchpad_put(self, arguments: Mapping[str, Any]) -> ToolResult:
-        from assembler.observations import ObservationError, store_for
-
         _check_keys("scratchpad_put", arguments, PUT_SCHEMA)
         content = arguments.get("content")
         if not isinstance(content, str):
@@ -460,13 +450,9 @@ class Tools:
                 step=arguments.get("step"),
                 executor=executor,
             )
-        from assembler.observations import to_json
-
         return ToolResult([to_json(synthetic)], synthetic)
 
     def scratchpad_read(self, arguments: Mapping[str, Any]) -> ToolResult:
-        from assembler.observations import hexdump, store_for
-
         _check_keys("scratchpad_read", arguments, READ_SCHEMA)
         options = {k: arguments[k] for k in ("n", "start", "end", "pattern") if k in arguments}
         for name in ("context", "max_matches", "ignore_case"):
@@ -503,14 +489,6 @@ class Tools:
                 "Memory search is off (memory.enabled = false in the config); turn it on to "
                 "search MEMORY.md and memory/*.md"
             )
-        # Loading the index (and maybe torch) only now keeps the server's start fast.
-        from assembler.recall import (
-            WarmMemory,
-            hit_record,
-            index_options,
-            shown_hit,
-            synced_memory,
-        )
 
         with self._memory_lock:
             if self._memory is None:
@@ -527,9 +505,10 @@ class Tools:
             for rank, hit in enumerate(hits, start=1)
         ]
         text = "\n".join(lines) if lines else f"No memories matched {query!r}."
-        if memory.degraded:
-            text += f"\n(degraded: {memory.degraded})"
-        return ToolResult([text], {"hits": records, "degraded": memory.degraded})
+        why = memory.fallback.why if memory.fallback is not None else None
+        if why is not None:
+            text += f"\n(degraded: {why})"
+        return ToolResult([text], {"hits": records, "degraded": why})
 
 
 def _check_keys(tool: str, arguments: Mapping[str, Any], schema: Mapping[str, Any]) -> None:
@@ -759,8 +738,6 @@ async def stdio_transport() -> AsyncIterator[
 
 def serve(config: Config) -> None:
     """Given a loaded config, serve its workspace's tools over stdio until stdin closes."""
-    from assembler.observations import ObservationError, store_for
-
     try:
         with store_for(config) as store:
             # A new session is a good moment to drop what expired since the last one.

@@ -1,4 +1,5 @@
-"""The agent's markdown memory: an incremental SQLite index and hybrid search over it.
+"""The agent's markdown memory: an incremental SQLite index of its chunks. Search over it is
+`assembler.memory_search` (`MemoryIndex` has both).
 
 The index (`.scratchpad/index.sqlite`) holds four tables:
 
@@ -26,11 +27,7 @@ completes: files not yet written are still "changed", and chunks without vectors
 by one query and embedded then. A database that is not one, is corrupt, or has another schema
 version is moved aside and rebuilt, with a warning in the sync report.
 
-Search fuses two candidate lists, the top chunks by cosine similarity (a numpy matrix of the
-current chunks' vectors, cached until the database changes) and the top chunks by FTS5 BM25,
-into `vector_weight * cosine + bm25_weight * bm25`, with an optional recency boost for dated
-daily notes, a minimum score, and optional MMR for diversity. Without an embedder the same
-code runs on BM25 alone. torch is never imported here: the embedder is injected.
+torch is never imported here: the embedder is injected.
 """
 
 from __future__ import annotations
@@ -38,18 +35,14 @@ from __future__ import annotations
 import contextlib
 import glob
 import hashlib
-import math
-import operator
 import os
 import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -58,6 +51,17 @@ from assembler.config import STATE_DIR
 from assembler.embeddings import Embedder
 from assembler.errors import ConfigError, WorkspaceError
 from assembler.fsutil import allowed_root, check_not_link, real_dir, resolves_within
+from assembler.memory_search import (
+    ATX_HEADING,
+    SQL_VARIABLES,
+    Hit,
+    IndexSearch,
+    _Matches,
+    _Options,
+    _Vectors,
+    checked_vectors,
+    is_corruption,
+)
 from assembler.tokens import TokenCounter, estimate_tokens
 
 SCHEMA_VERSION = 1
@@ -69,43 +73,13 @@ SCRATCHPAD_NAME = "SCRATCHPAD.md"
 # back, or an edit that is undone, does not cost a new embedding.
 ORPHAN_VECTOR_DAYS = 30.0
 BUSY_TIMEOUT_MS = 5000
-_MATCH_CACHE_SIZE = 64  # distinct queries whose BM25 matches and hits are kept
-_SQL_VARIABLES = 500  # ids per "IN (...)": well under SQLite's limit of 32766
-_MAX_QUERY_TERMS = 64
-_SNIPPET_CHARS = 200
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]+|$)")
-_DATED = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
-# Letters and digits only: FTS5's unicode61 tokenizer splits on everything else too.
-_TERM = re.compile(r"[^\W_]+")
-_STOPWORDS = frozenset(
-    "a an and are as at be but by for from has have he her his i if in into is it its me my "
-    "no not of on or our she so that the their them then there these they this to was we "
-    "were what when which who why will with you your".split()
-)
 
 Vector = npt.NDArray[np.float32]
 Matrix = npt.NDArray[np.float32]
 Progress = Callable[[str, int, int], None]
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One search result: where it is, how it scored, and what to show."""
-
-    path: str  # relative to the workspace, POSIX separators
-    start_line: int  # 1-based, inclusive
-    end_line: int  # 1-based, inclusive
-    score: float  # the fused score the ranking used (after recency boost)
-    vector: float | None  # the vector part (cosine, 0..1 after clamping), None without one
-    bm25: float | None  # the BM25 part, 0..1: the share of the best score the query's words allow
-    recency: float  # the boost factor applied (1.0 = none)
-    snippet: str  # a short excerpt (one or two lines, <= ~200 chars) for display
-    text: str  # the chunk's full text
-    chunk_hash: str
-    heading: str = ""  # the chunk's heading path, e.g. "Infra > Kubernetes"
 
 
 @dataclass
@@ -122,15 +96,6 @@ class SyncReport:
     degraded: str | None = None  # why there are no vectors, else None
     seconds: float = 0.0
     files_read: int = 0  # files opened (a file whose stat is unchanged is not)
-
-
-@dataclass(frozen=True)
-class _Matches:
-    """The chunks one FTS5 query matches: FTS5's bm25() by chunk id (negative, lower is
-    better), and the ids best first."""
-
-    scores: dict[int, float]
-    ranked: list[int]
 
 
 @dataclass(frozen=True)
@@ -159,32 +124,6 @@ class _Block:
     heading: str  # the heading path in force (a heading's own path includes itself)
     level: int  # 1..6 for an ATX heading, else 0
     tokens: int
-
-
-@dataclass(frozen=True)
-class _Vectors:
-    """The current chunks' vectors for one model, as one matrix."""
-
-    ids: npt.NDArray[np.int64]
-    matrix: Matrix
-    row_of: dict[int, int]
-
-
-@dataclass
-class _Candidate:
-    id: int
-    cosine: float | None = None
-    bm25_raw: float = 0.0  # -bm25(): higher is better, 0 when the chunk does not match
-    path: str = ""
-    start_line: int = 0
-    end_line: int = 0
-    text: str = ""
-    hash: str = ""
-    heading: str = ""
-    vector_part: float | None = None
-    bm25_part: float = 0.0
-    recency: float = 1.0
-    score: float = 0.0
 
 
 class _SchemaMismatch(Exception):
@@ -312,7 +251,7 @@ def _blocks(lines: list[str], count: TokenCounter) -> list[_Block]:
             add(i, end + 1)
             i = end + 1
             continue
-        if heading := _ATX.match(line):
+        if heading := ATX_HEADING.match(line):
             level = len(heading.group(1))
             while headings and headings[-1][0] >= level:
                 headings.pop()
@@ -329,7 +268,7 @@ def _blocks(lines: list[str], count: TokenCounter) -> list[_Block]:
 
 
 def _starts_block(line: str) -> bool:
-    return bool(_FENCE.match(line) or _ATX.match(line) or _LIST_ITEM.match(line))
+    return bool(_FENCE.match(line) or ATX_HEADING.match(line) or _LIST_ITEM.match(line))
 
 
 def _split_oversized(
@@ -364,27 +303,7 @@ def _tail(blocks: list[_Block], budget: int) -> list[_Block]:
     return tail
 
 
-def query_terms(text: str) -> list[str]:
-    """Given free text, return its distinct lower-case words for BM25, stopwords left out
-    (unless there is nothing else)."""
-    words = list(dict.fromkeys(t.lower() for t in _TERM.findall(text)))
-    content = [word for word in words if word not in _STOPWORDS]
-    return (content or words)[:_MAX_QUERY_TERMS]
-
-
-def fts_query(text: str) -> str | None:
-    """Given free text, return an FTS5 MATCH expression that matches any of its words.
-
-    Every word is quoted, so nothing the user types ('"foo', 'a AND (', 'NEAR', '*', 'col:')
-    is read as FTS5 syntax. Return None if the text has no words.
-    """
-    terms = query_terms(text)
-    if not terms:
-        return None
-    return " OR ".join(f'"{term}"' for term in terms)
-
-
-class MemoryIndex:
+class MemoryIndex(IndexSearch):
     """The incremental index of a workspace's memory files, and search over it.
 
     Safe to share between threads (calls are serialised) and between processes (SQLite WAL
@@ -506,7 +425,7 @@ class MemoryIndex:
             except sqlite3.DatabaseError as error:
                 if conn is not None:
                     conn.close()
-                if not _is_corruption(error) or attempt == 2:
+                if not is_corruption(error) or attempt == 2:
                     raise WorkspaceError(
                         f"Cannot open the memory index {self.db_path} ({error}); check the "
                         f"folder's permissions, or delete {self.db_path.name}* to rebuild it"
@@ -614,7 +533,7 @@ class MemoryIndex:
                 report = self._sync(rebuild, progress)
             except sqlite3.DatabaseError as error:
                 self._forget_caches()
-                if not _is_corruption(error):
+                if not is_corruption(error):
                     raise
                 self._recover(error)
                 report = self._sync(True, progress)
@@ -806,8 +725,8 @@ class MemoryIndex:
     def _hashes_with_vectors(self, model_id: str, hashes: set[str]) -> set[str]:
         found: set[str] = set()
         ordered = sorted(hashes)
-        for start in range(0, len(ordered), _SQL_VARIABLES):
-            part = ordered[start : start + _SQL_VARIABLES]
+        for start in range(0, len(ordered), SQL_VARIABLES):
+            part = ordered[start : start + SQL_VARIABLES]
             marks = ",".join("?" * len(part))
             found.update(
                 row[0]
@@ -840,7 +759,7 @@ class MemoryIndex:
         _report(progress, "embed", 0, total)
         for start in range(0, total, self.embed_batch):
             batch = items[start : start + self.embed_batch]
-            vectors = _checked(self.embedder.encode([t for _, t in batch]), len(batch))
+            vectors = checked_vectors(self.embedder.encode([t for _, t in batch]), len(batch))
             now = self._clock()
             with self._transaction() as tx:
                 tx.executemany(
@@ -864,413 +783,6 @@ class MemoryIndex:
             )
 
     # -- search ---------------------------------------------------------------------------
-
-    def search(
-        self,
-        query: str,
-        *,
-        k: int = 5,
-        vector_weight: float = 0.7,
-        bm25_weight: float = 0.3,
-        min_score: float = 0.0,
-        mmr_lambda: float | None = None,
-        recency_half_life_days: float | None = None,
-        recency_weight: float = 0.0,
-        now: datetime | None = None,
-    ) -> list[Hit]:
-        """Given a query, return up to k hits, best first (in MMR order when `mmr_lambda`).
-
-        The score is `vector_weight * cosine + bm25_weight * bm25` with the weights scaled to
-        sum to 1 (BM25 alone for chunks without a vector), times the recency boost
-        `1 + recency_weight * 0.5 ** (age_days / recency_half_life_days)` for files named with
-        a date; hits under `min_score` are dropped. Raise ValueError for invalid options.
-        """
-        return self.search_many(
-            [query],
-            k=k,
-            vector_weight=vector_weight,
-            bm25_weight=bm25_weight,
-            min_score=min_score,
-            mmr_lambda=mmr_lambda,
-            recency_half_life_days=recency_half_life_days,
-            recency_weight=recency_weight,
-            now=now,
-        )[0]
-
-    def search_many(
-        self,
-        queries: Sequence[str],
-        *,
-        k: int = 5,
-        vector_weight: float = 0.7,
-        bm25_weight: float = 0.3,
-        min_score: float = 0.0,
-        mmr_lambda: float | None = None,
-        recency_half_life_days: float | None = None,
-        recency_weight: float = 0.0,
-        now: datetime | None = None,
-    ) -> list[list[Hit]]:
-        """Given queries, return the hits of each (as `search`), embedding them in one batch.
-
-        Raise ValueError for invalid options.
-        """
-        if k <= 0:
-            raise ValueError(f"k must be positive, got {k}")
-        if vector_weight < 0 or bm25_weight < 0 or vector_weight + bm25_weight <= 0:
-            raise ValueError(
-                f"weights must be >= 0 and not both 0, got {vector_weight} and {bm25_weight}"
-            )
-        if mmr_lambda is not None and not 0 <= mmr_lambda <= 1:
-            raise ValueError(f"mmr_lambda must be between 0 and 1, got {mmr_lambda}")
-        if recency_half_life_days is not None and recency_half_life_days <= 0:
-            raise ValueError(
-                f"recency_half_life_days must be positive, got {recency_half_life_days}"
-            )
-        total = vector_weight + bm25_weight
-        options = _Options(
-            k=k,
-            vector_weight=vector_weight / total,
-            bm25_weight=bm25_weight / total,
-            min_score=min_score,
-            mmr_lambda=mmr_lambda,
-            half_life=recency_half_life_days,
-            recency_weight=recency_weight,
-            today=(now or datetime.now().astimezone()).date(),
-        )
-        with self._lock:
-            try:
-                self._refresh_caches()
-                vectors = self._current_vectors()
-                # A daemon asks mostly the same queries cycle after cycle: only new ones are
-                # embedded and ranked while the index is unchanged.
-                found = {
-                    q: self._results[(q, options)] for q in queries if (q, options) in self._results
-                }
-                todo = [q for q in dict.fromkeys(queries) if q not in found]
-                query_vectors = self._embed_queries(todo, vectors)
-                for query, vector in zip(todo, query_vectors, strict=True):
-                    found[query] = self._rank(query, vector, vectors, options)
-                    # The cache keeps the newest; this call answers from `found`, so more
-                    # distinct queries than the cache holds are all answered.
-                    if len(self._results) >= _MATCH_CACHE_SIZE:
-                        self._results.pop(next(iter(self._results)))
-                    self._results[(query, options)] = found[query]
-                return [list(found[query]) for query in queries]
-            except sqlite3.DatabaseError as error:
-                if not _is_corruption(error):
-                    raise
-                # The next sync rebuilds the fresh database and reports the repair.
-                self._recover(error)
-                return [[] for _ in queries]
-
-    def _forget_caches(self) -> None:
-        self._cache_version = None
-        self._vectors = None
-        self._doc_freq = {}
-        self._matches = {}
-        self._results = {}
-
-    def _bm25_matches(self, match: str) -> _Matches:
-        """Given an FTS5 MATCH expression, return every chunk it matches with its raw BM25
-        score (higher is better), best first (cached until the index changes)."""
-        found = self._matches.get(match)
-        if found is None:
-            if len(self._matches) >= _MATCH_CACHE_SIZE:
-                self._matches.pop(next(iter(self._matches)))
-            rows = self._db.execute(
-                "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?",
-                (match,),
-            ).fetchall()
-            # bm25() is negative, lower is better: sorting on (bm25, id) ranks best first.
-            # Built with C-level helpers: a common word matches thousands of chunks.
-            rows.sort(key=operator.itemgetter(1, 0))
-            found = self._matches[match] = _Matches(dict(rows), [row[0] for row in rows])
-        return found
-
-    def _refresh_caches(self) -> None:
-        """Drop the search caches if the database changed since they were filled."""
-        # data_version moves when another connection (another process) commits; our own
-        # commits happen in sync, which forgets the caches itself.
-        version = self._db.execute("PRAGMA data_version").fetchone()[0]
-        if version != self._cache_version:
-            self._forget_caches()
-            self._rows = self._db.execute("SELECT count(*) FROM chunks").fetchone()[0]
-            self._cache_version = version
-
-    def _idf(self, term: str) -> float:
-        """Given a query term, return its BM25 IDF as FTS5 computes it (a missing term gets
-        the highest IDF there is)."""
-        if term not in self._doc_freq:
-            self._doc_freq[term] = self._db.execute(
-                "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (f'"{term}"',)
-            ).fetchone()[0]
-        found = self._doc_freq[term]
-        return max(math.log((self._rows - found + 0.5) / (found + 0.5)), 1e-6)
-
-    def _current_vectors(self) -> _Vectors | None:
-        """Return the current chunks' vectors for the embedder's model (cached), or None."""
-        if self.embedder is None:
-            return None
-        if self._vectors is not None:
-            return self._vectors
-        try:
-            model_id = self.embedder.model_id
-        except Exception as error:  # a model that cannot even be named: BM25 only
-            self.search_degraded = f"embedding model unavailable ({error})"
-            return None
-        rows = self._db.execute(
-            "SELECT c.id, e.vector FROM chunks c JOIN embeddings e "
-            "ON e.model_id = ? AND e.chunk_hash = c.hash ORDER BY c.id",
-            (model_id,),
-        ).fetchall()
-        if rows:
-            width = len(rows[0][1])
-            rows = [row for row in rows if len(row[1]) == width]
-            ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
-            matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32)
-            matrix = matrix.reshape(len(rows), width // 4)
-        else:
-            ids = np.zeros(0, dtype=np.int64)
-            matrix = np.zeros((0, 0), dtype=np.float32)
-        self._vectors = _Vectors(ids, matrix, {int(i): r for r, i in enumerate(ids)})
-        return self._vectors
-
-    def _embed_queries(
-        self, queries: Sequence[str], vectors: _Vectors | None
-    ) -> list[Vector | None]:
-        """Return each query's vector, or None for all when there is nothing to compare with.
-
-        A model that fails here does not fail the search: it runs on BM25 alone and
-        `search_degraded` says why.
-        """
-        none: list[Vector | None] = [None] * len(queries)
-        if self.embedder is None or vectors is None or not len(vectors.ids):
-            return none
-        wanted = [i for i, q in enumerate(queries) if q.strip()]
-        if not wanted:
-            return none
-        try:
-            encoded = _checked(self.embedder.encode([queries[i] for i in wanted]), len(wanted))
-        except Exception as error:
-            self.search_degraded = f"the query could not be embedded ({error})"
-            return none
-        if encoded.shape[1] != vectors.matrix.shape[1]:
-            self.search_degraded = (
-                f"the model gives {encoded.shape[1]}-d vectors but the index holds "
-                f"{vectors.matrix.shape[1]}-d ones; run 'assemble index --rebuild'"
-            )
-            return none
-        self.search_degraded = None
-        result = list(none)
-        for row, i in enumerate(wanted):
-            result[i] = encoded[row]
-        return result
-
-    def _rank(
-        self, query: str, query_vector: Vector | None, vectors: _Vectors | None, options: _Options
-    ) -> list[Hit]:
-        limit = max(50, 5 * options.k)
-        candidates: dict[int, _Candidate] = {}
-        use_vectors = query_vector is not None and vectors is not None and len(vectors.ids) > 0
-        cosines: npt.NDArray[np.float32] | None = None
-        if use_vectors:
-            assert query_vector is not None and vectors is not None
-            cosines = vectors.matrix @ query_vector
-            if len(cosines) > limit:
-                top = np.argpartition(-cosines, limit - 1)[:limit]
-            else:
-                top = np.arange(len(cosines))
-            for row in top:
-                chunk_id = int(vectors.ids[row])
-                candidates[chunk_id] = _Candidate(chunk_id, cosine=float(cosines[row]))
-        match = fts_query(query)
-        if match is not None:
-            matches = self._bm25_matches(match)
-            for chunk_id in matches.ranked[:limit]:
-                candidates.setdefault(chunk_id, _Candidate(chunk_id))
-            # Vector candidates that BM25 did not rank in its top still get their real part.
-            for candidate in candidates.values():
-                candidate.bm25_raw = max(0.0, -matches.scores.get(candidate.id, 0.0))
-        if not candidates:
-            return []
-        self._fill(candidates)
-        if use_vectors:
-            assert vectors is not None and cosines is not None
-            for candidate in candidates.values():
-                row = vectors.row_of.get(candidate.id)
-                if row is not None:
-                    candidate.cosine = float(cosines[row])
-        # BM25 is a sum over the query's words of IDF x a term-frequency factor that is 1 for
-        # one occurrence in a chunk of average length. So the sum of the words' IDFs is what a
-        # chunk with every word once scores; a chunk that has only one common word of a
-        # four-word query gets a small part, even when no chunk matches better. Words that no
-        # chunk has count with the highest IDF: the keywords cannot explain that query, and
-        # the vector part should decide.
-        ideal = sum(self._idf(term) for term in query_terms(query))
-        scored: list[_Candidate] = []
-        for candidate in candidates.values():
-            if not candidate.path:
-                continue  # deleted between the two queries
-            candidate.bm25_part = min(1.0, candidate.bm25_raw / ideal) if ideal > 0 else 0.0
-            if candidate.cosine is None:
-                candidate.score = candidate.bm25_part
-            else:
-                candidate.vector_part = max(candidate.cosine, 0.0)
-                candidate.score = (
-                    options.vector_weight * candidate.vector_part
-                    + options.bm25_weight * candidate.bm25_part
-                )
-            candidate.recency = _recency(candidate.path, options)
-            candidate.score *= candidate.recency
-            if candidate.score >= options.min_score and candidate.score > 0:
-                scored.append(candidate)
-        scored.sort(key=lambda c: (-c.score, c.path, c.start_line))
-        unique: list[_Candidate] = []
-        texts: set[str] = set()
-        for candidate in scored:
-            if candidate.text not in texts:
-                texts.add(candidate.text)
-                unique.append(candidate)
-        if options.mmr_lambda is not None:
-            chosen = _mmr(unique, options.k, options.mmr_lambda, vectors)
-        else:
-            chosen = unique[: options.k]
-        terms = _snippet_terms(query)
-        return [
-            Hit(
-                path=c.path,
-                start_line=c.start_line,
-                end_line=c.end_line,
-                score=c.score,
-                vector=c.vector_part,
-                bm25=c.bm25_part,
-                recency=c.recency,
-                snippet=snippet(c.text, terms),
-                text=c.text,
-                chunk_hash=c.hash,
-                heading=c.heading,
-            )
-            for c in chosen
-        ]
-
-    def _fill(self, candidates: dict[int, _Candidate]) -> None:
-        for part in _batched(list(candidates), _SQL_VARIABLES):
-            marks = ",".join("?" * len(part))
-            for chunk_id, path, start, end, text, digest, heading in self._db.execute(
-                "SELECT id, path, start_line, end_line, text, hash, heading FROM chunks "
-                f"WHERE id IN ({marks})",
-                part,
-            ):
-                candidate = candidates[chunk_id]
-                candidate.path, candidate.start_line, candidate.end_line = path, start, end
-                candidate.text, candidate.hash, candidate.heading = text, digest, heading
-
-
-@dataclass(frozen=True)
-class _Options:
-    k: int
-    vector_weight: float  # scaled so the two weights sum to 1
-    bm25_weight: float
-    min_score: float
-    mmr_lambda: float | None
-    half_life: float | None
-    recency_weight: float
-    today: date
-
-
-def _recency(path: str, options: _Options) -> float:
-    """Given a chunk's file and the options, return its recency boost factor (1.0 = none)."""
-    if options.half_life is None or options.recency_weight <= 0:
-        return 1.0
-    found = _DATED.search(path.rsplit("/", 1)[-1])
-    if found is None:
-        return 1.0
-    try:
-        day = date(int(found.group(1)), int(found.group(2)), int(found.group(3)))
-    except ValueError:
-        return 1.0
-    age = max(0, (options.today - day).days)
-    return 1.0 + options.recency_weight * math.pow(0.5, age / options.half_life)
-
-
-def _mmr(
-    ranked: list[_Candidate], k: int, lambda_: float, vectors: _Vectors | None
-) -> list[_Candidate]:
-    """Given candidates best first, return k picked by maximal marginal relevance.
-
-    Each pick maximises `lambda * score - (1 - lambda) * max similarity to those already
-    picked`; similarity is the cosine of the chunk vectors, or word overlap (Jaccard) when a
-    chunk has no vector.
-    """
-    pool = ranked[: max(50, 5 * k)]
-    if len(pool) <= 1:
-        return pool[:k]
-    rows = [vectors.row_of.get(c.id) if vectors is not None else None for c in pool]
-    words = [set(_TERM.findall(c.text.lower())) for c in pool]
-
-    def similarity(a: int, b: int) -> float:
-        ra, rb = rows[a], rows[b]
-        if vectors is not None and ra is not None and rb is not None:
-            return float(vectors.matrix[ra] @ vectors.matrix[rb])
-        union = words[a] | words[b]
-        return len(words[a] & words[b]) / len(union) if union else 0.0
-
-    chosen: list[int] = []
-    closest = [0.0] * len(pool)  # each candidate's highest similarity to a chosen one
-    remaining = list(range(len(pool)))
-    while remaining and len(chosen) < k:
-        best = max(remaining, key=lambda i: lambda_ * pool[i].score - (1 - lambda_) * closest[i])
-        remaining.remove(best)
-        chosen.append(best)
-        for i in remaining:
-            closest[i] = max(closest[i], similarity(i, best))
-    return [pool[i] for i in chosen]
-
-
-def _snippet_terms(query: str) -> list[str]:
-    """Given a query, return the stems its snippet looks for (stopwords dropped)."""
-    stems = []
-    for word in dict.fromkeys(t.lower() for t in _TERM.findall(query)):
-        if word in _STOPWORDS:
-            continue
-        for suffix in ("ing", "ed", "es", "s"):
-            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-                word = word[: -len(suffix)]
-                break
-        stems.append(word)
-    return stems
-
-
-def snippet(text: str, terms: Sequence[str], width: int = _SNIPPET_CHARS) -> str:
-    """Given a chunk's text and the query's stems, return its most relevant line or two.
-
-    The line with the most distinct stems wins (the first content line when none matches); a
-    short line is followed by the next one. The result is one line of at most `width`
-    characters, cut around the first match.
-    """
-    lines = [line.strip() for line in text.split("\n")]
-    content = [i for i, line in enumerate(lines) if line and not line.startswith("```")]
-    if not content:
-        return ""
-    patterns = [re.compile(rf"\b{re.escape(term)}", re.IGNORECASE) for term in terms]
-
-    def hits(i: int) -> int:
-        return sum(1 for pattern in patterns if pattern.search(lines[i]))
-
-    best = max(content, key=lambda i: (hits(i), -i))
-    if hits(best) == 0:
-        best = next((i for i in content if not _ATX.match(lines[i])), content[0])
-    chosen = lines[best]
-    following = [i for i in content if i > best]
-    if len(chosen) < 80 and following:
-        chosen = f"{chosen} {lines[following[0]]}"
-    flat = " ".join(chosen.split())
-    if len(flat) <= width:
-        return flat
-    first = min((m.start() for p in patterns if (m := p.search(flat)) is not None), default=0)
-    start = max(0, min(first - width // 4, len(flat) - width + 1))
-    piece = flat[start : start + width - 2].strip()
-    return ("…" if start > 0 else "") + piece + "…"
 
 
 def _glob_matcher(pattern: str) -> Callable[[str], bool]:
@@ -1316,31 +828,6 @@ def _glob_regex(pattern: str) -> str:
     return "".join(out)
 
 
-def _is_corruption(error: sqlite3.DatabaseError) -> bool:
-    """Return whether an SQLite error means the file is damaged or not a database at all.
-
-    Busy, locked, read-only or missing-permission errors are OperationalErrors and are not
-    corruption: moving the file aside would not help and would lose a good index.
-    """
-    code = getattr(error, "sqlite_errorcode", None)
-    if code is not None:
-        return code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
-    return type(error) is sqlite3.DatabaseError
-
-
-def _checked(vectors: Any, expected: int) -> Matrix:
-    """Given an embedder's output for `expected` texts, return it as float32 unit rows.
-
-    Raise ValueError if the embedder broke its contract (wrong shape).
-    """
-    array = np.asarray(vectors, dtype=np.float32)
-    if array.ndim != 2 or array.shape[0] != expected:
-        raise ValueError(f"embedder returned shape {array.shape} for {expected} texts")
-    norms = np.linalg.norm(array, axis=1, keepdims=True)
-    # Unit rows make the dot product a cosine; a zero row (empty text) stays zero.
-    return np.ascontiguousarray(array / np.where(norms > 0, norms, 1.0), dtype=np.float32)
-
-
 def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -1352,8 +839,3 @@ def _reason(error: OSError) -> str:
 def _report(progress: Progress | None, stage: str, done: int, total: int) -> None:
     if progress is not None:
         progress(stage, done, total)
-
-
-def _batched(items: Sequence[int], size: int) -> Iterable[Sequence[int]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]

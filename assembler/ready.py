@@ -76,10 +76,11 @@ def ready_path(state_dir: Path) -> Path:
 def digest_of(auto_digest: str, agent: str) -> str:
     """Given the auto part's digest (see `Assembly.auto_digest`) and the agent sections as
     written, return the digest hosts compare to tell new content from a new render."""
-    return _sha256(f"{auto_digest}\n\x1e\n{agent}")
+    return sha256_text(f"{auto_digest}\n\x1e\n{agent}")
 
 
-def _sha256(text: str) -> str:
+def sha256_text(text: str) -> str:
+    """Given a text, return its SHA-256 in hex (lone surrogates kept, as the files keep them)."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -91,16 +92,12 @@ def write_ready(
     block: str,
     auto_digest: str,
     agent: str,
-    guidance: str | None = None,
+    guidance: str,
 ) -> Ready:
     """Given a config, the clock, the file's expiry, the block, the digest of its auto part,
-    its agent sections as written and the guidance (None: keep the one written before, else
-    render it), write the ready block atomically and return it. Raise OSError if the state
-    folder cannot be written.
+    its agent sections as written and the guidance, write the ready block atomically and
+    return it. Raise OSError if the state folder cannot be written.
     """
-    if guidance is None:
-        previous = read_ready(config.state_dir)
-        guidance = previous.guidance if previous is not None else _guidance(config)
     try:
         info = os.lstat(config.output_path)
         mtime_ns, size = info.st_mtime_ns, info.st_size
@@ -133,34 +130,6 @@ def write_ready(
     return ready
 
 
-def refresh_ready(config: Config, now: datetime) -> Ready | None:
-    """Given a config and the clock, rewrite the ready block from SCRATCHPAD.md's auto part and
-    the agent sections as the journal holds them now (after a change of the sections, so the
-    next turn has it). Return it, or None when there is no file to take the auto part from.
-    Problems (an unwritable state folder) return None: the next assembly writes it anyway.
-    """
-    from assembler.render import prefix_text
-    from assembler.sections import prefix_parts
-
-    parts = prefix_parts(config, now)
-    if parts.expires is None:
-        return None
-    previous = read_ready(config.state_dir)
-    # The auto part did not change since the render: its digest is the one the render wrote.
-    auto_digest = previous.auto_digest if previous is not None else _sha256(parts.auto)
-    try:
-        return write_ready(
-            config,
-            now=now,
-            expires=parts.expires,
-            block=prefix_text([parts.auto, parts.agent]),
-            auto_digest=auto_digest,
-            agent=parts.agent,
-        )
-    except OSError:
-        return None
-
-
 def read_ready(state_dir: Path) -> Ready | None:
     """Given the state folder, return the ready block, or None when it is missing, unreadable,
     a link, or not what this version writes."""
@@ -191,9 +160,3 @@ def read_ready(state_dir: Path) -> Ready | None:
     if ready.expires.tzinfo is None or ready.updated.tzinfo is None:
         return None
     return ready
-
-
-def _guidance(config: Config) -> str:
-    from assembler.sections import guidance_for
-
-    return guidance_for(config)

@@ -11,17 +11,25 @@ first slots, and every earlier topic then gets one slot while there is room.
 from __future__ import annotations
 
 import math
+import shutil
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assembler.context import content_words
+from assembler.errors import ModelError, Problem, UnsafePathError, WorkspaceError
+from assembler.fsutil import read_state_file
+from assembler.routing import redact
+from assembler.tokens import get_counter
 from assembler.transcripts import Message, clip_middle
 
 if TYPE_CHECKING:
     from assembler.config import Config
     from assembler.embeddings import Embedder, FloatMatrix
-    from assembler.memory import Hit, MemoryIndex, SyncReport
+    from assembler.memory import MemoryIndex, SyncReport
+    from assembler.memory_search import Hit
 
 # A human message with fewer content words than this ("ok go", "and then?") says too little
 # to search with on its own; as the newest message it is joined with the one before.
@@ -148,20 +156,27 @@ def index_options(config: Config) -> dict[str, Any]:
     }
 
 
-def open_memory(config: Config, *, embedder_off: bool = False) -> tuple[MemoryIndex, str | None]:
-    """Given the config, return the workspace's memory index and why it has no embeddings
-    (None when it has them). The model loads only when something needs embedding.
+def index_path(config: Config) -> Path:
+    """Given the config, return where the workspace's memory index is kept."""
+    return config.workspace / config.memory.index_path
+
+
+def open_memory(
+    config: Config, *, embedder_off: bool = False, db_path: Path | None = None
+) -> tuple[MemoryIndex, str | None]:
+    """Given the config, return the workspace's memory index (or the one at `db_path`) and why
+    it has no embeddings (None when it has them). The model loads only when something needs
+    embedding.
     """
     from assembler.embeddings import LazyEmbedder
     from assembler.memory import MemoryIndex
-    from assembler.tokens import get_counter
 
     memory = config.memory
     off = embedder_off or memory.model == "none"
     embedder = None if off else LazyEmbedder(memory.model, batch_size=memory.batch_size)
     index = MemoryIndex(
         config.workspace,
-        db_path=config.workspace / memory.index_path,
+        db_path=db_path if db_path is not None else index_path(config),
         sources=memory.sources,
         exclude=[*memory.exclude, config.output.path],
         embedder=embedder,
@@ -216,7 +231,6 @@ def shown_hit(hit: Hit, extra_secret_patterns: Sequence[str] = ()) -> Hit:
     """Given a hit, return it as an output may show it: secrets and personal data in its
     snippet and text redacted (`[redacted GitHub token]`), as SCRATCHPAD.md redacts them.
     Every path that prints hits (`assemble search`, the MCP `memory_search`) shows these."""
-    from assembler.routing import redact
 
     def clean(text: str) -> str:
         return redact(text, extra_secret_patterns=extra_secret_patterns)
@@ -323,7 +337,8 @@ class WarmMemory:
 
 @dataclass
 class OpenMemory:
-    """A synced memory index, what the sync did, and why vectors are missing (if they are).
+    """A synced memory index, what the sync did, and why search runs on keywords (BM25) alone
+    when it does.
 
     As a context manager it gives the index and closes it afterwards, unless a WarmMemory
     keeps it for the next assembly.
@@ -331,9 +346,18 @@ class OpenMemory:
 
     index: MemoryIndex
     report: SyncReport
-    degraded: str | None
+    synced_fallback: Problem | None = None  # why the sync left the index without vectors
     kept: bool = False
-    chosen: bool = False  # keyword search alone is what the config asks (memory.model "none")
+    scratch: Path | None = None  # the temporary folder of a copy, removed on closing
+
+    @property
+    def fallback(self) -> Problem | None:
+        """Why search runs on keywords alone, or None when it uses the embeddings too: the
+        model failed on the queries of the last search, else the sync's reason (the model
+        cannot be loaded, or the config asks for keyword search: kind "keyword search")."""
+        if self.index.search_degraded:
+            return Problem("memory search", self.index.search_degraded, "memory")
+        return self.synced_fallback
 
     def __enter__(self) -> MemoryIndex:
         return self.index
@@ -341,6 +365,8 @@ class OpenMemory:
     def __exit__(self, *exc: object) -> None:
         if not self.kept:
             self.index.close()
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 def synced_memory(
@@ -349,16 +375,19 @@ def synced_memory(
     rebuild: bool = False,
     progress: Callable[[str, int, int], None] | None = None,
     warm: WarmMemory | None = None,
+    db_path: Path | None = None,
 ) -> OpenMemory:
-    """Given the config, open the memory index and bring it up to date with the files.
+    """Given the config, open the memory index (the workspace's, or the one at `db_path`) and
+    bring it up to date with the files.
 
     With `warm`, the index it keeps open is used (and stays open). If the embedding model
-    cannot be loaded, the index is synced and searched on BM25 alone, and `degraded` says why:
+    cannot be loaded, the index is synced and searched on BM25 alone, and `fallback` says why:
     memory search degrades, it never fails the assembly.
     """
-    from assembler.errors import ModelError
-
-    index, reason = warm.open(config) if warm is not None else open_memory(config)
+    if warm is not None:
+        index, reason = warm.open(config)
+    else:
+        index, reason = open_memory(config, db_path=db_path)
     try:
         if warm is not None:
             report = warm.sync(index, rebuild=rebuild, progress=progress)
@@ -369,14 +398,48 @@ def synced_memory(
             warm.close()  # the next assembly tries the model again
         else:
             index.close()
-        index, _ = open_memory(config, embedder_off=True)
+        index, _ = open_memory(config, embedder_off=True, db_path=db_path)
         report = index.sync(rebuild=rebuild, progress=progress)
-        reason = f"embeddings unavailable ({error}); keyword (BM25) search only"
-        return OpenMemory(index, report, reason)
-    return OpenMemory(
-        index,
-        report,
-        reason or report.degraded,
-        kept=warm is not None,
-        chosen=config.memory.model == "none",
-    )
+        failed = f"embeddings unavailable ({error}); keyword (BM25) search only"
+        return OpenMemory(index, report, Problem("memory search", failed, "memory"))
+    chosen = config.memory.model == "none"
+    why = reason or report.degraded
+    fallback = None
+    if why is not None:
+        fallback = Problem("memory search", why, "keyword search" if chosen else "memory")
+    return OpenMemory(index, report, fallback, kept=warm is not None)
+
+
+def memory_copy(config: Config) -> OpenMemory:
+    """Given the config, return a copy of the workspace's memory index in a temporary folder,
+    synced with the memory files, and removed when the OpenMemory is closed: what a dry run
+    searches, so that it finds what a real run would and leaves the workspace as it was.
+
+    The index is copied as bytes (the database and its write-ahead log): SQLite opens even a
+    read-only connection to a database in WAL mode by creating files beside it. A copy taken
+    while another process writes may be torn; the copy is then rebuilt from the memory files,
+    as a corrupt index is. Raise AssemblerError (UnsafePathError for a link) if the index
+    cannot be read.
+    """
+    source = index_path(config)
+    folder = Path(tempfile.mkdtemp(prefix="assemble-dry-run-"))
+    try:
+        for suffix in ("", "-wal"):
+            name = source.name + suffix
+            try:
+                data = read_state_file(source.with_name(name)).data
+            except UnsafePathError:
+                raise
+            except OSError as error:
+                raise WorkspaceError(
+                    f"Cannot read the memory index {source.with_name(name)} ({error}); check "
+                    "its permissions"
+                ) from error
+            if data is not None:
+                (folder / name).write_bytes(data)
+        memory = synced_memory(config, db_path=folder / source.name)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    memory.scratch = folder
+    return memory

@@ -5,28 +5,17 @@ frontmatter; and the reading side (parse, freshness) that `show` and `check` use
 from __future__ import annotations
 
 import functools
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assembler.errors import AssemblerError, ScratchpadError
+from assembler.config import Config, bundled_dir
+from assembler.errors import AssemblerError
 from assembler.tokens import TokenCounter
 
 if TYPE_CHECKING:
     import jinja2
-
-    from assembler.config import Config
-
-PACKAGE_DIR = Path(__file__).resolve().parent
-
-
-def bundled_template_dir() -> Path:
-    """Return the templates shipped with the program (in the wheel, or the source checkout)."""
-    installed = PACKAGE_DIR / "templates"
-    return installed if installed.is_dir() else PACKAGE_DIR.parent / "templates"
 
 
 @dataclass(frozen=True)
@@ -101,7 +90,7 @@ class Renderer:
 
     def __init__(self, user_template_dir: Path | None = None) -> None:
         folders = [str(user_template_dir)] if user_template_dir else []
-        folders.append(str(bundled_template_dir()))
+        folders.append(str(bundled_dir("templates")))
         self.env = _environment(tuple(folders))
 
     def section(self, section: Section) -> str:
@@ -175,142 +164,3 @@ def fit_sections(
 
 def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def compose(meta: Mapping[str, Any], body: str) -> str:
-    """Given the frontmatter fields and the Markdown body, return the whole file's text.
-
-    The body's hash goes into the frontmatter, so a later run can tell that someone edited
-    the file since it was written.
-    """
-    import frontmatter
-
-    fields = {**meta, "body_sha256": body_hash(body)}
-    post = frontmatter.Post(body, **fields)
-    return str(frontmatter.dumps(post, sort_keys=False)) + "\n"
-
-
-def body_hash(body: str) -> str:
-    """Given a body, return the hash `compose` writes as `body_sha256` (a later run compares
-    it with the file's body to tell a hand edit)."""
-    return hashlib.sha256(body.strip().encode("utf-8", "surrogatepass")).hexdigest()
-
-
-@dataclass
-class ScratchpadFile:
-    """A parsed SCRATCHPAD.md."""
-
-    path: Path
-    meta: dict[str, Any]
-    body: str
-    updated: datetime
-    expires: datetime
-
-    def is_fresh(self, now: datetime) -> bool:
-        return now < self.expires
-
-
-def read_scratchpad(path: Path) -> ScratchpadFile:
-    """Given the path of SCRATCHPAD.md, return it parsed.
-
-    Raise ScratchpadError (with a one-line message) if it is missing, unreadable, a link, or
-    has no valid `updated`/`expires`.
-    """
-    import frontmatter
-    import yaml
-
-    from assembler.fsutil import read_regular
-
-    try:
-        data = read_regular(path).data
-        if data is None:
-            raise ScratchpadError(f"{path} does not exist; run 'assemble --once' to create it")
-        text = data.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise ScratchpadError(f"{path} cannot be read ({error}); check its permissions") from error
-    try:
-        post = frontmatter.loads(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"line {mark.line + 1}: " if mark is not None else ""
-        problem = getattr(error, "problem", None) or type(error).__name__
-        raise ScratchpadError(
-            f"{path} has broken frontmatter ({where}{problem}); run 'assemble --once' to rewrite it"
-        ) from error
-    meta = dict(post.metadata)
-    stamps = {key: _parse_time(meta.get(key)) for key in ("updated", "expires")}
-    for key, value in stamps.items():
-        if value is None:
-            raise ScratchpadError(
-                f"{path} has no valid '{key}' in its frontmatter; run 'assemble --once' to "
-                "rewrite it"
-            )
-    updated, expires = stamps["updated"], stamps["expires"]
-    assert updated is not None and expires is not None
-    return ScratchpadFile(path, meta, post.content, updated, expires)
-
-
-def _parse_time(value: object) -> datetime | None:
-    if isinstance(value, datetime):
-        return value if value.tzinfo else None
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else None
-
-
-@dataclass(frozen=True)
-class Freshness:
-    """What `check` reports: 0 fresh, 1 stale, 2 missing or unreadable."""
-
-    code: int
-    message: str
-
-
-def check_freshness(path: Path, now: datetime) -> Freshness:
-    """Given the path of SCRATCHPAD.md and the clock, return whether it is fresh, and a line
-    saying so (for heartbeat scripts and monitoring).
-    """
-    from assembler.context import format_duration
-
-    try:
-        pad = read_scratchpad(path)
-    except ScratchpadError as error:
-        return Freshness(2, f"missing or unreadable: {error}")
-    if pad.is_fresh(now):
-        left = format_duration(pad.expires - now)
-        return Freshness(0, f"fresh: {path} valid until {pad.expires.isoformat()} ({left} left)")
-    ago = format_duration(now - pad.expires)
-    return Freshness(1, f"stale: {path} expired at {pad.expires.isoformat()} ({ago} ago)")
-
-
-PREFIX_HEADER = "[Session Scratchpad - your persistent working memory]"
-PREFIX_FOOTER = "[End Scratchpad]"
-
-
-def prefix_text(blocks: Sequence[str]) -> str:
-    """Given the blocks to show, return them as seed 000's block that hosts prepend to each
-    message, or '' when none has any text."""
-    shown = [block.strip() for block in blocks if block.strip()]
-    if not shown:
-        return ""
-    return PREFIX_HEADER + "\n" + "\n\n".join(shown) + "\n" + PREFIX_FOOTER + "\n"
-
-
-def body_prefix(body: str) -> str:
-    """Given the body of a rendered SCRATCHPAD.md, return its prefix block: the auto part and
-    the agent sections as written (no markers, escapes or editing intro)."""
-    from assembler.sections import auto_part, find_agent_region, plain_region
-
-    region = find_agent_region(body)
-    return prefix_text([auto_part(body), plain_region(region) if region is not None else ""])
-
-
-def prefix_block(pad: ScratchpadFile, now: datetime) -> str:
-    """Given a parsed SCRATCHPAD.md, return the block hosts prepend to each message, or ''
-    when it is not fresh (a stale scratchpad is worse than none).
-    """
-    return body_prefix(pad.body) if pad.is_fresh(now) else ""

@@ -7,17 +7,19 @@ INTERFACE (fixed; the implementation below fills it in):
 - `load_mood_model()`: the bundled model, loaded once per process.
 - `analyze(messages, *, now, half_life, model=None) -> MoodReport`: the state per human speaker
   and combined, from the human (`role == "user"`) messages.
+
+This module scores messages; `assembler.mood_window` turns their scores into the window's state
+(`MoodState`, `MoodReport`, and `MOODS`, which it defines and this module re-exports).
 """
 
 from __future__ import annotations
 
 import json
-import math
 import re
 import threading
 import zipfile
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,73 +29,21 @@ import numpy.typing as npt
 from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
 from assembler.errors import ModelError
+from assembler.mood_window import DEFAULT_WINDOW_CALIBRATION as DEFAULT_WINDOW_CALIBRATION
+from assembler.mood_window import MIN_SECONDARY as MIN_SECONDARY
+from assembler.mood_window import MOODS as MOODS
+from assembler.mood_window import WINDOW_FEATURES as WINDOW_FEATURES
+from assembler.mood_window import MessageMood as MessageMood
+from assembler.mood_window import MoodReport as MoodReport
+from assembler.mood_window import MoodState as MoodState
+from assembler.mood_window import TrajectoryPoint as TrajectoryPoint
+from assembler.mood_window import WindowCalibration as WindowCalibration
+from assembler.mood_window import read_window
+from assembler.mood_window import window_features as window_features
 from assembler.transcripts import clip_middle
 
 if TYPE_CHECKING:
     from assembler.transcripts import Message
-
-MOODS: tuple[str, ...] = (
-    "frustrated",
-    "urgent",
-    "confused",
-    "anxious",
-    "sad",
-    "tired",
-    "happy",
-    "grateful",
-    "curious",
-    "neutral",
-)
-
-
-@dataclass(frozen=True)
-class MessageMood:
-    """The mood of one text."""
-
-    valence: float  # -1 (very negative) .. 1 (very positive)
-    arousal: float  # 0 (calm) .. 1 (agitated)
-    scores: dict[str, float]  # every label in MOODS -> 0..1
-    compound: float  # VADER's own compound score of the scored part (`scored_part`), unchanged
-    primary: str
-    primary_score: float
-    secondary: str | None
-    secondary_score: float
-
-
-@dataclass(frozen=True)
-class TrajectoryPoint:
-    """The mood at one point of the window (one human message)."""
-
-    at: datetime | None
-    mood: str
-    score: float
-    valence: float
-
-
-@dataclass
-class MoodState:
-    """The mood of one speaker (or of everyone) over the window."""
-
-    primary: str
-    primary_score: float
-    secondary: str | None
-    secondary_score: float
-    valence: float
-    arousal: float
-    confidence: float  # 0..1, grows with evidence (messages) and agreement between them
-    messages: int  # human messages that went into it
-    trajectory: str  # in words, e.g. "frustrated 0.80 at start, trending down to 0.30"
-    points: list[TrajectoryPoint] = field(default_factory=list)
-    speaker: str | None = None
-    explain: list[str] = field(default_factory=list)  # why: the messages that weighed most
-
-
-@dataclass
-class MoodReport:
-    """The combined state and, when several humans speak, one state per speaker."""
-
-    combined: MoodState
-    speakers: dict[str, MoodState] = field(default_factory=dict)
 
 
 # --- Implementation -----------------------------------------------------------------------------
@@ -113,7 +63,8 @@ class MoodReport:
 #    frustration at a persisting failure (`URGENT_PATTERNS`, `TIRED_PATTERNS`,
 #    `FRUSTRATED_PATTERNS`): a hit moves probability mass to that mood.
 
-MODEL_FORMAT = 1
+# 3: the window calibration reads WINDOW_FEATURES for the state now (format 2: the latest message)
+MODEL_FORMAT = 3
 DEFAULT_MODEL_PATH = Path(__file__).with_name("mood_model") / "mood_model.npz"
 
 # The dense features next to the n-grams, in this order (the weights file lists them too).
@@ -136,8 +87,6 @@ HAND_FEATURES: tuple[str, ...] = (
 # that part, about 3 ms of VADER however long the message.
 SCORED_HEAD_CHARS = 1000
 SCORED_TAIL_CHARS = 1000
-# A secondary mood below this score is noise, not a second mood.
-MIN_SECONDARY = 0.15
 # Texts per vectorised block: bounds the (non-zeros x outputs) temporary array to some MB.
 _CHUNK = 2048
 _RECENT = 1024  # texts whose moods a model keeps (more than any window it scores)
@@ -226,6 +175,10 @@ FRUSTRATED_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
         r"\bseriously\s*[?!]",
         r"\b(are|r) (you|u) (kidding|serious)\b",
         r"\b(third|fourth|fifth|umpteenth|nth) time\b|\bhow many times\b",
+        # "the second time I ran it" is plain; a failure back again within a span is not
+        r"\b(second|2nd) time (today|tonight|this (morning|week|month|year)|in a row)\b",
+        # A shouted "WHY" is exasperation, not a question ((?-i:) keeps this one case-sensitive).
+        r"(?-i:\bWHY\b)",
     )
 )
 
@@ -327,7 +280,7 @@ _TIRED_KEYS = (
 )  # fmt: skip
 _FRUSTRATED_KEYS = (
     "still", "again", "keep", "kept", "ffs", "wtf", "omfg", "jfc", "fml", "ugh", "argh",
-    "sake", "seriously", "kidding", "serious", " time",
+    "sake", "seriously", "kidding", "serious", " time", "why",
 )  # fmt: skip
 # mood, its patterns, their keys, the direction arousal moves when they hit
 _RULES: tuple[tuple[str, tuple[re.Pattern[str], ...], tuple[str, ...], float], ...] = (
@@ -357,6 +310,10 @@ def _rule_strength(hits: int, shouting: bool) -> float:
 class MoodModel:
     """VADER plus the trained mood model; scores texts in vectorised blocks."""
 
+    # How sure a window's emotion is (see `analyze`); a trained model reads its own from the
+    # weights file, a fake that scores texts without weights keeps this one.
+    window_calibration: WindowCalibration = DEFAULT_WINDOW_CALIBRATION
+
     def __init__(self, weights: MoodWeights, *, source: str = "<memory>") -> None:
         """Given loaded weights, return a model. Raise ModelError if they do not fit together."""
         self.weights = weights
@@ -378,6 +335,13 @@ class MoodModel:
             self._v_blend = float(cal["valence_vader_blend"])
             self._a_center = float(cal["arousal_center"])
             self._a_scale = float(cal["arousal_scale"])
+            window = meta["window"]
+            if list(window["features"]) != list(WINDOW_FEATURES):
+                raise ValueError(f"window features {window['features']}")
+            self.window_calibration = WindowCalibration(
+                coef=tuple(float(c) for c in window["coef"]),
+                intercept=float(window["intercept"]),
+            )
         except (KeyError, TypeError, ValueError, IndexError) as error:
             raise ModelError(
                 f"Mood model {source}: metadata lacks {error}; retrain it with "
@@ -657,18 +621,6 @@ def load_mood_model(path: str | Path | None = None) -> MoodModel:
 
 
 # --- The window ----------------------------------------------------------------------------------
-#
-# confidence = evidence * agreement, where
-#   evidence  = W / (W + 2), W = the sum of the recency weights (a message right now weighs 1):
-#               one fresh message gives 0.33, four give 0.67, eighteen 0.9;
-#   agreement = share * (1 - min(1, sd)), share = the weight share of the messages whose own
-#               primary mood is the state's primary, sd = the weighted standard deviation of
-#               their valences (0 when they agree, up to 1 when they split between -1 and +1).
-
-_EXPLAIN_TOP = 3
-_SNIPPET_CHARS = 60
-_NON_SPACE = re.compile(r"\S+")
-_STEADY = 0.10  # a change of the start mood's score below this is "steady"
 
 
 def analyze(
@@ -679,182 +631,10 @@ def analyze(
     model: MoodModel | None = None,
 ) -> MoodReport:
     """Given the messages of the window, return the mood of the humans: combined and, when two or
-    more named speakers talk, one state per speaker.
+    more named speakers talk, one state per speaker (`mood_window.read_window` says how), the
+    messages scored by `model`, by default the bundled one (loaded only if a human spoke).
 
-    Only `role == "user"` messages with some text count. Each weighs 0.5 ** (age / half_life),
-    age = now - timestamp (a future timestamp counts as now; a naive one is read in `now`'s zone).
-    A message without a timestamp takes the age of the nearest earlier message that has one (it
-    was said after it), else of the nearest later one; when no message has one, ages are spread
-    by position from one half-life (the oldest) to 0 (the newest).
     Raise ValueError if half_life is not positive; ModelError if the bundled model is needed and
     cannot be loaded.
     """
-    if half_life <= timedelta(0):
-        raise ValueError(f"half_life must be positive, got {half_life}")
-    # `isspace` instead of `strip`: no copy of a long text just to see that it says something.
-    human = [m for m in messages if m.role == "user" and m.text and not m.text.isspace()]
-    if not human:
-        return MoodReport(combined=_empty_state(None))
-    ages = _ages(human, now, half_life)
-    # Oldest first, ties in the given order: the trajectory reads the window in time order.
-    order = sorted(range(len(human)), key=lambda i: -ages[i])
-    human = [human[i] for i in order]
-    ages = [ages[i] for i in order]
-    scorer = model if model is not None else load_mood_model()
-    moods = scorer.score_many([m.text for m in human])
-    weights = [0.5 ** (age / half_life) for age in ages]
-    items = list(zip(human, moods, weights, strict=True))
-    report = MoodReport(combined=_state(items, None))
-    names = sorted({m.speaker for m in human if m.speaker is not None})
-    if len(names) >= 2:
-        for name in names:
-            mine = [item for item in items if item[0].speaker == name]
-            report.speakers[name] = _state(mine, name)
-    return report
-
-
-def _ages(messages: Sequence[Message], now: datetime, half_life: timedelta) -> list[timedelta]:
-    known: list[timedelta | None] = []
-    for m in messages:
-        if m.timestamp is None:
-            known.append(None)
-            continue
-        stamp = m.timestamp if m.timestamp.tzinfo else m.timestamp.replace(tzinfo=now.tzinfo)
-        if now.tzinfo is None and stamp.tzinfo is not None:
-            stamp = stamp.replace(tzinfo=None)
-        known.append(max(timedelta(0), now - stamp))
-    n = len(messages)
-    if all(age is None for age in known):
-        return [half_life * ((n - 1 - i) / (n - 1)) if n > 1 else timedelta(0) for i in range(n)]
-    ages: list[timedelta] = []
-    for i, age in enumerate(known):
-        if age is None:
-            earlier = [a for a in known[:i] if a is not None]
-            later = [a for a in known[i + 1 :] if a is not None]
-            age = earlier[-1] if earlier else later[0]
-        ages.append(age)
-    return ages
-
-
-def _empty_state(speaker: str | None) -> MoodState:
-    return MoodState(
-        primary="neutral",
-        primary_score=0.0,
-        secondary=None,
-        secondary_score=0.0,
-        valence=0.0,
-        arousal=0.0,
-        confidence=0.0,
-        messages=0,
-        trajectory="no human messages in the window",
-        speaker=speaker,
-    )
-
-
-def _state(items: list[tuple[Message, MessageMood, float]], speaker: str | None) -> MoodState:
-    if not items:
-        return _empty_state(speaker)
-    moods = [mood for _, mood, _ in items]
-    w = np.array([weight for _, _, weight in items], dtype=np.float64)
-    total = float(w.sum())
-    if total <= 0.0:
-        # Every message is so old that its weight underflowed: read them as equals.
-        w, total = np.ones_like(w), float(len(w))
-    scores = np.array([[m.scores[k] for k in MOODS] for m in moods], dtype=np.float64)
-    mean = w @ scores / total
-    valences = np.array([m.valence for m in moods])
-    valence = float(w @ valences / total)
-    arousal = float(w @ np.array([m.arousal for m in moods]) / total)
-    order = np.argsort(-mean, kind="stable")
-    primary, second = MOODS[int(order[0])], MOODS[int(order[1])]
-    second_score = float(mean[int(order[1])])
-
-    evidence = total / (total + 2.0)
-    share = float(sum(wi for wi, m in zip(w, moods, strict=True) if m.primary == primary)) / total
-    spread = math.sqrt(max(0.0, float(w @ (valences - valence) ** 2) / total))
-    agreement = share * (1.0 - min(1.0, spread))
-    confidence = evidence * agreement
-
-    explain = [
-        f"confidence {confidence:.2f} = evidence {evidence:.2f} (weight {total:.2f} over "
-        f"{len(items)} messages) x agreement {agreement:.2f} ({share:.0%} {primary}, "
-        f"valence spread {spread:.2f})"
-    ]
-    heaviest = sorted(range(len(items)), key=lambda i: -w[i])[:_EXPLAIN_TOP]
-    for i in heaviest:
-        message, mood, _ = items[i]
-        who = f"{message.speaker}: " if message.speaker and speaker is None else ""
-        explain.append(
-            f"weight {w[i]:.2f}: {mood.primary} {mood.primary_score:.2f}, valence "
-            f'{mood.valence:+.2f}, arousal {mood.arousal:.2f} <- {who}"{_snippet(message.text)}"'
-        )
-    return MoodState(
-        primary=primary,
-        primary_score=float(mean[int(order[0])]),
-        secondary=second if second_score >= MIN_SECONDARY else None,
-        secondary_score=second_score if second_score >= MIN_SECONDARY else 0.0,
-        valence=valence,
-        arousal=arousal,
-        confidence=confidence,
-        messages=len(items),
-        trajectory=_trajectory(scores, valences),
-        points=[
-            TrajectoryPoint(
-                at=m.timestamp, mood=s.primary, score=s.primary_score, valence=s.valence
-            )
-            for m, s, _ in items
-        ],
-        speaker=speaker,
-        explain=explain,
-    )
-
-
-def _trajectory(scores: npt.NDArray[np.float64], valences: npt.NDArray[np.float64]) -> str:
-    """Compare the first third of the window with the last third (unweighted, oldest first).
-
-    Follows the mood that leads the start, "steady" when it moved less than 0.10, then names
-    the mood that leads the end when that is another one, and the valence. A mood "leads" a
-    third as its highest mean score, except that an emotion that is the primary of some message
-    there wins over neutral: "frustrated 0.30 at start" says more than "neutral 0.45".
-    """
-    n = len(scores)
-    if n == 1:
-        first = int(np.argmax(scores[0]))
-        return f"one message: {MOODS[first]} {scores[0, first]:.2f}, valence {valences[0]:+.2f}"
-    k = max(1, round(n / 3))
-    start, end = scores[:k].mean(axis=0), scores[-k:].mean(axis=0)
-    mood = _leading(scores[:k])
-    before, after = float(start[mood]), float(end[mood])
-    text = f"{MOODS[mood]} {before:.2f} at start, "
-    if abs(after - before) < _STEADY:
-        text += f"steady at {after:.2f}"
-    else:
-        text += f"trending {'up' if after > before else 'down'} to {after:.2f}"
-    lead = _leading(scores[-k:])
-    if lead != mood:
-        text += f"; now {MOODS[lead]} {end[lead]:.2f}"
-    v_before, v_after = float(valences[:k].mean()), float(valences[-k:].mean())
-    return text + f"; valence {v_before:+.2f} at start, {v_after:+.2f} at end"
-
-
-def _leading(scores: npt.NDArray[np.float64]) -> int:
-    """Return the index of the mood that leads these messages' scores (see `_trajectory`)."""
-    means = scores.mean(axis=0)
-    primaries: set[int] = {int(i) for i in np.argmax(scores, axis=1)}
-    emotions = [i for i in primaries if MOODS[i] != "neutral"]
-    if emotions:
-        return max(emotions, key=lambda i: float(means[i]))
-    return int(np.argmax(means))
-
-
-def _snippet(text: str) -> str:
-    """Return the text's first words, whitespace collapsed, clipped to _SNIPPET_CHARS."""
-    words: list[str] = []
-    size = -1
-    for word in _NON_SPACE.finditer(text):  # only as many words as the snippet shows
-        words.append(word.group())
-        size += len(words[-1]) + 1
-        if size > _SNIPPET_CHARS:
-            break
-    flat = " ".join(words)
-    return flat if len(flat) <= _SNIPPET_CHARS else flat[: _SNIPPET_CHARS - 1] + "…"
+    return read_window(messages, now=now, half_life=half_life, scorer=model, load=load_mood_model)

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assembler.render import PACKAGE_DIR, Renderer
+from assembler.config import Config, bundled_dir
+from assembler.config_load import user_config_dir
+from assembler.render import Renderer
 
 if TYPE_CHECKING:
     from assembler.config import Config
@@ -86,8 +88,7 @@ def claude_code_setup(workspace: Path, assemble: Path) -> ClaudeCodeSetup:
 
 def openclaw_plugin_dir() -> Path:
     """Return the OpenClaw plugin shipped with the program (in the wheel, or the checkout)."""
-    installed = PACKAGE_DIR / "integrations" / "openclaw"
-    return installed if installed.is_dir() else PACKAGE_DIR.parent / "integrations" / "openclaw"
+    return bundled_dir("integrations") / "openclaw"
 
 
 def openclaw_setup(config: Config, assemble: Path) -> OpenClawSetup:
@@ -125,8 +126,6 @@ def openclaw_setup(config: Config, assemble: Path) -> OpenClawSetup:
 def setup_text(host: str, config: Config, assemble: Path) -> str:
     """Given a host (one of HOSTS), the config and this install's `assemble`, return the
     instructions that connect the host to the workspace."""
-    from assembler.config import user_config_dir
-
     workspace = str(config.workspace)
     claude_code = claude_code_setup(config.workspace, assemble)
     context: dict[str, Any] = {

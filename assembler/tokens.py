@@ -1,4 +1,5 @@
-"""Token counting. The default is a fast estimate; any `module:function` can replace it."""
+"""Token counting (a fast estimate by default; any `module:function` can replace it), and
+cutting text down to a number of tokens or characters."""
 
 from __future__ import annotations
 
@@ -48,3 +49,38 @@ def get_counter(spec: str) -> TokenCounter:
     if not callable(counter):
         raise ConfigError(f"At 'tokens.counter': {spec!r} is not a function; name a function")
     return counter  # type: ignore[no-any-return]
+
+
+def truncate_to_tokens(text: str, limit: int, count: TokenCounter = estimate_tokens) -> str:
+    """Given a text, a token limit and a counter, return the longest prefix within the limit.
+
+    The cut is at a character boundary; a line end, else a word end, is preferred when it keeps
+    at least 80% of the prefix.
+    """
+    if count(text) <= limit:
+        return text
+    if limit <= 0:
+        return ""
+    low, high = 0, len(text)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if count(text[:middle]) <= limit:
+            low = middle
+        else:
+            high = middle - 1
+    floor = (low * 4) // 5
+    for separators in (("\n",), ("\n", " ", "\t")):
+        at = max(text.rfind(sep, 0, low + 1) for sep in separators)
+        if at >= floor and at > 0:
+            candidate = text[:at].rstrip(" \t\r")
+            if candidate and count(candidate) <= limit:
+                return candidate
+    return text[:low]
+
+
+def clip(text: str, width: int = 60) -> str:
+    """Given a text, return it on one line (runs of whitespace made one space) and at most
+    `width` characters long, cut with "…" when it is longer: for messages and explanations
+    that quote a text."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1].rstrip() + "…"

@@ -11,17 +11,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from assembler.config import bundled_dir
 from assembler.errors import AssemblerError
+from assembler.fsutil import atomic_write
 
 DAEMON_UNITS = ("scratchpad-assembler.service",)
 TIMER_UNITS = ("scratchpad-assembler-once.service", "scratchpad-assembler-once.timer")
-PACKAGE_DIR = Path(__file__).resolve().parent
-
-
-def bundled_unit_dir() -> Path:
-    """Return the unit templates shipped with the program (in the wheel, or the checkout)."""
-    installed = PACKAGE_DIR / "systemd"
-    return installed if installed.is_dir() else PACKAGE_DIR.parent / "systemd"
 
 
 def user_unit_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -123,7 +118,7 @@ def render_units(
     import jinja2
 
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(bundled_unit_dir())),
+        loader=jinja2.FileSystemLoader(str(bundled_dir("systemd"))),
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
         autoescape=False,  # unit files, not HTML
@@ -162,8 +157,6 @@ def install_units(
     Raise AssemblerError if a unit file exists with other content and `force` is false, or if
     the folder cannot be written.
     """
-    from assembler.fsutil import atomic_write
-
     folder = unit_dir or user_unit_dir()
     units = render_units(
         timer=timer,

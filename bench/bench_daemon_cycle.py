@@ -37,7 +37,8 @@ try:
 except ImportError:  # run from a checkout without the package installed
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from assembler.assemble import run_once
-from assembler.config import load_config, local_timezone
+from assembler.config import local_timezone
+from assembler.config_load import load_config
 from assembler.recall import WarmMemory
 
 TARGET_MS = 100.0

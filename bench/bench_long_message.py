@@ -179,7 +179,7 @@ def start_peak() -> float:
 def child(workspace: Path) -> None:
     """Warm up, time one assembly of the long transcript, then each stage; print JSON."""
     from assembler.assemble import assemble
-    from assembler.config import load_config
+    from assembler.config_load import load_config
     from assembler.context import active_context
     from assembler.recall import conversation_queries
     from assembler.routing import route

@@ -211,7 +211,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     data: Path = args.data
     if not (data / "goemotions" / "dev.tsv").is_file():
-        parser.error(f"no GoEmotions data under {data}: pass the data folder with --data PATH")
+        print(
+            f"skipped: no development data under {data} (goemotions/dev.tsv). Put the data "
+            "folder (goemotions/, emobank/ as described in training/README.md) there, or pass "
+            "--data PATH"
+        )
+        return 0
     go_rows = load_goemotions(data, "dev")
     texts, _ = single_label_gold(go_rows)
     emo = load_emobank(data, "dev")

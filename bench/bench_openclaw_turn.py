@@ -54,7 +54,7 @@ from e2e.turns import (  # noqa: E402
     write_openclaw_config,
 )
 
-from assembler.config import load_config  # noqa: E402
+from assembler.config_load import load_config  # noqa: E402
 from assembler.setup import openclaw_plugin_dir, openclaw_setup  # noqa: E402
 
 TARGET_MS = 100.0

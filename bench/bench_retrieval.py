@@ -41,13 +41,15 @@ from typing import Any
 try:
     from assembler.config import MemoryConfig
     from assembler.embeddings import Embedder, load_embedder
-    from assembler.memory import Hit, MemoryIndex
+    from assembler.memory import MemoryIndex
+    from assembler.memory_search import Hit
     from assembler.transcripts import Message
 except ImportError:  # run from a checkout without the package installed
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from assembler.config import MemoryConfig
     from assembler.embeddings import Embedder, load_embedder
-    from assembler.memory import Hit, MemoryIndex
+    from assembler.memory import MemoryIndex
+    from assembler.memory_search import Hit
     from assembler.transcripts import Message
 
 ROOT = Path(__file__).resolve().parent.parent

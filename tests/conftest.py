@@ -7,6 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pads import Clock, make_workspace
+
+from assembler.journal import Journal
+from assembler.pad import Scratchpad
 
 
 @pytest.fixture(autouse=True)
@@ -58,3 +62,26 @@ def model(tmp_path: Path) -> Iterator[Any]:
 
     with MockModel(tmp_path / "model-requests.jsonl") as server:
         yield server
+
+
+# -- The agent sections: a clock moved by hand, a journal, a scratchpad, a workspace ----------
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def journal(tmp_path: Path, clock: Clock) -> Journal:
+    return Journal(tmp_path / ".scratchpad" / "sections.jsonl", now=clock)
+
+
+@pytest.fixture
+def pad(journal: Journal) -> Scratchpad:
+    return Scratchpad(journal)
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    return make_workspace(tmp_path / "ws")

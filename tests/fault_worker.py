@@ -64,7 +64,8 @@ def ready() -> None:
 def append(
     ack: str, journal: str, prefix: str, count: str, sections: str, events: str, size: str
 ) -> None:
-    from assembler.sections import Journal, Scratchpad
+    from assembler.journal import Journal
+    from assembler.pad import Scratchpad
 
     pad = Scratchpad(Journal(journal, max_events=int(events), max_bytes=int(size)), agent_cap=10**9)
     names = sections.split(",")
@@ -80,7 +81,8 @@ def append(
 
 def render(ack: str, workspace: str, until: str) -> None:
     from assembler.assemble import run_once
-    from assembler.config import load_config, local_timezone
+    from assembler.config import local_timezone
+    from assembler.config_load import load_config
 
     config = load_config(Path(workspace))
     zone = local_timezone(config)
@@ -145,7 +147,7 @@ def obs(ack: str, store_path: str, seed: str, count: str) -> None:
 
 
 def edit(ack: str, path: str, prefix: str, count: str, seed: str, max_pause: str) -> None:
-    from assembler.sections import end_marker
+    from assembler.scratchpad_file import end_marker
 
     target = Path(path)
     marker = end_marker("findings")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from assembler.assemble import assemble
-from assembler.config import load_config
+from assembler.config_load import load_config
 
 NOW = datetime.fromisoformat("2026-03-02T23:25:00+11:00")
 
@@ -147,7 +147,7 @@ def test_a_hand_edit_landing_while_the_render_runs_is_imported_not_lost(
 ) -> None:
     import assembler.assemble as module
     from assembler.assemble import run_once
-    from assembler.sections import scratchpad_for
+    from assembler.pad import scratchpad_for
 
     config = load_config(_sections_workspace(workspace))
     scratchpad_for(config).write("step 1", section="findings")
@@ -192,12 +192,13 @@ def test_a_file_that_keeps_changing_is_left_as_it_is_and_the_run_says_so(
 
     assert not assembly.written
     assert config.output_path.read_text().count("another line by hand") == WRITE_ATTEMPTS
-    assert any(d["what"] == "write" for d in assembly.degraded)
+    assert any(d.what == "write" for d in assembly.degraded)
 
 
 def test_a_dry_run_writes_nothing_and_imports_nothing(workspace: Path) -> None:
     from assembler.assemble import run_once
-    from assembler.sections import journal_path, scratchpad_for
+    from assembler.journal import journal_path
+    from assembler.pad import scratchpad_for
 
     config = load_config(_sections_workspace(workspace))
     scratchpad_for(config).write("the plan")
@@ -259,5 +260,5 @@ def test_a_memory_index_that_cannot_be_opened_degrades_the_section_not_the_run(
     assembly = run_once(load_config(workspace), now=NOW)
 
     assert assembly.written and victim.read_text() == "precious"
-    (entry,) = [d for d in assembly.degraded if d["what"] == "memory search"]
-    assert "index.sqlite is a symbolic link" in entry["why"]
+    (entry,) = [d for d in assembly.degraded if d.what == "memory search"]
+    assert "index.sqlite is a symbolic link" in entry.why

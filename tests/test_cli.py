@@ -6,6 +6,7 @@ import io
 import json
 import subprocess
 import sys
+import tempfile
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -39,7 +40,11 @@ def frustrated_workspace(workspace: Path) -> Path:
             ("49", "assistant", "Looking at the helm release now."),
             ("30", "user", "WHY is the helm deploy STILL failing?! third time today, so annoying"),
             ("29", "assistant", "The image tag is wrong."),
-            ("10", "user", "this is ridiculous, just give me the command to fix the helm deploy"),
+            (
+                "10",
+                "user",
+                "ugh, this is ridiculous. just give me the command to fix the helm deploy",
+            ),
         ],
     )
     (workspace / "memory").mkdir()
@@ -122,6 +127,56 @@ def test_dry_run_prints_and_writes_nothing(
     assert out.startswith("---\n")
     assert "## Emotional Context" in out
     assert not (frustrated_workspace / "SCRATCHPAD.md").exists()
+
+
+def tree(folder: Path) -> dict[str, bytes | str]:
+    """Every entry below `folder`: a file's bytes, else its kind ("folder", "link -> target")."""
+    entries: dict[str, bytes | str] = {}
+    for path in sorted(folder.rglob("*")):
+        name = str(path.relative_to(folder))
+        if path.is_symlink():
+            entries[name] = f"link -> {path.readlink()}"
+        elif path.is_dir():
+            entries[name] = "folder"
+        else:
+            entries[name] = path.read_bytes()
+    return entries
+
+
+def test_a_dry_run_leaves_every_file_and_folder_of_the_workspace_as_it_was(
+    workspace: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    write_transcript(workspace, [("10", "user", "why does the nightly backup job fail again?")])
+    (workspace / "MEMORY.md").write_text("# Memory\n- The api runs on port 8080.\n")
+    (workspace / "assembler.toml").write_text(
+        '[transcripts]\nsources = ["*.jsonl"]\n[memory]\nmodel = "none"\n'
+        '[time]\ntimezone = "Australia/Sydney"\n'
+    )
+    ws = ["-w", str(workspace)]
+    assert run(capsys, "pad", "write", "--section", "goal", "Fix the backup job", *ws)[0] == 0
+    assert run(capsys, "--once", *ws, "--now", NOW)[0] == 0
+    # Since the last run: a hand edit of a section, and a memory note the index has not seen.
+    pad = workspace / "SCRATCHPAD.md"
+    pad.write_text(pad.read_text().replace("Fix the backup job", "Fix the backup job by 9"))
+    (workspace / "memory").mkdir()
+    (workspace / "memory" / "2026-03-02.md").write_text(
+        "# 2026-03-02\n- The nightly backup job fails: the disk of the backup host is full.\n"
+    )
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    before = tree(workspace)
+    assert ".scratchpad/index.sqlite" in before and ".scratchpad/sections.jsonl" in before
+
+    code, out, _ = run(capsys, "--once", "--dry-run", *ws, "--now", NOW)
+
+    assert code == 0 and out.startswith("---\n")
+    assert "the disk of the backup host is full" in out  # the note found: the copy was synced
+    assert tree(workspace) == before
+    assert list(scratch.iterdir()) == []  # the copy of the index is gone too
 
 
 def test_json_summary_and_explain(
@@ -693,7 +748,7 @@ def test_tool_answers_each_mistake_in_json_and_exits_1(
     assert not (workspace / ".scratchpad" / "sections.jsonl").exists()
 
 
-def test_tool_carries_out_the_seed_004_workflow(
+def test_tool_carries_out_the_sectioned_tool_workflow(
     workspace: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ws = ["-w", str(workspace)]
@@ -714,7 +769,7 @@ def test_tool_carries_out_the_seed_004_workflow(
     }
 
 
-def test_tool_session_gives_the_seed_000_budget_messages(
+def test_tool_session_gives_the_whole_notepad_budget_messages(
     workspace: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (workspace / "assembler.toml").write_text("[caps]\nagent = 10\n")

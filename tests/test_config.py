@@ -9,15 +9,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from assembler.config import (
-    Config,
-    init_config,
-    load_config,
-    parse_duration,
-    sample_config_path,
-    to_toml,
-    validate,
-)
+from assembler.config import Config, parse_duration
+from assembler.config_load import init_config, load_config, sample_config_path, to_toml, validate
 from assembler.errors import ConfigError, WorkspaceError
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from assembler.config import load_config, validate
+from assembler.config_load import load_config, validate
 from assembler.daemon import (
     NUDGE_NAME,
     ActiveHours,

@@ -49,13 +49,15 @@ import yaml
 from fakes import FakeEmbedder
 
 from assembler.assemble import run_once
-from assembler.config import load_config, local_timezone
+from assembler.config import local_timezone
+from assembler.config_load import load_config
+from assembler.errors import ObservationError
+from assembler.journal import Journal
 from assembler.memory import MemoryIndex, chunk_markdown
-from assembler.observations import ObservationError, ObservationStore
-from assembler.render import body_hash
-from assembler.sections import (
-    Journal,
-    Scratchpad,
+from assembler.observations import ObservationStore
+from assembler.pad import Scratchpad
+from assembler.scratchpad_file import (
+    body_hash,
     decode_sections,
     end_marker,
     find_agent_region,

@@ -19,8 +19,7 @@ from assembler.hooks import (
     parse_claude_code_input,
     run_claude_code_hook,
 )
-from assembler.render import compose, prefix_block, read_scratchpad
-from assembler.sections import remember_render
+from assembler.scratchpad_file import compose, prefix_block, read_scratchpad, remember_render
 
 NOW = datetime(2026, 3, 2, 23, 25, tzinfo=UTC)
 BODY = "# SCRATCHPAD.md\n\n## Emotional Context\n- **Primary:** frustrated (0.71)\n"
@@ -92,7 +91,7 @@ def test_the_fast_reader_agrees_with_the_full_parser_on_an_assembled_file(
     workspace: Path,
 ) -> None:
     from assembler.assemble import run_once
-    from assembler.config import validate
+    from assembler.config_load import validate
 
     config = validate({"memory": {"enabled": False}}, source=None, workspace=workspace)
     assembly = run_once(config, now=NOW)
@@ -105,8 +104,9 @@ def test_the_hook_gives_the_same_block_as_show_prefix_without_the_section_marker
     workspace: Path,
 ) -> None:
     from assembler.assemble import run_once
-    from assembler.config import validate
-    from assembler.sections import prefix_for, scratchpad_for
+    from assembler.config_load import validate
+    from assembler.pad import scratchpad_for
+    from assembler.view import prefix_for
 
     config = validate({"memory": {"enabled": False}}, source=None, workspace=workspace)
     scratchpad_for(config, now=lambda: NOW).write("Ship 1.14.4 tonight", section="goal")

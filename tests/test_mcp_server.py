@@ -19,10 +19,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from mcp import Client, StdioServerParameters, types
 
-from assembler.config import load_config
+from assembler.config_load import load_config
 from assembler.mcp_server import RejectedLine, read_message
 from assembler.observations import store_for
-from assembler.sections import scratchpad_for
+from assembler.pad import scratchpad_for
 
 REPO = Path(__file__).resolve().parent.parent
 TOOLS = {

@@ -22,13 +22,8 @@ import pytest
 from fakes import FakeEmbedder
 
 from assembler.embeddings import Embedder
-from assembler.memory import (
-    Hit,
-    MemoryIndex,
-    SyncReport,
-    chunk_markdown,
-    fts_query,
-)
+from assembler.memory import MemoryIndex, SyncReport, chunk_markdown
+from assembler.memory_search import Hit, fts_query
 from assembler.tokens import estimate_tokens
 
 SOURCES = ["MEMORY.md", "memory/**/*.md"]

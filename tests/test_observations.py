@@ -13,9 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assembler import observations
-from assembler.config import validate
-from assembler.observations import NOTE, ObservationError, ObservationStore, store_for
+from assembler import observation_reads, observations
+from assembler.config_load import validate
+from assembler.errors import ObservationError
+from assembler.observations import NOTE, ObservationStore, store_for
 
 T0 = datetime(2026, 4, 26, 10, 0, tzinfo=UTC)
 
@@ -329,8 +330,8 @@ def test_grep_answers_the_reviewed_nested_quantifier_at_once(store: ObservationS
 def test_grep_stops_a_backtracking_pattern_at_its_time_limit_with_a_clear_error(
     store: ObservationStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(observations, "GREP_TIMEOUT_SECONDS", 0.3)
-    monkeypatch.setattr(observations, "GREP_SECONDS_PER_LINE", 0.0)
+    monkeypatch.setattr(observation_reads, "GREP_TIMEOUT_SECONDS", 0.3)
+    monkeypatch.setattr(observation_reads, "GREP_SECONDS_PER_LINE", 0.0)
     entry_id = store.put(("a" * 40 + "!\n") * 200)["scratchpad_id"]
     started = time.perf_counter()
     with pytest.raises(ObservationError) as slow:
@@ -347,8 +348,8 @@ def test_grep_of_a_plain_word_needs_no_time_limit(
 ) -> None:
     # With no time at all, a pattern with special characters stops at once; a literal (which
     # cannot backtrack) is searched without the limit's per-line cost.
-    monkeypatch.setattr(observations, "GREP_TIMEOUT_SECONDS", 0.0)
-    monkeypatch.setattr(observations, "GREP_SECONDS_PER_LINE", 0.0)
+    monkeypatch.setattr(observation_reads, "GREP_TIMEOUT_SECONDS", 0.0)
+    monkeypatch.setattr(observation_reads, "GREP_SECONDS_PER_LINE", 0.0)
     entry_id, _ = parked
     assert store.read(entry_id, "grep", pattern="LAST_CRITICAL EVENT").matches == 0
     assert store.read(entry_id, "grep", pattern="LAST_CRITICAL_EVENT").matches == 1
@@ -403,7 +404,7 @@ def test_a_slice_without_its_body_keeps_only_where_it_sits(
 
 
 def test_a_binary_slice_is_shown_to_agents_as_an_xxd_style_dump() -> None:
-    dump = observations.hexdump(b"PK\x03\x04hello, zip!\x00\xff" + bytes(range(5)), 0x20)
+    dump = observation_reads.hexdump(b"PK\x03\x04hello, zip!\x00\xff" + bytes(range(5)), 0x20)
     assert dump.splitlines() == [
         "00000020: 504b 0304 6865 6c6c 6f2c 207a 6970 2100  PK..hello, zip!.",
         "00000030: ff00 0102 0304                           ......",

@@ -11,7 +11,7 @@ import pytest
 
 from assembler.cli import main
 from assembler.ready import read_ready, ready_path
-from assembler.render import body_prefix, read_scratchpad
+from assembler.scratchpad_file import body_prefix, read_scratchpad
 
 NOW = datetime.fromisoformat("2026-03-02T23:25:00+11:00")
 

@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from assembler.memory import Hit
+from assembler.memory_search import Hit
 from assembler.recall import conversation_queries, recall_memories
 from assembler.transcripts import Message
 
@@ -160,7 +160,7 @@ def test_a_hit_is_never_shown_twice_and_excluded_hits_are_skipped() -> None:
 
 
 def test_a_watched_warm_memory_syncs_only_after_files_changed(tmp_path: Path) -> None:
-    from assembler.config import validate
+    from assembler.config_load import validate
     from assembler.recall import WarmMemory, synced_memory
 
     (tmp_path / "MEMORY.md").write_text("# Ray\n\n- Prefers the command, not a lecture.\n")
@@ -184,7 +184,7 @@ def test_a_watched_warm_memory_syncs_only_after_files_changed(tmp_path: Path) ->
 
 
 def test_an_unwatched_warm_memory_syncs_before_every_assembly(tmp_path: Path) -> None:
-    from assembler.config import validate
+    from assembler.config_load import validate
     from assembler.recall import WarmMemory, synced_memory
 
     (tmp_path / "MEMORY.md").write_text("# Ray\n\n- Prefers the command, not a lecture.\n")

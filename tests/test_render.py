@@ -1,25 +1,9 @@
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import frontmatter
-import pytest
-
-from assembler.errors import ScratchpadError
-from assembler.render import (
-    Item,
-    Renderer,
-    Section,
-    check_freshness,
-    compose,
-    fit_sections,
-    prefix_block,
-    read_scratchpad,
-)
+from assembler.render import Item, Renderer, Section, fit_sections
 from assembler.tokens import estimate_tokens
-
-NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 
 
 def section(name: str, *items: Item) -> Section:
@@ -89,69 +73,3 @@ def test_a_section_cap_trims_only_that_section() -> None:
     assert daily.items[-1].text.startswith("line 7")  # the lowest number stays longest
     assert fitted.sections[1].items[0].label == "Other"
     assert all(d.startswith("daily: line") for d in fitted.dropped)
-
-
-def write_pad(
-    path: Path, *, updated: datetime, ttl: int = 30, body: str = "# Pad\nhello\n"
-) -> None:
-    meta = {
-        "updated": updated.isoformat(),
-        "expires": (updated + timedelta(minutes=ttl)).isoformat(),
-        "ttl_minutes": ttl,
-    }
-    path.write_text(compose(meta, body))
-
-
-def test_compose_writes_frontmatter_that_parses_back(tmp_path: Path) -> None:
-    path = tmp_path / "SCRATCHPAD.md"
-    write_pad(path, updated=NOW)
-    post = frontmatter.loads(path.read_text())
-    assert list(post.metadata)[:3] == ["updated", "expires", "ttl_minutes"]
-    assert isinstance(post.metadata["updated"], str)  # quoted, so it stays ISO with offset
-    assert "body_sha256" in post.metadata
-    pad = read_scratchpad(path)
-    assert pad.expires - pad.updated == timedelta(minutes=30)
-    assert pad.body.startswith("# Pad")
-
-
-def test_check_reports_fresh_stale_and_missing(tmp_path: Path) -> None:
-    path = tmp_path / "SCRATCHPAD.md"
-    missing = check_freshness(path, NOW)
-    assert missing.code == 2
-    assert "does not exist; run 'assemble --once'" in missing.message
-    write_pad(path, updated=NOW)
-    fresh = check_freshness(path, NOW + timedelta(minutes=10))
-    assert (fresh.code, fresh.message.split(":")[0]) == (0, "fresh")
-    assert "20m left" in fresh.message
-    stale = check_freshness(path, NOW + timedelta(minutes=45))
-    assert (stale.code, stale.message.split(":")[0]) == (1, "stale")
-    assert "15m ago" in stale.message
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "no frontmatter at all\n",
-        "---\nupdated: [unclosed\n---\nbody\n",
-        "---\nupdated: 2026-03-02T12:00:00\nexpires: 2026-03-02T12:30:00\n---\nnaive times\n",
-        "---\nexpires: 2026-03-02T12:30:00+00:00\n---\nno updated\n",
-    ],
-)
-def test_unusable_files_are_reported_as_unreadable(tmp_path: Path, text: str) -> None:
-    path = tmp_path / "SCRATCHPAD.md"
-    path.write_text(text)
-    with pytest.raises(ScratchpadError, match="run 'assemble --once' to rewrite it"):
-        read_scratchpad(path)
-    assert check_freshness(path, NOW).code == 2
-
-
-def test_prefix_block_wraps_a_fresh_body_and_is_empty_when_stale(tmp_path: Path) -> None:
-    path = tmp_path / "SCRATCHPAD.md"
-    write_pad(path, updated=NOW, body="# Pad\nremember X\n")
-    pad = read_scratchpad(path)
-    block = prefix_block(pad, NOW)
-    assert block == (
-        "[Session Scratchpad - your persistent working memory]\n# Pad\nremember X\n"
-        "[End Scratchpad]\n"
-    )
-    assert prefix_block(pad, NOW + timedelta(hours=1)) == ""

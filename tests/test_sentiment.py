@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
 from assembler import sentiment, transcripts
@@ -28,6 +30,7 @@ from assembler.sentiment import (
     URGENT_PATTERNS,
     MessageMood,
     MoodModel,
+    WindowCalibration,
     analyze,
     char_wb_ngrams,
     load_mood_model,
@@ -190,6 +193,8 @@ FRUSTRATED_EXAMPLES = (
     "seriously? fine.",
     "are you kidding me",
     "this is the third time today",
+    "it broke the second time this month",
+    "WHY does it do that",
 )
 
 
@@ -409,13 +414,36 @@ def test_a_single_named_speaker_gets_no_per_speaker_states() -> None:
     assert report.speakers == {}
 
 
-def test_trajectory_of_a_frustrated_then_calm_window_says_trending_down() -> None:
+class CalibratedModel(FixedModel):
+    """`FixedModel` with a window calibration that reads evidence and agreement too (the default
+    one for fakes reads the emotional mass alone)."""
+
+    window_calibration = WindowCalibration(
+        coef=tuple(
+            {"emotional_mass": 1.0, "latest_emotional": 0.5, "top_share": 2.0, "evidence": 1.0}.get(
+                name, 0.0
+            )
+            for name in sentiment.WINDOW_FEATURES
+        ),
+        intercept=-2.5,
+    )
+
+
+def recent_emotional(minutes_apart: float, half_life: float = 20.0) -> float:
+    """The default calibration's confidence for a run of FixedModel messages of one emotion
+    (emotional mass 0.8 each), `minutes_apart`: P(one of the last two is emotional), the one
+    before discounted by its distance in time."""
+    d = 0.5 ** (minutes_apart / half_life)
+    return 1.0 - (1.0 - 0.8) * (1.0 - d * 0.8)
+
+
+def test_trajectory_of_a_frustrated_then_calm_window_names_the_start_and_the_primary_now() -> None:
     texts = ["frustrated:-0.8 a"] * 3 + ["frustrated:-0.5 b"] * 3 + ["neutral:0.2 c"] * 3
     window = [user(t, 90 - 10 * i) for i, t in enumerate(texts)]
     state = analyze(window, now=NOW, half_life=timedelta(minutes=20), model=FixedModel()).combined
-    assert state.trajectory.startswith("frustrated 0.80 at start, trending down to 0.00")
-    assert "now neutral 0.80" in state.trajectory
-    assert "valence -0.80 at start, +0.20 at end" in state.trajectory
+    assert state.trajectory.startswith(f"frustrated {recent_emotional(10):.2f} at start, now ")
+    assert f"now {state.primary} {state.primary_score:.2f}" in state.trajectory
+    assert state.trajectory.endswith(f"valence -0.80 at start, {state.valence:+.2f} now")
     assert [p.mood for p in state.points] == ["frustrated"] * 6 + ["neutral"] * 3
     assert state.points[0].at == NOW - timedelta(minutes=90)
 
@@ -423,13 +451,16 @@ def test_trajectory_of_a_frustrated_then_calm_window_says_trending_down() -> Non
 def test_trajectory_of_an_unchanging_window_says_steady() -> None:
     window = [user("happy:0.5 nice", 30 - i) for i in range(6)]
     state = analyze(window, now=NOW, half_life=timedelta(minutes=20), model=FixedModel()).combined
-    assert state.trajectory.startswith("happy 0.80 at start, steady at 0.80")
+    c = recent_emotional(1)
+    assert state.trajectory == (
+        f"happy {c:.2f} at start, steady at {c:.2f} now; valence +0.50 at start, +0.50 now"
+    )
 
 
 def test_confidence_grows_with_more_agreeing_messages() -> None:
     def confidence(n: int) -> float:
         window = [user("frustrated:-0.7 broken", 1) for _ in range(n)]
-        report = analyze(window, now=NOW, half_life=timedelta(minutes=20), model=FixedModel())
+        report = analyze(window, now=NOW, half_life=timedelta(minutes=20), model=CalibratedModel())
         return report.combined.confidence
 
     values = [confidence(n) for n in (1, 2, 4, 8)]
@@ -442,9 +473,21 @@ def test_disagreeing_messages_give_less_confidence_than_agreeing_ones() -> None:
     agree = [user("frustrated:-0.7 a", 2), user("frustrated:-0.7 b", 1)]
     disagree = [user("frustrated:-0.7 a", 2), user("happy:0.8 b", 1)]
     half_life = timedelta(minutes=20)
-    a = analyze(agree, now=NOW, half_life=half_life, model=FixedModel()).combined
-    d = analyze(disagree, now=NOW, half_life=half_life, model=FixedModel()).combined
+    a = analyze(agree, now=NOW, half_life=half_life, model=CalibratedModel()).combined
+    d = analyze(disagree, now=NOW, half_life=half_life, model=CalibratedModel()).combined
     assert d.confidence < a.confidence
+
+
+def test_an_emotion_is_primary_only_when_the_calibration_trusts_it() -> None:
+    # The emotional moods share the confidence, neutral gets the rest: an emotion leads only
+    # when the confidence is over one half.
+    half_life = timedelta(minutes=20)
+    for texts in (["frustrated:-0.7 a"], ["neutral:0.0 a", "neutral:0.0 b", "sad:-0.5 c"]):
+        window = [user(t, len(texts) - i) for i, t in enumerate(texts)]
+        for scorer in (FixedModel(), CalibratedModel()):
+            state = analyze(window, now=NOW, half_life=half_life, model=scorer).combined
+            assert (state.primary != "neutral") == (state.confidence > 0.5)
+            assert state.primary_score >= state.secondary_score
 
 
 def test_messages_without_timestamps_weigh_by_position_newest_most() -> None:
@@ -458,7 +501,7 @@ def test_messages_without_timestamps_weigh_by_position_newest_most() -> None:
 def test_explain_names_the_heaviest_messages_first_with_their_scores() -> None:
     window = [user("frustrated:-0.8 the old complaint", 60), user("happy:0.6 the new praise", 1)]
     state = analyze(window, now=NOW, half_life=timedelta(minutes=20), model=FixedModel()).combined
-    assert state.explain[0].startswith(f"confidence {state.confidence:.2f} = evidence")
+    assert state.explain[0].startswith(f"confidence {state.confidence:.2f} = P(emotional now)")
     assert "the new praise" in state.explain[1]
     assert "happy 0.80" in state.explain[1]
     assert "the old complaint" in state.explain[2]
@@ -480,14 +523,99 @@ def test_analyze_with_the_real_model_reads_a_frustrated_window(model: MoodModel)
     assert len(state.points) == 2
 
 
-def test_trajectory_follows_an_emotion_over_a_more_frequent_neutral() -> None:
-    # Two frustrated messages among four neutral ones at the start: neutral has the higher
-    # mean, but the trajectory should follow the emotion that some messages actually show.
-    texts = ["frustrated:-0.8 a"] * 2 + ["neutral:0.0 b"] * 4 + ["neutral:0.1 c"] * 6
-    window = [user(t, 120 - 10 * i) for i, t in enumerate(texts)]
-    state = analyze(window, now=NOW, half_life=timedelta(minutes=20), model=FixedModel()).combined
-    assert state.trajectory.startswith("frustrated 0.40 at start, trending down to 0.00")
-    assert "now neutral 0.80" in state.trajectory
+def test_the_bundled_model_carries_a_trained_window_calibration(model: MoodModel) -> None:
+    assert model.window_calibration != sentiment.DEFAULT_WINDOW_CALIBRATION
+    assert len(model.window_calibration.coef) == len(sentiment.WINDOW_FEATURES)
+
+
+@pytest.mark.parametrize(
+    ("text", "mood"),
+    [
+        ("I'm a bit nervous about touching prod payments", "anxious"),
+        ("WHY does doppler not restart them… second time this month", "frustrated"),
+    ],
+)
+def test_the_issues_two_messages_read_as_the_human_meant_them(
+    model: MoodModel, text: str, mood: str
+) -> None:
+    assert model.score(text).primary == mood
+    state = analyze([user(text, 1)], now=NOW, half_life=timedelta(minutes=20), model=model)
+    # One message alone is thin evidence: the window calibration (fitted on dialogues) may keep
+    # it just under one half, neutral leading, but the emotion it names is this one.
+    assert mood in (state.combined.primary, state.combined.secondary)
+    assert state.combined.confidence > 0.35
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known gap: one 'I'm fried' and a 'night' 8 minutes later read 0.40 that an emotion "
+    "shows, under the one half that makes tired the primary",
+)
+def test_a_goodnight_after_saying_so_keeps_the_human_tired(model: MoodModel) -> None:
+    window = [
+        user("all green now, thanks, that was painful", 38),
+        user("long day, I'm fried. can the rest wait till tomorrow?", 19),
+        user("night", 11),
+    ]
+    state = analyze(window, now=NOW, half_life=timedelta(minutes=20), model=model).combined
+    assert state.primary == "tired"
+    assert f"now tired {state.primary_score:.2f}" in state.trajectory
+
+
+# --- coherence: every line of the state reads from one distribution ------------------------------
+
+
+@st.composite
+def windows_of_moods(draw: st.DrawFn) -> list[Message]:
+    """Windows of 1-12 messages with random moods, valences, ages and speakers (FixedModel)."""
+    n = draw(st.integers(1, 12))
+    moods = st.sampled_from(MOODS)
+    valences = st.floats(-1.0, 1.0, allow_nan=False).map(lambda v: round(v, 3))
+    ages = st.one_of(st.none(), st.floats(0.0, 600.0, allow_nan=False))
+    speakers = st.sampled_from([None, "ana", "ben"])
+    return [
+        user(f"{draw(moods)}:{draw(valences)} text {i}", draw(ages), speaker=draw(speakers))
+        for i in range(n)
+    ]
+
+
+def _valence_of(message: Message) -> float:
+    return float(message.text.split()[0].split(":")[1])
+
+
+@settings(max_examples=200, deadline=None)
+@given(window=windows_of_moods(), trained=st.booleans())
+def test_every_state_is_coherent(window: list[Message], trained: bool) -> None:
+    scorer = CalibratedModel() if trained else FixedModel()
+    report = analyze(window, now=NOW, half_life=timedelta(minutes=20), model=scorer)
+    states = [(report.combined, window)]
+    states += [
+        (state, [m for m in window if m.speaker == name]) for name, state in report.speakers.items()
+    ]
+    for state, mine in states:
+        valences = [_valence_of(m) for m in mine]
+        # the valence is a weighted mean of the messages' valences
+        assert min(valences) - 1e-9 <= state.valence <= max(valences) + 1e-9
+        assert 0.0 <= state.confidence <= 1.0
+        assert state.messages == len(mine)
+        # one distribution: the primary leads it, the secondary follows, an emotion leads only
+        # when the confidence says the human is more likely emotional than not
+        assert state.secondary != state.primary
+        assert state.primary_score >= state.secondary_score
+        if state.primary != "neutral":
+            assert state.confidence >= 0.5 - 1e-9
+            assert state.primary_score <= state.confidence + 1e-9
+        # the trajectory ends at the state itself: "now" is the primary and the valence
+        if len(mine) == 1:
+            assert state.trajectory.startswith(f"one message: {state.primary} ")
+            assert state.trajectory.endswith(f"valence {state.valence:+.2f}")
+        else:
+            assert state.trajectory.endswith(f", {state.valence:+.2f} now")
+            now = f"now {state.primary} {state.primary_score:.2f}"
+            same = state.trajectory.startswith(f"{state.primary} ") and (
+                f"{state.primary_score:.2f} now" in state.trajectory
+            )
+            assert now in state.trajectory or same
 
 
 # --- long messages: a bounded head and tail is scored ---------------------------------------------
@@ -563,13 +691,30 @@ def test_the_most_extreme_timestamps_weigh_without_error() -> None:
         Message("user", "frustrated:-0.8 the epoch", datetime(1970, 1, 1, tzinfo=UTC), "t"),
         Message("user", "happy:0.6 from the future", far_future, "t"),
     ]
-    for now in (NOW, NOW.replace(tzinfo=None), far_future, datetime.min.replace(tzinfo=UTC)):
+    cases = (
+        (NOW, 2),
+        (NOW.replace(tzinfo=None), 2),
+        (far_future, 3),
+        (datetime.min.replace(tzinfo=UTC), 1),
+    )
+    for now, said in cases:
         state = analyze(window, now=now, half_life=timedelta(minutes=5), model=FixedModel())
-        assert state.combined.messages == 3
-    # At an ordinary now, the future message counts as now and the old ones weigh nothing.
+        assert state.combined.messages == said
+    # At an ordinary now the old ones weigh nothing (they underflow and count as equals).
     state = analyze(window, now=NOW, half_life=timedelta(minutes=5), model=FixedModel()).combined
-    assert state.primary == "happy"
-    assert state.valence == pytest.approx(0.6)
+    assert state.primary == "frustrated"
+    assert state.valence == pytest.approx(-0.8)
+
+
+def test_a_message_from_after_now_is_not_said_yet_unless_within_clock_skew() -> None:
+    window = [
+        user("frustrated:-0.8 said before", 10),
+        Message("user", "happy:0.6 skewed clock", NOW + timedelta(seconds=30), "t"),
+        Message("user", "happy:0.6 not said yet", NOW + timedelta(minutes=30), "t"),
+    ]
+    state = analyze(window, now=NOW, half_life=timedelta(minutes=5), model=FixedModel()).combined
+    assert state.messages == 2
+    assert state.points[-1].at == NOW + timedelta(seconds=30)
 
 
 def test_the_explain_snippet_of_a_long_message_is_its_first_words() -> None:

@@ -12,7 +12,7 @@ import pytest
 from e2e.turns import printed_openclaw_commands
 
 from assembler.cli import main
-from assembler.config import load_config
+from assembler.config_load import load_config
 from assembler.mcp_server import SCRATCHPAD_DESCRIPTION, SCRATCHPAD_SCHEMA
 from assembler.setup import (
     OPENCLAW_FALLBACK_OUTPUT,

@@ -1,8 +1,13 @@
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
 from assembler.config import StrategyConfig
-from assembler.sentiment import MoodState
-from assembler.strategy import choose_strategy
+from assembler.sentiment import MoodState, analyze, load_mood_model
+from assembler.strategy import Strategy, choose_strategy
+from assembler.transcripts import Message
 
 RULES = StrategyConfig().rules
 
@@ -54,3 +59,86 @@ def test_no_messages_and_unknown_moods_fall_back() -> None:
     assert empty.reason == "no human messages in the window"
     odd = choose_strategy(state("bored", 0.9), RULES, min_confidence=0.25, fallback="neutral")
     assert (odd.mood, odd.reason) == ("neutral", "no rule for mood 'bored'")
+
+
+def test_a_strategy_that_fires_is_not_marked_as_no_signal() -> None:
+    chosen = choose_strategy(
+        state("frustrated", 0.8), RULES, min_confidence=0.25, fallback="neutral"
+    )
+    assert chosen.no_signal is False
+
+
+def test_every_fallback_is_marked_as_no_signal() -> None:
+    for mood in (state("frustrated", 0.1), state("neutral", 0.0, messages=0), state("bored", 0.9)):
+        chosen = choose_strategy(mood, RULES, min_confidence=0.25, fallback="neutral")
+        assert chosen.no_signal is True
+        assert chosen.mood == "neutral"
+
+
+def test_a_neutral_primary_is_no_clear_signal_however_sure() -> None:
+    chosen = choose_strategy(state("neutral", 0.2), RULES, min_confidence=0.25, fallback="neutral")
+    assert chosen.no_signal is True
+    assert (
+        chosen.reason == "no clear emotion in 5 human messages (confidence 0.20 that there is one)"
+    )
+
+
+# --- with the real model: fires on clearly emotional windows, not on neutral ones ----------------
+
+NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
+HALF_LIFE = timedelta(minutes=20)
+EMOTIONAL_WINDOWS = {
+    "frustrated": (
+        "the deploy failed again",
+        "WHY is it still crashing?? this is the third time today, I just want it shipped",
+    ),
+    "anxious": (
+        "ok, next is the payments migration",
+        "honestly I'm really nervous about this one, I'm scared we lose customer data",
+    ),
+    "tired": (
+        "that's the last test fixed",
+        "long day, I'm exhausted and can't think straight anymore",
+    ),
+    "grateful": (
+        "it works now!",
+        "thank you so much, that was a huge help, really appreciate it",
+    ),
+}
+NEUTRAL_WINDOWS = (
+    ("can you list the files in src/", "run the tests please"),
+    ("what does parse_config return for an empty file?", "ok, and where is it called from?"),
+    ("rename the helper to load_rows", "then update the two call sites"),
+    ("check the CI log for the lint step", "use the same flags as the Makefile"),
+)
+
+
+def window(texts: tuple[str, ...]) -> MoodState:
+    messages = [
+        Message("user", text, NOW - timedelta(minutes=2 * (len(texts) - 1 - i)), "t.jsonl")
+        for i, text in enumerate(texts)
+    ]
+    return analyze(messages, now=NOW, half_life=HALF_LIFE, model=load_mood_model()).combined
+
+
+def choose(mood: MoodState) -> Strategy:
+    config = StrategyConfig()
+    return choose_strategy(
+        mood, config.rules, min_confidence=config.min_confidence, fallback=config.fallback
+    )
+
+
+@pytest.mark.parametrize("mood", sorted(EMOTIONAL_WINDOWS))
+def test_the_strategy_fires_on_a_clearly_emotional_window_with_its_mood(mood: str) -> None:
+    read = window(EMOTIONAL_WINDOWS[mood])
+    chosen = choose(read)
+    assert chosen.no_signal is False, read.explain
+    assert chosen.mood == mood
+
+
+@pytest.mark.parametrize("texts", NEUTRAL_WINDOWS)
+def test_the_strategy_stays_off_on_a_neutral_window(texts: tuple[str, ...]) -> None:
+    read = window(texts)
+    chosen = choose(read)
+    assert chosen.no_signal is True, read.explain
+    assert chosen.reason.startswith("no clear emotion")

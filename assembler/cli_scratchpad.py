@@ -1,0 +1,160 @@
+"""The CLI's commands of SCRATCHPAD.md itself: `--once` (and `once`), `show`, `check` and
+`daemon`. Each parses nothing more, calls one core function and prints its result."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from assembler.cli_common import EXIT_USER_ERROR, load, log, parse_now
+from assembler.errors import ConfigError, WorkspaceError
+from assembler.scratchpad_file import read_scratchpad
+from assembler.transcripts import resolve_explicit_sources
+from assembler.view import check_freshness, prefix_for
+
+if TYPE_CHECKING:
+    from assembler.assemble import Assembly
+
+
+def _cmd_once(args: argparse.Namespace) -> int:
+    from assembler.assemble import run_once
+
+    config = load(args)
+    now = parse_now(args.now, config)
+    globs = _explicit_transcripts(args)
+    assembly = run_once(config, now=now, dry_run=args.dry_run, transcript_globs=globs)
+    meta = assembly.meta
+    if args.json:
+        summary = {
+            "path": str(assembly.path),
+            "written": assembly.written,
+            **{k: meta[k] for k in ("updated", "expires", "ttl_minutes", "tokens", "sources")},
+            **{k: meta[k] for k in ("messages_read", "sections", "dropped", "degraded")},
+            "agent_omitted": meta.get("agent_omitted", []),
+            "mood": _mood_summary(assembly),
+        }
+        if args.explain:
+            summary["explain"] = assembly.explain()
+        print(json.dumps(summary, indent=2, ensure_ascii=False))
+        return _report_problems(assembly)
+    if args.dry_run:
+        sys.stdout.write(assembly.text)
+    elif assembly.written:
+        tokens = meta["tokens"]
+        print(
+            f"wrote {assembly.path} ({tokens['auto']}/{tokens['caps']['auto']} tokens, "
+            f"{meta['messages_read']} messages read, valid until {meta['expires']})"
+        )
+    else:
+        print(f"not written: {assembly.path} kept changing while it was rendered; run again")
+    if args.explain:
+        print("\nWhy:")
+        for line in assembly.explain():
+            print(f"  {line}")
+    return _report_problems(assembly)
+
+
+def _explicit_transcripts(args: argparse.Namespace) -> list[str] | None:
+    """Return --transcripts as absolute globs (typed in a shell: relative to its folder), or
+    None when not given. Raise TranscriptError if one matches no file."""
+    globs = getattr(args, "transcripts", None)
+    if not globs:
+        return None
+    return resolve_explicit_sources(globs, Path.cwd())
+
+
+def _report_problems(assembly: Assembly) -> int:
+    """Print what went wrong in a run that still wrote its file; return 1 if a source failed.
+
+    An unreadable transcript does not stop the run (the file is written and says so), but the
+    exit code tells cron and heartbeat scripts that something needs fixing.
+    """
+    for warning in assembly.transcripts.warnings:
+        log.warning("%s", warning)
+    failed = [s for s in assembly.transcripts.sources if s.error]
+    for problem in assembly.degraded:
+        if problem.kind != "transcript":  # said on stderr below, with the exit code
+            log.warning("degraded: %s: %s", problem.what, problem.why)
+    for source in failed:
+        print(f"assemble: error: {source.error}", file=sys.stderr)
+    return EXIT_USER_ERROR if failed else 0
+
+
+def _mood_summary(assembly: Assembly) -> dict[str, Any] | None:
+    if assembly.mood is None:
+        return None
+    state = assembly.mood.combined
+    return {
+        "primary": state.primary,
+        "primary_score": round(state.primary_score, 3),
+        "secondary": state.secondary,
+        "valence": round(state.valence, 3),
+        "arousal": round(state.arousal, 3),
+        "confidence": round(state.confidence, 3),
+        "trajectory": state.trajectory,
+        "speakers": sorted(assembly.mood.speakers),
+    }
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    config = load(args)
+    now = parse_now(args.now, config)
+    if args.format == "prefix":
+        # The fresh auto part with the agent sections as they are now (not as last rendered).
+        block = prefix_for(config, now, fresh_only=args.fresh_only)
+        if block is None:
+            return 1
+        sys.stdout.write(block)
+        return 0
+    pad = read_scratchpad(config.output_path)
+    fresh = pad.is_fresh(now)
+    if args.fresh_only and not fresh:
+        return 1
+    if args.format == "json":
+        document = {
+            "path": str(pad.path),
+            "fresh": fresh,
+            "updated": pad.updated.isoformat(),
+            "expires": pad.expires.isoformat(),
+            "frontmatter": pad.meta,
+            "body": pad.body,
+        }
+        print(json.dumps(document, indent=2, ensure_ascii=False, default=str))
+    else:
+        sys.stdout.write(pad.path.read_text(encoding="utf-8"))
+    return 0
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    try:
+        config = load(args)
+    except (WorkspaceError, ConfigError) as error:
+        # Monitoring reads 1 as "stale"; a file that cannot even be located is "missing" (2).
+        lines = str(error).splitlines()
+        print(f"missing or unreadable: {' '.join(line.strip() for line in lines)}")
+        return 2
+    result = check_freshness(config.output_path, parse_now(args.now, config))
+    print(result.message)
+    return result.code
+
+
+def _cmd_daemon(args: argparse.Namespace) -> int:
+    from assembler.daemon import configure_logging, run_daemon
+
+    config = load(args)
+    globs = _explicit_transcripts(args)
+    configure_logging(args.verbose, args.quiet)
+    run_daemon(config, transcript_globs=globs)
+    return 0
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "once": _cmd_once,
+    "show": _cmd_show,
+    "check": _cmd_check,
+    "daemon": _cmd_daemon,
+}

@@ -1,0 +1,495 @@
+"""SCRATCHPAD.md as bytes: its frontmatter, the markers that carry the agent sections through
+it, the hashes that tell a hand edit, reading and composing the whole file, the block hosts
+prepend to each message, and the copies of the last renders kept beside it. Every other module
+reads and writes the file through this one.
+
+The file is YAML frontmatter between `---` lines, then the Markdown body: the auto part (what
+the program assembles), then the agent region. Marker and escape scheme of the agent region
+(what `decode_sections` reads):
+
+    <!-- scratchpad:agent-sections begin -->
+    ## Findings
+    <!-- scratchpad:begin section="findings" -->
+    ...the section's text, escaped...
+    <!-- scratchpad:end section="findings" -->
+    <!-- scratchpad:agent-sections end -->
+
+The text between a section's begin and end lines is exactly its content after escaping. The
+escape works on lines, split at every line boundary that `str.splitlines` knows (so a `\\r` or
+U+2028 cannot smuggle a marker past a reader that splits differently). A line is *dangerous* when,
+after any leading backslashes, it starts like a marker (`<!-- scratchpad:`, any spacing or case)
+or is a frontmatter fence (three or more `-`, then only whitespace). A dangerous line gets one
+more leading backslash; decoding removes one backslash from a dangerous line that starts with a
+backslash. Every other line, including an ordinary line that starts with a backslash, passes
+untouched, so escape then unescape returns any text unchanged. It is also Markdown's own escape:
+`\\---` displays as `---` and `\\<!--` shows the text instead of hiding a comment.
+
+Three readers, one per need: `read_scratchpad` parses the whole file (for `check`, `show` and
+anything that must agree with them on a broken file); `parse_loosely` gives what an import of
+hand edits needs and never fails; `quick_read` finds `expires` and the body without a YAML
+parser, for the hook that runs before every prompt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Final
+
+from assembler.errors import ScratchpadError
+from assembler.fsutil import (
+    atomic_write,
+    check_dir,
+    read_regular,
+    read_state_file,
+    real_dir,
+    remove_stale_temps,
+)
+
+# --------------------------------------------------------------------------------------------
+# Frontmatter and body.
+# --------------------------------------------------------------------------------------------
+
+
+def normalise_line_ends(text: str) -> str:
+    """Given a file's text, return it with CRLF line ends turned into LF when every line of it
+    ends in CRLF (a Windows editor saved it), else unchanged: a lone `\\r` or a `\\r\\n` the agent
+    wrote into a section is text, and the rendered file's own line ends are LF.
+    """
+    lf = text.count("\n")
+    if lf and text.count("\r\n") == lf:
+        return text.replace("\r\n", "\n")
+    return text
+
+
+def split_frontmatter(text: str) -> tuple[str | None, str]:
+    """Given a file's text, return its YAML frontmatter (None if it has none) and the body."""
+    if not text.startswith("---\n"):
+        return None, text
+    end = text.find("\n---\n", 3)
+    if end < 0:
+        return None, text
+    return text[4:end], text[end + 5 :]
+
+
+def load_meta(yaml_text: str | None) -> dict[str, Any] | None:
+    if yaml_text is None:
+        return None
+    import yaml
+
+    # libyaml's loader when PyYAML was built with it: ten times faster, and a daemon reads
+    # the frontmatter on every cycle.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        meta = yaml.load(yaml_text, Loader=loader)  # a safe loader either way
+    except yaml.YAMLError:
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
+def parse_time(value: object) -> datetime | None:
+    """Given a frontmatter value, return it as an aware datetime, or None if it is not one."""
+    if isinstance(value, datetime):
+        return value if value.tzinfo else None
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else None
+
+
+def parse_loosely(data: bytes) -> tuple[dict[str, Any] | None, str]:
+    """Given the file's bytes, return its frontmatter (None when it is missing or broken) and
+    its body, as an import of hand edits reads them: undecodable bytes replaced, CRLF line
+    ends throughout turned into LF. Never raise."""
+    # Bytes, decoded here: a text read would turn a lone "\r" in a section into a line end.
+    yaml_text, body = split_frontmatter(normalise_line_ends(data.decode("utf-8", "replace")))
+    return load_meta(yaml_text), body
+
+
+_EXPIRES = re.compile(r"^expires:\s*['\"]?([^'\"\n]+?)['\"]?\s*$", re.MULTILINE)
+
+
+def quick_read(text: str) -> tuple[datetime, str, str] | None:
+    """Given the file's text, return its `expires`, body and frontmatter, or None if they
+    cannot be found without a YAML parser (a regular expression finds `expires`: right only
+    for a frontmatter this program wrote, see `rendered_frontmatter`)."""
+    frontmatter, body = split_frontmatter(text)
+    match = _EXPIRES.search(frontmatter) if frontmatter is not None else None
+    if frontmatter is None or match is None:
+        return None
+    expires = parse_time(match.group(1))
+    return None if expires is None else (expires, body, frontmatter)
+
+
+# --------------------------------------------------------------------------------------------
+# Markers and escaping: the agent sections in the body.
+# --------------------------------------------------------------------------------------------
+
+REGION_BEGIN: Final = "<!-- scratchpad:agent-sections begin -->"
+
+
+REGION_END: Final = "<!-- scratchpad:agent-sections end -->"
+
+
+# Every line boundary str.splitlines knows; "\r\n" first so it stays one boundary.
+_BOUNDARY = re.compile("(\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029])")
+
+
+_MARKER_LIKE = re.compile(r"\s*<!--\s*scratchpad:", re.IGNORECASE)
+
+
+_FENCE_LIKE = re.compile(r"-{3,}\s*")
+
+
+_SECTION_MARKER = re.compile(
+    r'\s*<!--\s*scratchpad:(begin|end)\s+section\s*=\s*"([^"]*)"\s*-->\s*', re.IGNORECASE
+)
+
+
+_REGION_MARKER = re.compile(r"\s*<!--\s*scratchpad:agent-sections\s+(begin|end)\s*-->\s*", re.I)
+
+
+def begin_marker(name: str) -> str:
+    """Given a section name, return the line that opens its text."""
+    return f'<!-- scratchpad:begin section="{name}" -->'
+
+
+def end_marker(name: str) -> str:
+    """Given a section name, return the line that closes its text."""
+    return f'<!-- scratchpad:end section="{name}" -->'
+
+
+def _dangerous(line: str) -> bool:
+    core = line.lstrip("\\")
+    return _MARKER_LIKE.match(core) is not None or _FENCE_LIKE.fullmatch(core) is not None
+
+
+def escape_text(text: str) -> str:
+    """Given any text, return it with marker-like and fence-like lines escaped (see module doc)."""
+    parts = _BOUNDARY.split(text)
+    for index in range(0, len(parts), 2):
+        if _dangerous(parts[index]):
+            parts[index] = "\\" + parts[index]
+    return "".join(parts)
+
+
+def unescape_text(text: str) -> str:
+    """Given text made by `escape_text` (or edited by hand), return the original text."""
+    parts = _BOUNDARY.split(text)
+    for index in range(0, len(parts), 2):
+        if parts[index].startswith("\\") and _dangerous(parts[index]):
+            parts[index] = parts[index][1:]
+    return "".join(parts)
+
+
+def find_agent_region(body: str) -> str | None:
+    """Given a SCRATCHPAD.md text, return the text inside its agent region, or None if absent.
+
+    The region starts after the last region-begin line (anything quoted above it in the auto
+    part is ignored) and ends before the next region-end line, or at the end of the text.
+    """
+    lines = body.split("\n")
+    begin, end = region_lines(lines)
+    if begin is None:
+        return None
+    return "\n".join(lines[begin + 1 : end])
+
+
+def region_lines(lines: Sequence[str]) -> tuple[int | None, int]:
+    """Given a body's lines, return the index of the region-begin line (None if there is none)
+    and of the region-end line that closes it (len(lines) if there is none).
+    """
+    begin = None
+    for index, line in enumerate(lines):
+        match = _REGION_MARKER.fullmatch(line)
+        if match is not None and match.group(1).lower() == "begin":
+            begin = index
+    if begin is None:
+        return None, len(lines)
+    for index in range(begin + 1, len(lines)):
+        match = _REGION_MARKER.fullmatch(lines[index])
+        if match is not None and match.group(1).lower() == "end":
+            return begin, index
+    return begin, len(lines)
+
+
+def decode_sections(text: str) -> dict[str, str]:
+    """Given a SCRATCHPAD.md text (or just its agent region), return each section's content.
+
+    Only the agent region is read when the text has one. The content of a section is exactly
+    what was encoded. A section whose end line was lost ends at the next marker or the end.
+    """
+    region = find_agent_region(text)
+    sections: dict[str, str] = {}
+    name: str | None = None
+    lines: list[str] = []
+    for line in (region if region is not None else text).split("\n"):
+        match = _SECTION_MARKER.fullmatch(line)
+        if match is None:
+            if name is not None:
+                lines.append(line)
+            continue
+        if name is not None:
+            sections[name] = unescape_text("\n".join(lines))
+            name = None
+        if match.group(1).lower() == "begin":
+            name, lines = match.group(2), []
+    if name is not None:
+        sections[name] = unescape_text("\n".join(lines))
+    return sections
+
+
+def plain_region(region: str) -> str:
+    """Given the text inside a file's agent region, return it as written: without the marker
+    lines and the notes above the first heading (the intro), section text unescaped.
+    """
+    kept: list[str] = []
+    block: list[str] | None = None  # the escaped lines of the section being read
+    for line in region.split("\n"):
+        match = _SECTION_MARKER.fullmatch(line)
+        if match is not None:
+            if block is not None:
+                kept.append(unescape_text("\n".join(block)))
+            block = [] if match.group(1).lower() == "begin" else None
+        elif block is not None:
+            block.append(line)
+        elif kept or not line.startswith(">"):
+            kept.append(line)
+    if block is not None:
+        kept.append(unescape_text("\n".join(block)))
+    return "\n".join(kept).strip()
+
+
+def owned_lines(lines: Sequence[str]) -> set[int]:
+    """Given a body's lines, return the indices of the lines the region's parsing accounts
+    for: the region markers, each section's markers and the text between them (as
+    `decode_sections` reads it), and a heading right above a begin marker (a section added by
+    hand comes with its heading).
+    """
+    begin, end = region_lines(lines)
+    if begin is None:
+        return set()
+    owned = {begin, end}
+    inside = False
+    for index in range(begin + 1, end):
+        match = _SECTION_MARKER.fullmatch(lines[index])
+        if match is None:
+            if inside:
+                owned.add(index)
+            continue
+        owned.add(index)
+        inside = match.group(1).lower() == "begin"
+        if inside and index - 1 > begin and lines[index - 1].startswith("#"):
+            owned.add(index - 1)
+    return owned
+
+
+def auto_part(body: str) -> str:
+    """Given a SCRATCHPAD.md body, return what precedes its agent region (all, if none)."""
+    lines = body.split("\n")
+    begin, _ = region_lines(lines)
+    return body if begin is None else "\n".join(lines[:begin])
+
+
+# --------------------------------------------------------------------------------------------
+# Hashes: how a later run tells what changed in the file since it was written.
+# --------------------------------------------------------------------------------------------
+
+
+def body_hash(body: str) -> str:
+    """Given a body, return the hash `compose` writes as `body_sha256` (a later run compares
+    it with the file's body to tell a hand edit)."""
+    return hashlib.sha256(body.strip().encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def text_hash(text: str) -> str:
+    """Given a section's text, return the short hash the frontmatter records for it."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def auto_hash(body: str) -> str:
+    """Given a SCRATCHPAD.md body, return the hash of its auto part (frontmatter `auto_sha256`)."""
+    return text_hash(auto_part(body).strip())
+
+
+# --------------------------------------------------------------------------------------------
+# Reading and composing the file.
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ScratchpadFile:
+    """A parsed SCRATCHPAD.md."""
+
+    path: Path
+    meta: dict[str, Any]
+    body: str
+    updated: datetime
+    expires: datetime
+
+    def is_fresh(self, now: datetime) -> bool:
+        return now < self.expires
+
+
+def read_scratchpad(path: Path) -> ScratchpadFile:
+    """Given the path of SCRATCHPAD.md, return it parsed.
+
+    Raise ScratchpadError (with a one-line message) if it is missing, unreadable, a link, or
+    has no valid `updated`/`expires`.
+    """
+    import frontmatter
+    import yaml
+
+    try:
+        data = read_regular(path).data
+        if data is None:
+            raise ScratchpadError(f"{path} does not exist; run 'assemble --once' to create it")
+        text = data.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ScratchpadError(f"{path} cannot be read ({error}); check its permissions") from error
+    try:
+        post = frontmatter.loads(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        problem = getattr(error, "problem", None) or type(error).__name__
+        raise ScratchpadError(
+            f"{path} has broken frontmatter ({where}{problem}); run 'assemble --once' to rewrite it"
+        ) from error
+    meta = dict(post.metadata)
+    stamps = {key: parse_time(meta.get(key)) for key in ("updated", "expires")}
+    for key, value in stamps.items():
+        if value is None:
+            raise ScratchpadError(
+                f"{path} has no valid '{key}' in its frontmatter; run 'assemble --once' to "
+                "rewrite it"
+            )
+    updated, expires = stamps["updated"], stamps["expires"]
+    assert updated is not None and expires is not None
+    return ScratchpadFile(path, meta, post.content, updated, expires)
+
+
+def compose(meta: Mapping[str, Any], body: str) -> str:
+    """Given the frontmatter fields and the Markdown body, return the whole file's text.
+
+    The body's hash goes into the frontmatter, so a later run can tell that someone edited
+    the file since it was written.
+    """
+    import frontmatter
+
+    fields = {**meta, "body_sha256": body_hash(body)}
+    post = frontmatter.Post(body, **fields)
+    return str(frontmatter.dumps(post, sort_keys=False)) + "\n"
+
+
+PREFIX_HEADER = "[Session Scratchpad - your persistent working memory]"
+
+
+PREFIX_FOOTER = "[End Scratchpad]"
+
+
+def prefix_text(blocks: Sequence[str]) -> str:
+    """Given the blocks to show, return them as the block that hosts prepend to each message
+    (between its header and footer lines), or '' when none has any text."""
+    shown = [block.strip() for block in blocks if block.strip()]
+    if not shown:
+        return ""
+    return PREFIX_HEADER + "\n" + "\n\n".join(shown) + "\n" + PREFIX_FOOTER + "\n"
+
+
+def body_prefix(body: str) -> str:
+    """Given the body of a rendered SCRATCHPAD.md, return its prefix block: the auto part and
+    the agent sections as written (no markers, escapes or editing intro)."""
+    region = find_agent_region(body)
+    return prefix_text([auto_part(body), plain_region(region) if region is not None else ""])
+
+
+def prefix_block(pad: ScratchpadFile, now: datetime) -> str:
+    """Given a parsed SCRATCHPAD.md, return the block hosts prepend to each message, or ''
+    when it is not fresh (a stale scratchpad is worse than none).
+    """
+    return body_prefix(pad.body) if pad.is_fresh(now) else ""
+
+
+# --------------------------------------------------------------------------------------------
+# The copies of the last renders, kept in the state folder.
+# --------------------------------------------------------------------------------------------
+
+RENDERED_NAME: Final = "rendered.md"
+
+
+RENDERED_DIR: Final = "rendered"  # the copies of the last renders, by body hash
+
+
+KEPT_RENDERS: Final = 8
+
+
+def rendered_path(state_dir: Path) -> Path:
+    """Given the state folder, return where the copy of the last SCRATCHPAD.md written is kept."""
+    return state_dir / RENDERED_NAME
+
+
+def remember_render(state_dir: Path, text: str) -> bool:
+    """Given the state folder and the text of the SCRATCHPAD.md just written, keep a copy.
+
+    The next run compares the file with it to tell what the agent typed from what the program
+    rendered. The last KEPT_RENDERS copies are also kept by body hash (`rendered/`), so that an
+    edit an agent made on an older copy of the file is still merged against the render it
+    started from. Return whether the copy was written; without it the next run still imports
+    the sections' edits and keeps the text after the region's end marker, so an error is no
+    reason to fail a run whose file was written.
+    """
+    try:
+        atomic_write(rendered_path(real_dir(state_dir)), text)
+        folder = real_dir(state_dir / RENDERED_DIR)
+        remove_stale_temps(folder)  # each copy has a name of its own, written once
+        atomic_write(folder / f"{body_hash(split_frontmatter(text)[1])[:16]}.md", text)
+        copies = sorted(folder.glob("*.md"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+        for old in copies[KEPT_RENDERS:]:
+            old.unlink(missing_ok=True)
+    except (OSError, UnicodeError):
+        return False
+    return True
+
+
+def rendered_body(state: Path, meta: Mapping[str, Any] | None) -> str | None:
+    """Given the state folder and the file's frontmatter, return the body of the render that
+    wrote the file (the last render's copy, else one of the copies kept by hash), or None when
+    there is none.
+    """
+    if meta is None or not isinstance(meta.get("body_sha256"), str):
+        return None
+    wanted = meta["body_sha256"]
+    try:
+        check_dir(state)
+    except OSError:
+        return None
+    for path in (rendered_path(state), state / RENDERED_DIR / f"{wanted[:16]}.md"):
+        try:
+            data = read_state_file(path).data
+        except OSError:
+            continue
+        if data is None:
+            continue
+        _, body = split_frontmatter(data.decode("utf-8", "replace"))
+        if body_hash(body) == wanted:
+            return body
+    return None
+
+
+def rendered_frontmatter(state: Path) -> str | None:
+    """Given the state folder, return the frontmatter of the copy of the last render, or None
+    when there is no readable copy."""
+    try:
+        data = read_state_file(rendered_path(state)).data
+        copy = data.decode("utf-8") if data is not None else ""
+    except (OSError, UnicodeDecodeError):
+        return None
+    return split_frontmatter(copy)[0]

@@ -1,0 +1,247 @@
+"""Tests for assembler/agent_part.py: the agent sections in a real render, under the caps."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import frontmatter
+from hypothesis import HealthCheck, given, settings
+from pads import (
+    RENDER_NOW,
+    agent,
+    file_text,
+    make_workspace,
+    render,
+    section_texts,
+    texts,
+    workspace_pad,
+)
+
+from assembler.journal import (
+    Event,
+)
+from assembler.pad import Scratchpad
+from assembler.scratchpad_file import (
+    REGION_BEGIN,
+    REGION_END,
+    decode_sections,
+    end_marker,
+    escape_text,
+)
+from assembler.scratchpad_file import begin_marker as begin_marker_line
+from assembler.tokens import estimate_tokens
+
+
+def test_agent_sections_render_after_the_auto_part_between_markers_in_display_order(
+    ws: Path,
+) -> None:
+    pad = workspace_pad(ws)
+    pad.write("the plan")
+    pad.write("port 8080", section="findings")
+    pad.write("fix the deploy", section="goal")
+    pad.write("see the runbook", section="api-notes")
+    pad.set_section("proactive-alerts", "Standup at 10:30", ttl=timedelta(hours=2), source="cal")
+
+    meta = render(ws)
+
+    body = frontmatter.load(ws / "SCRATCHPAD.md").content
+    auto_end = body.index("## Routing Hint")
+    positions = [
+        body.index(f"## {t}") for t in ("Goal", "Findings", "Main", "Api notes", "Proactive alerts")
+    ]
+    assert auto_end < body.index(REGION_BEGIN) < positions[0]
+    assert positions == sorted(positions) and positions[-1] < body.index(REGION_END)
+    assert "> From cal, until 2026-03-01 11:00 UTC." in body
+    assert set(meta["agent_sections"]) == {"goal", "findings", "main", "api-notes"}
+    assert meta["agent_omitted"] == []
+    assert decode_sections(file_text(ws)) == {
+        "goal": "fix the deploy",
+        "findings": "port 8080",
+        "main": "the plan",
+        "api-notes": "see the runbook",
+    }
+
+
+def test_frontmatter_tokens_count_the_agent_part_as_rendered_and_the_whole_body(ws: Path) -> None:
+    workspace_pad(ws).write("x " * 300, section="findings")
+
+    meta = render(ws)
+
+    post = frontmatter.load(ws / "SCRATCHPAD.md")
+    region = post.content[post.content.index(REGION_BEGIN) :]
+    tokens = meta["tokens"]
+    assert tokens["agent"] == estimate_tokens(region.strip() + "\n")
+    assert tokens["total"] == estimate_tokens(post.content) <= tokens["caps"]["total"]
+    assert abs(tokens["auto"] + tokens["agent"] - tokens["total"]) <= 2
+
+
+def test_no_agent_sections_render_no_region_and_count_zero(ws: Path) -> None:
+    meta = render(ws)
+
+    assert REGION_BEGIN not in file_text(ws)
+    assert meta["tokens"]["agent"] == 0 and meta["agent_sections"] == {}
+
+
+def test_a_subsystem_section_leaves_the_file_when_its_ttl_runs_out(ws: Path) -> None:
+    workspace_pad(ws).set_section("alerts", "Disk at 91%", ttl=timedelta(hours=2), source="mon")
+
+    render(ws, RENDER_NOW + timedelta(hours=1))
+    assert "Disk at 91%" in file_text(ws)
+    render(ws, RENDER_NOW + timedelta(hours=2, seconds=1))
+    assert "Disk at 91%" not in file_text(ws)
+
+
+def test_the_total_cap_shrinks_the_auto_part_first_and_keeps_the_agent_part_whole(
+    tmp_path: Path,
+) -> None:
+    ws = make_workspace(tmp_path / "ws", "[caps]\ntotal = 500\nauto = 300\nagent = 350\n")
+    text = "\n".join(f"- finding {i}: the api pod restarted with exit code {i}" for i in range(20))
+    workspace_pad(ws).write(text, section="findings")
+
+    meta = render(ws)
+
+    tokens = meta["tokens"]
+    assert tokens["total"] <= 500
+    assert tokens["auto"] < 300 - 100, "the auto part gave way"
+    assert meta["dropped"], "the auto part says what it dropped"
+    assert meta["agent_omitted"] == []
+    assert decode_sections(file_text(ws))["findings"] == text
+
+
+def test_an_agent_part_over_its_cap_says_what_was_left_out_and_where_to_read_it(
+    tmp_path: Path,
+) -> None:
+    ws = make_workspace(tmp_path / "ws", "[caps]\nagent = 200\n")
+    pad = workspace_pad(ws)
+    pad.write("keep the goal", section="goal")
+    long = "\n".join(
+        f"step {i}: check the rollout of shard {i} and note its errors" for i in range(40)
+    )
+    pad.import_file_edits({"main": long})  # hand edits are never cut on the way in
+
+    meta = render(ws)
+
+    (omitted,) = meta["agent_omitted"]
+    assert omitted["section"] == "main" and omitted["read"] == "assemble pad read --section main"
+    assert omitted["tokens"] == estimate_tokens(long)
+    assert omitted["left_out"] == omitted["tokens"] - omitted["shown"] > 0
+    assert estimate_tokens("keep the goal") + omitted["shown"] <= 200
+    body = frontmatter.load(ws / "SCRATCHPAD.md").content
+    assert (
+        f"> Shown in part: {omitted['shown']} of {omitted['tokens']} tokens, "
+        f"{omitted['left_out']} left out to stay within the token caps. Full text: "
+        "`assemble pad read --section main`"
+    ) in body
+    assert "step 0: check the rollout" in body  # the preview shows the start
+    assert decode_sections(body) == {"goal": "keep the goal"}  # a preview is not editable
+    assert set(meta["agent_sections"]) == {"goal"}
+    assert pad.read("main").data["content"] == long  # nothing was lost
+
+
+def test_a_tiny_total_cap_leaves_every_section_with_its_note_and_drops_none_silently(
+    tmp_path: Path,
+) -> None:
+    ws = make_workspace(tmp_path / "ws", "[caps]\ntotal = 150\nauto = 100\nagent = 100\n")
+    pad = workspace_pad(ws)
+    pad.write("a" * 300, section="goal")
+    pad.write("b" * 300, section="findings")
+    pad.set_section("alerts", "c" * 400, source="mon")
+
+    meta = render(ws)
+
+    assert {o["section"] for o in meta["agent_omitted"]} == {"goal", "findings", "alerts"}
+    body = file_text(ws)
+    for name in ("goal", "findings", "alerts"):
+        assert f"`assemble pad read --section {name}`" in body
+
+
+def test_plan_agent_part_cuts_the_largest_section_first() -> None:
+    from assembler.agent_part import plan_agent_part
+    from assembler.render import Renderer
+
+    states = {
+        "goal": agent("goal", "g" * 40),
+        "findings": agent("findings", "f" * 2000),
+        "main": agent("main", "m" * 400),
+    }
+
+    part = plan_agent_part(
+        states, render=Renderer().agent_part, count=estimate_tokens, agent_cap=300, limit=10_000
+    )
+
+    shown = {s.name: s for s in part.sections}
+    assert not shown["goal"].omitted and not shown["main"].omitted
+    assert shown["findings"].omitted
+    assert sum(s.shown_tokens for s in part.sections) <= 300
+    assert [o["section"] for o in part.omitted] == ["findings"]
+
+
+def test_a_broken_journal_line_is_reported_in_degraded_and_the_rest_renders(ws: Path) -> None:
+    pad = workspace_pad(ws)
+    pad.write("the plan")
+    with pad.journal.path.open("a") as handle:
+        handle.write('{"time": "2026-03-01T09:00:00+00:00", "section": "goal", "act\n')
+
+    meta = render(ws)
+
+    assert any(
+        d["what"] == "sections journal" and "1 unreadable line" in d["why"]
+        for d in meta["degraded"]
+    )
+    assert decode_sections(file_text(ws)) == {"main": "the plan"}
+
+
+def test_an_unreadable_journal_keeps_the_previous_agent_sections_in_the_file(ws: Path) -> None:
+    workspace_pad(ws).write("the plan")
+    render(ws)
+    journal = ws / ".scratchpad" / "sections.jsonl"
+    journal.rename(ws / "saved.jsonl")
+    journal.mkdir()  # a folder where the journal should be: it cannot be read
+
+    meta = render(ws)
+
+    assert any(d["what"] == "agent sections" for d in meta["degraded"])
+    assert decode_sections(file_text(ws)) == {"main": "the plan"}
+    assert set(meta["agent_sections"]) == {"main"}
+
+
+def render_with(tmp_path: Path, sections: dict[str, str]) -> tuple[Scratchpad, Path]:
+    ws = make_workspace(tmp_path / f"ws{abs(hash(tuple(sections.items())))}")
+    pad = workspace_pad(ws)
+    pad.clear()
+    # Straight into the journal: empty texts and texts over the caps are what is tested.
+    pad.journal.record_many([Event(RENDER_NOW, n, "write", t, "test") for n, t in sections.items()])
+    render(ws)
+    return pad, ws
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(section_texts)
+def test_any_text_written_comes_back_unchanged_through_render_and_parse(
+    tmp_path: Path, sections: dict[str, str]
+) -> None:
+    pad, ws = render_with(tmp_path, sections)
+
+    assert decode_sections(file_text(ws)) == {n: t for n, t in sections.items()}
+    assert {n: pad.read(n).data["content"] for n in sections} == sections
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(texts, texts)
+def test_any_agent_edit_made_in_the_file_comes_back_through_the_journal(
+    tmp_path: Path, before: str, after: str
+) -> None:
+    pad, ws = render_with(tmp_path, {"findings": before, "goal": "keep"})
+    text = file_text(ws)
+    begin, end = begin_marker_line("findings"), end_marker("findings")
+    start = text.index(begin) + len(begin) + 1
+    stop = text.index("\n" + end, start)
+    (ws / "SCRATCHPAD.md").write_bytes((text[:start] + escape_text(after) + text[stop:]).encode())
+
+    meta = render(ws)
+
+    assert meta.get("file_edits", {}).get("stray") is None  # nothing outside the markers
+    assert pad.read("findings").data["content"] == after
+    assert pad.read("goal").data["content"] == "keep"
+    assert decode_sections(file_text(ws))["findings"] == after
