@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.setup-stamp
 DEMO_NOW ?= 2026-03-02T23:25:00+11:00
 
-.PHONY: setup demo test lint bench e2e
+.PHONY: setup demo test lint bench e2e chromium
 
 setup: $(STAMP)
 
@@ -19,7 +19,21 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) '$(TORCH)'
 	$(PY) -m pip install --quiet -e '.[dev]'
+	-@$(MAKE) --no-print-directory chromium
 	touch $(STAMP)
+
+# The status page's browser tests drive Debian's Chromium. Installed where the machine allows
+# (apt-get, as root); elsewhere the tests are skipped and say why. Never fails the setup.
+chromium:
+	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then \
+		echo "chromium: found"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) \
+			>/dev/null \
+			|| echo "chromium: apt-get install failed; the browser tests will be skipped"; \
+	else \
+		echo "chromium: not installed (needs root and apt-get); the browser tests will be skipped"; \
+	fi
 
 demo: setup
 	$(VENV)/bin/assemble --once --workspace workspace-example --now $(DEMO_NOW)
@@ -41,7 +55,11 @@ bench: setup
 	$(PY) bench/bench_tail_read.py
 	$(PY) bench/bench_mood_speed.py
 	$(PY) bench/bench_mood_eval.py
+	$(PY) bench/bench_mood_window.py
 	$(PY) bench/bench_retrieval.py
+	$(PY) bench/bench_memory_floor.py
+	$(PY) bench/bench_working_on.py
+	$(PY) bench/bench_tokens.py
 	$(PY) bench/bench_index.py
 	$(PY) bench/bench_pad.py
 	$(PY) bench/bench_observations.py
@@ -50,3 +68,4 @@ bench: setup
 	$(PY) bench/bench_long_message.py
 	$(PY) bench/bench_claude_code_turn.py
 	$(PY) bench/bench_openclaw_turn.py
+	$(PY) bench/bench_serve.py

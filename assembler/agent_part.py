@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
 from assembler.errors import AssemblerError, Problem
@@ -31,6 +31,8 @@ from assembler.scratchpad_file import (
     begin_marker,
     end_marker,
     escape_text,
+    heading_shift,
+    nest_headings,
     text_hash,
 )
 from assembler.tokens import TokenCounter, truncate_to_tokens
@@ -69,6 +71,8 @@ class ShownSection:
     begin: str
     end: str
     read_command: str
+    # When it was last written, relative to the render's clock ("3h ago"); "" when unknown.
+    age: str = ""
 
     @property
     def omitted(self) -> bool:
@@ -105,28 +109,51 @@ class AgentPart:
         ]
 
 
-def shown_section(state: SectionState, limit: int | None, count: TokenCounter) -> ShownSection:
-    """Given a section, the tokens it may show (None: all) and a counter, return it as shown:
-    whole, or a preview of the first `limit` tokens (nothing below a few tokens)."""
+def written_ago(updated: datetime, now: datetime) -> str:
+    """Given when a section was last written and the render's clock, return how long ago,
+    coarsely ("just now", "25m ago", "3h ago", "2d ago"): a coarse age changes the block
+    hosts compare less often."""
+    delta = aware(now) - aware(updated)
+    if delta < timedelta(minutes=1):
+        return "just now"
+    minutes = delta // timedelta(minutes=1)
+    if minutes < 60:
+        return f"{minutes}m ago"
+    if minutes < 24 * 60:
+        return f"{minutes // 60}h ago"
+    return f"{minutes // (24 * 60)}d ago"
+
+
+def shown_section(
+    state: SectionState, limit: int | None, count: TokenCounter, now: datetime | None = None
+) -> ShownSection:
+    """Given a section, the tokens it may show (None: all), a counter and the render's clock
+    (None: no age shown), return it as shown: whole, or a preview of the first `limit` tokens
+    (nothing below a few tokens). Its own headings are shown nested below the section's
+    heading (see `nest_headings`; the begin marker records by how much, so an import of a hand
+    edit gets the text back as written)."""
     tokens = count(state.content)
     text = state.content
     if limit is not None and tokens > limit:
         text = truncate_to_tokens(state.content, limit, count) if limit >= _MIN_PREVIEW else ""
     shown = tokens if text is state.content else count(text)
+    shift = heading_shift(state.content)
+    nested = nest_headings(text, shift)
     return ShownSection(
         name=state.name,
         title=section_title(state.name),
         kind=state.kind,
-        text=escape_text(text),
-        plain=text,
+        text=escape_text(nested),
+        plain=nested,
         tokens=tokens,
         shown_tokens=shown,
         source=state.source,
         expires=state.expires,
         editable=state.kind == "agent" and text is state.content,
-        begin=begin_marker(state.name),
+        begin=begin_marker(state.name, shift),
         end=end_marker(state.name),
         read_command=read_command(state.name),
+        age=written_ago(state.updated, now) if now is not None else "",
     )
 
 
@@ -158,8 +185,10 @@ def plan_agent_part(
     limit: int,
     markers: bool = True,
     stray: Mapping[str, Any] | None = None,
+    now: datetime | None = None,
 ) -> AgentPart:
-    """Given the folded sections, a renderer, a counter and the caps, return the agent part.
+    """Given the folded sections, a renderer, a counter, the caps and the clock each section's
+    age is told from (None: no ages), return the agent part.
 
     With `markers` (the file) the sections sit between their markers, escaped, under the
     region's intro and the `stray` notice; without (the prefix block), as written. The agent
@@ -173,7 +202,7 @@ def plan_agent_part(
     limits: dict[str, int | None] = {s.name: None for s in states_in_order}
 
     def build() -> tuple[list[ShownSection], str]:
-        shown = [shown_section(s, limits[s.name], count) for s in states_in_order]
+        shown = [shown_section(s, limits[s.name], count, now) for s in states_in_order]
         return shown, render(agent_context(shown, markers=markers, stray=stray))
 
     shown, text = build()
@@ -197,13 +226,15 @@ def plan_agent_part(
 
 
 def encode_sections(states: Iterable[SectionState], *, heading_level: int = 2) -> str:
-    """Given section states, return the agent region: each as a heading and its marked text.
+    """Given section states, return the agent region: each as a heading and its marked text
+    (its own headings nested below, as a render shows them).
 
     Sections come in display order; the region ends with a newline.
     """
     blocks = [
-        f"{'#' * heading_level} {section_title(s.name)}\n{begin_marker(s.name)}\n"
-        f"{escape_text(s.content)}\n{end_marker(s.name)}"
+        f"{'#' * heading_level} {section_title(s.name)}\n"
+        f"{begin_marker(s.name, heading_shift(s.content))}\n"
+        f"{escape_text(nest_headings(s.content, heading_shift(s.content)))}\n{end_marker(s.name)}"
         for s in ordered(states)
     ]
     inner = "\n\n".join(blocks) + "\n" if blocks else ""
@@ -230,7 +261,7 @@ def read_agent_inputs(
     When the journal cannot be read (or could not take the edits), the file's agent region is
     carried over unchanged, so a render loses nothing.
     """
-    sync = sync if sync is not None else region_of(seen)
+    sync = sync if sync is not None else region_of(seen, config.state_dir)
     if sync.failure is not None:
         return AgentInputs(None, sync, [])
     try:
@@ -238,7 +269,7 @@ def read_agent_inputs(
         read = pad.journal.read()
     except (AssemblerError, OSError) as error:
         if sync.region is None and not sync.hashes:
-            sync = region_of(seen)
+            sync = region_of(seen, config.state_dir)
         return AgentInputs(None, sync, [kept_problem(error)])
     moment = aware(now)
     states = in_zone(fold_events(read.events, moment), moment)
@@ -285,4 +316,5 @@ def render_agent_part(
         agent_cap=agent_cap,
         limit=limit,
         stray=inputs.sync.notice(inputs.now) if inputs.now is not None else None,
+        now=inputs.now,
     )

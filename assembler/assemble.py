@@ -6,20 +6,34 @@ the result in place atomically. `run_once()` is both, as `assemble --once` does.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
-import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import jinja2
 
 from assembler import __version__
 from assembler.agent_part import AgentInputs, read_agent_inputs, render_agent_part
+from assembler.auto_sections import (
+    MemoryRecall,
+    active_section,
+    count_of,
+    daily_section,
+    display_path,
+    memories_section,
+    mood_section,
+    nothing_read,
+    redacted,
+    routing_section,
+    strategy_section,
+    time_section,
+)
 from assembler.config import Config, local_timezone
 from assembler.context import (
     ActiveContext,
@@ -27,7 +41,6 @@ from assembler.context import (
     TimeContext,
     active_context,
     daily_context,
-    format_duration,
     time_context,
 )
 from assembler.errors import AssemblerError, ModelError, Problem, UnsafePathError
@@ -35,6 +48,7 @@ from assembler.fsutil import (
     Replaced,
     Snapshot,
     atomic_write,
+    check_dir,
     check_place,
     read_regular,
     replace_if_unchanged,
@@ -43,49 +57,46 @@ from assembler.handedits import import_into_journal
 from assembler.ready import write_ready
 from assembler.recall import (
     OpenMemory,
-    RecallResult,
     WarmMemory,
     index_options,
     memory_copy,
+    memory_floor,
     recall_memories,
+    repeats,
     synced_memory,
 )
-from assembler.render import Fitted, Item, Section, fit_sections, renderer_for
+from assembler.render import Fitted, Item, Renderer, Section, fit_sections, renderer_for
 from assembler.routing import RoutingHint, redact, route
 from assembler.scratchpad_file import (
+    AssemblyState,
+    RenderRecord,
+    assembly_state_path,
     auto_hash,
     auto_part,
+    body_hash,
     body_prefix,
+    file_record,
     find_agent_region,
+    parse_loosely,
     plain_region,
+    read_assembly_state,
     remember_render,
+    render_record,
     split_frontmatter,
+    write_assembly_state,
 )
 from assembler.scratchpad_file import (
     compose as compose_file,
 )
-from assembler.sentiment import MoodReport, MoodState, analyze, load_mood_model
+from assembler.sentiment import MoodReport, analyze, load_mood_model
 from assembler.strategy import Strategy, choose_strategy
-from assembler.tokens import get_counter
+from assembler.tokens import TokenCounter, get_counter
 from assembler.transcripts import Message, TranscriptRead, default_sources, read_recent
 from assembler.view import guidance_for
-
-if TYPE_CHECKING:
-    from assembler.memory_search import Hit
 
 log = logging.getLogger(__name__)
 
 GENERATOR = f"scratchpad-assembler {__version__}"
-
-TITLES = {
-    "emotional_context": "Emotional Context",
-    "response_strategy": "Response Strategy",
-    "active_context": "Active Context",
-    "relevant_memories": "Relevant Memories",
-    "daily_context": "Daily Context",
-    "time_context": "Time Context",
-    "routing_hint": "Routing Hint",
-}
 
 
 @dataclass
@@ -105,6 +116,9 @@ class Draft:
     recall: MemoryRecall | None
     sections: list[Section]
     degraded: list[Problem]
+    # How long each stage took, in milliseconds (transcripts, mood, context, memory, routing;
+    # `compose` adds the page): the status page shows them.
+    stages: dict[str, float]
 
     @property
     def openclaw_files(self) -> list[Path]:
@@ -123,7 +137,12 @@ class Assembly(Draft):
 
     path: Path = field(default_factory=Path)
     text: str = ""
+    # What the run measured (sources, tokens, dropped, degraded, hashes...): kept in the state
+    # folder's last-assembly.json; `frontmatter` is the part the file itself carries.
     meta: dict[str, Any] = field(default_factory=dict)
+    frontmatter: dict[str, Any] = field(default_factory=dict)
+    record: RenderRecord | None = None  # what tells the next run a hand edit of this file
+    state_dir: Path | None = None
     fitted: Fitted = field(default_factory=lambda: Fitted([], [], 0))
     # A hash of what the auto part says apart from its clock lines (see `ready`).
     auto_digest: str = ""
@@ -175,6 +194,13 @@ def draft(
     """
     tz = local_timezone(config)
     now = now.astimezone(tz)
+    stages: dict[str, float] = {}
+    clock = [time.perf_counter()]
+
+    def lap(stage: str) -> None:
+        stages[stage] = round((time.perf_counter() - clock[0]) * 1000, 1)
+        clock[0] = time.perf_counter()
+
     read = read_recent(
         list(transcript_globs)
         if transcript_globs
@@ -190,6 +216,7 @@ def draft(
     failed = [s for s in read.sources if s.error]
     for source in failed:
         degraded.append(Problem(f"transcript {source.path}", source.error or "", "transcript"))
+    lap("transcripts")
     half_life = config.mood.half_life_delta
     mood: MoodReport | None = None
     strategy: Strategy | None = None
@@ -204,15 +231,25 @@ def draft(
             min_confidence=config.strategy.min_confidence,
             fallback=config.strategy.fallback,
         )
+    lap("mood")
     active = active_context(
-        read.messages, read.summaries, now=now, half_life=half_life, workspace=config.workspace
+        read.messages,
+        read.summaries,
+        now=now,
+        half_life=half_life,
+        workspace=config.workspace,
+        # The memory search's model, when it has one, also tells which of the human's
+        # sentences the conversation is about; without it TF-IDF does.
+        embedder=memory.index.embedder if isinstance(memory, OpenMemory) else None,
     )
     daily: DailyContext | None = None
     try:
         daily = daily_context(config.workspace, config.daily.folder, now, config.daily.tail_bytes)
     except OSError as error:
         degraded.append(Problem("daily note", f"{error}", "daily note"))
-    recall = _recall(config, memory, read.messages, daily, now, degraded)
+    lap("context")
+    recall = _recall(config, memory, read.messages, now, degraded)
+    lap("memory")
     times = time_context(
         now,
         tz,
@@ -227,22 +264,25 @@ def draft(
         extra_secret_patterns=config.routing.extra_secret_patterns,
         complexity_keywords=config.routing.complexity_keywords or None,
     )
+    lap("routing")
 
     builders: dict[str, Callable[[], Section | None]] = {
-        "emotional_context": lambda: _mood_section(mood),
-        "response_strategy": lambda: _strategy_section(strategy),
-        "active_context": lambda: _active_section(active, now),
-        "relevant_memories": lambda: _memories_section(recall),
-        "daily_context": lambda: _daily_section(daily, config.workspace),
-        "time_context": lambda: _time_section(times),
-        "routing_hint": lambda: _routing_section(routing),
+        "emotional_context": lambda: mood_section(mood),
+        "response_strategy": lambda: strategy_section(strategy),
+        "active_context": lambda: active_section(active, now),
+        "relevant_memories": lambda: memories_section(recall),
+        "daily_context": lambda: daily_section(daily, config.workspace),
+        "time_context": lambda: time_section(times),
+        "routing_hint": lambda: routing_section(routing),
     }
     sections = [s for name in config.sections.enabled() if (s := builders[name]()) is not None]
+    if not read.messages:
+        sections = nothing_read(sections, read)
     # The file is injected into every turn: a secret or an address the human pasted must not
     # be repeated by it (the Routing Hint says what kind was seen, never the value).
-    sections = [_redacted(s, config.routing.extra_secret_patterns) for s in sections]
+    sections = [redacted(s, config.routing.extra_secret_patterns) for s in sections]
     return Draft(
-        now, read, mood, strategy, active, daily, times, routing, recall, sections, degraded
+        now, read, mood, strategy, active, daily, times, routing, recall, sections, degraded, stages
     )
 
 
@@ -253,6 +293,7 @@ def compose(config: Config, auto: Draft, agent: AgentInputs) -> Assembly:
     Raise AssemblerError for problems the user must fix (a broken template folder).
     """
     now = auto.now
+    started = time.perf_counter()
     tz = local_timezone(config)
     count = get_counter(config.tokens.counter)
     sections = auto.sections
@@ -267,8 +308,11 @@ def compose(config: Config, auto: Draft, agent: AgentInputs) -> Assembly:
         "auto_notice": f"{edited_at.astimezone(tz):%H:%M}" if edited_at else "",
         "agent_part": "",
     }
+    fields = _frontmatter(config, auto, expires, degraded)
+    frontmatter_tokens = count(compose_file(fields, ""))
     try:
-        header = count(renderer.page(sections=[], **page))
+        # The frontmatter is read too (hosts that inject the raw file): the total cap holds it.
+        header = count(renderer.page(sections=[], **page)) + frontmatter_tokens
         # The agent part comes first: the total cap is met by shrinking the auto part, and the
         # agent part gives way (saying so) only when the auto part is down to its header.
         part = render_agent_part(
@@ -284,8 +328,13 @@ def compose(config: Config, auto: Draft, agent: AgentInputs) -> Assembly:
         limit = min(config.caps.auto + part.tokens, config.caps.total)
         room = limit - part.tokens - header
         while True:
-            fitted = fit_sections(
-                sections, renderer, count, cap=max(room, 0), section_caps=config.caps.sections
+            fitted = _fit_without_repeats(
+                sections,
+                renderer,
+                count,
+                cap=max(room, 0),
+                section_caps=config.caps.sections,
+                memories=config.memory.top_k,
             )
             body = renderer.page(sections=fitted.texts, **page)
             if part.text not in body:  # a user template without `agent_part`: keep it anyway
@@ -301,15 +350,17 @@ def compose(config: Config, auto: Draft, agent: AgentInputs) -> Assembly:
         ) from error
     auto_tokens = count(auto_part(body))
     read, recall = auto.transcripts, auto.recall
+    text = compose_file(fields, body)
+    # What a run measured: the state folder's last-assembly.json, `show --json`, the daemon's
+    # log; the frontmatter keeps only what the agent needs (see `_frontmatter`).
     meta: dict[str, Any] = {
+        **fields,
         "generator": GENERATOR,
-        "updated": now.isoformat(timespec="seconds"),
-        "expires": expires.isoformat(timespec="seconds"),
-        "ttl_minutes": config.output.ttl_minutes,
         "tokens": {
+            "frontmatter": frontmatter_tokens,
             "auto": auto_tokens,
             "agent": part.tokens,
-            "total": count(body),
+            "total": count(text),
             "caps": {
                 "auto": config.caps.auto,
                 "agent": config.caps.agent,
@@ -330,7 +381,9 @@ def compose(config: Config, auto: Draft, agent: AgentInputs) -> Assembly:
         "agent_sections": part.hashes,
         "agent_omitted": part.omitted,
         "auto_sha256": auto_hash(body),
+        "body_sha256": body_hash(body),
         "degraded": [problem.to_dict() for problem in degraded],
+        "stages_ms": {**auto.stages, "page": round((time.perf_counter() - started) * 1000, 1)},
     }
     if (edits := agent.sync.summary()) is not None:
         meta["file_edits"] = edits
@@ -341,8 +394,11 @@ def compose(config: Config, auto: Draft, agent: AgentInputs) -> Assembly:
     return Assembly(
         **{**vars(auto), "degraded": degraded},
         path=config.output_path,
-        text=compose_file(meta, body),
+        text=text,
         meta=meta,
+        frontmatter=fields,
+        record=render_record(text, part.hashes, carried=agent.states is None),
+        state_dir=config.state_dir,
         fitted=fitted,
         auto_digest=_auto_digest(fitted.sections),
         secret_patterns=tuple(config.routing.extra_secret_patterns),
@@ -360,6 +416,44 @@ def _auto_digest(sections: Sequence[Section]) -> str:
         if item.gist != ""
     ]
     return hashlib.sha256("\n".join(lines).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _frontmatter(
+    config: Config, auto: Draft, expires: datetime, degraded: Sequence[Problem]
+) -> dict[str, Any]:
+    """Return the fields of the file's frontmatter: what the agent needs of the run (when, how
+    long it holds, what it read), in a few tokens; and, only when something failed, which
+    parts (the why is in last-assembly.json and `assemble show --json`)."""
+    fields: dict[str, Any] = {
+        "updated": auto.now.isoformat(timespec="seconds"),
+        "expires": expires.isoformat(timespec="seconds"),
+        "ttl_minutes": config.output.ttl_minutes,
+        "source": _source_summary(config, auto),
+    }
+    if degraded:
+        fields["degraded"] = ", ".join(dict.fromkeys(problem.kind for problem in degraded))
+    return fields
+
+
+def _source_summary(config: Config, auto: Draft) -> str:
+    """Return what the run read, in one line: "2 transcripts, 45 messages; memory 38 chunks"."""
+    sources = auto.transcripts.sources
+    if not sources:
+        read = "no transcripts"
+    else:
+        failed = sum(1 for source in sources if source.error)
+        read = f"{count_of(len(sources), 'transcript')}, "
+        read += count_of(len(auto.transcripts.messages), "message")
+        read += f" ({failed} unreadable)" if failed else ""
+    if auto.recall is not None and auto.recall.chunks_total == 0:
+        memory = "no memory notes"
+    elif auto.recall is not None:
+        memory = f"memory {count_of(auto.recall.chunks_total, 'chunk')}"
+    elif config.memory.enabled and config.sections.relevant_memories:
+        memory = "memory unavailable"
+    else:
+        memory = "memory off"
+    return f"{read}; {memory}"
 
 
 def assemble(
@@ -481,7 +575,11 @@ def write(assembly: Assembly) -> None:
         atomic_write(path, data)
         return Replaced(True)
 
-    _write(assembly, None, replace_file)
+    try:
+        seen = read_regular(assembly.path)
+    except OSError:
+        seen = Snapshot(None)
+    _write(assembly, None, replace_file, seen)
 
 
 def _write_if_unchanged(assembly: Assembly, config: Config, seen: Snapshot) -> Replaced:
@@ -489,36 +587,80 @@ def _write_if_unchanged(assembly: Assembly, config: Config, seen: Snapshot) -> R
         assembly,
         config.workspace,
         lambda path, data: replace_if_unchanged(path, data, seen.data),
+        seen,
     )
 
 
 def _write(
-    assembly: Assembly, workspace: Path | None, replace_file: Callable[[Path, bytes], Replaced]
+    assembly: Assembly,
+    workspace: Path | None,
+    replace_file: Callable[[Path, bytes], Replaced],
+    seen: Snapshot,
 ) -> Replaced:
+    """Replace the file with the assembly's text, with the record of the last assembly written
+    around the swap (see `_record`): before it, the new render pending beside the renders
+    written so far; after it, the new render first if the swap was done."""
     path = assembly.path
+    written = _written_records(assembly, seen)
+    _record(assembly, written, pending=True)
     try:
         if workspace is not None:
             check_place(path, workspace)
         path.parent.mkdir(parents=True, exist_ok=True)
         done = replace_file(path, assembly.text.encode("utf-8", "surrogatepass"))
     except UnsafePathError:
+        _record(assembly, written, pending=False)
         raise
     except OSError as error:
+        _record(assembly, written, pending=False)
         raise AssemblerError(
             f"Cannot write {path} ({error.strerror or error}); check that the folder "
             "is writable or change 'output.path'"
         ) from error
     assembly.written = assembly.written or done.done
+    if done.done and assembly.record is not None:
+        new = assembly.record
+        written = [new, *(r for r in written if r.body_sha256 != new.body_sha256)]
+    _record(assembly, written, pending=False)
     return done
 
 
-@dataclass
-class MemoryRecall:
-    """What the memory search gave this assembly."""
+def _written_records(assembly: Assembly, seen: Snapshot) -> list[RenderRecord]:
+    """Return the records of the renders written so far, newest first: those recorded, and a
+    render left pending by a run that stopped after its swap (the file, as read, holds it)."""
+    if assembly.state_dir is None:
+        return []
+    state = read_assembly_state(assembly.state_dir)
+    if state is None:
+        return []
+    if state.pending is not None and seen.data is not None:
+        frontmatter, meta, body = parse_loosely(seen.data)
+        if file_record(state, frontmatter, body, meta) is state.pending:
+            return [state.pending, *state.renders]
+    return list(state.renders)
 
-    result: RecallResult
-    chunks_total: int
-    chunks_embedded: int
+
+def _record(assembly: Assembly, written: list[RenderRecord], *, pending: bool) -> None:
+    """Write last-assembly.json: the records of the renders written, with the assembly's
+    render pending when its swap is about to happen, and what the assembly measured.
+
+    When it cannot be written the old record is removed (best effort): without one, the next
+    run compares the file with the journal instead of trusting hashes of another render.
+    """
+    if assembly.state_dir is None:
+        return
+    state = AssemblyState(
+        written,
+        assembly.record if pending else None,
+        {**assembly.meta, "written": assembly.written},
+    )
+    try:
+        write_assembly_state(assembly.state_dir, state)
+    except OSError as error:
+        log.warning("cannot write the record of the assembly: %s", error)
+        with contextlib.suppress(OSError):
+            check_dir(assembly.state_dir)  # never through a link: it would delete elsewhere
+            assembly_state_path(assembly.state_dir).unlink()
 
 
 def memory_for(
@@ -542,7 +684,6 @@ def _recall(
     config: Config,
     memory: OpenMemory | Problem | None,
     messages: Sequence[Message],
-    daily: DailyContext | None,
     now: datetime,
     degraded: list[Problem],
 ) -> MemoryRecall | None:
@@ -563,7 +704,8 @@ def _recall(
             messages,
             k=config.memory.top_k,
             max_messages=config.memory.query_messages,
-            exclude=_shown_in_daily(daily, config.workspace),
+            floor=memory_floor(config),
+            spare=config.memory.top_k,
             now=now,
             **index_options(config),
         )
@@ -576,36 +718,68 @@ def _recall(
     return MemoryRecall(result, memory.report.chunks_total, memory.report.chunks_embedded)
 
 
-def _shown_in_daily(daily: DailyContext | None, workspace: Path) -> Callable[[Hit], bool]:
-    """Return a test for hits that the Daily Context section already shows."""
-    if daily is None or not daily.lines:
-        return lambda hit: False
-    path = _display_path(daily.path, workspace)
-    return lambda hit: hit.path == path and hit.end_line >= daily.start_line
+def _fit_without_repeats(
+    sections: Sequence[Section],
+    renderer: Renderer,
+    count: TokenCounter,
+    *,
+    cap: int,
+    section_caps: Mapping[str, int],
+    memories: int,
+) -> Fitted:
+    """Given the sections, return them fitted to the caps (see `fit_sections`) with at most
+    `memories` memory lines and none that only repeats a line the fitted file shows (see
+    `recall.repeats`). A memory is judged against what is left after the caps: one whose
+    daily-note line the cap cut stays. A repeat's place goes to the next (spare) memory, and
+    every change moves what fits, so the fit is done again until nothing changes."""
+    repeated: list[str] = []  # the texts of the memory lines left out
+
+    def shown(section: Section) -> Section:
+        kept = [i for i in section.items if i.text not in repeated][:memories]
+        # A spare line in a repeat's place ranks as the line it replaces.
+        items = tuple(replace(item, priority=3 + rank) for rank, item in enumerate(kept))
+        return replace(section, items=items)
+
+    while True:
+        current = [shown(s) if s.name == "relevant_memories" else s for s in sections]
+        current = [s for s in current if s.items]
+        fitted = fit_sections(current, renderer, count, cap=cap, section_caps=section_caps)
+        drop = _shown_elsewhere(fitted.sections)
+        if not drop:
+            fitted.dropped.extend(
+                f"relevant_memories: {text[:40]}… (already shown)" for text in repeated
+            )
+            return fitted
+        repeated += [item.text for item in drop]
 
 
-def _redacted(section: Section, extra_secret_patterns: Sequence[str]) -> Section:
-    """Given a section, return it with secrets and personal data in its lines redacted."""
-    items = tuple(
-        replace(item, text=redact(item.text, extra_secret_patterns=extra_secret_patterns))
-        for item in section.items
-    )
-    return replace(section, items=items)
-
-
-def _memories_section(recall: MemoryRecall | None) -> Section | None:
-    if recall is None or not recall.result.hits:
-        return None
-    items = [
-        Item(f"`{hit.path}:{hit.start_line}-{hit.end_line}` {hit.snippet}", None, 3 + rank)
-        for rank, hit in enumerate(recall.result.hits)
+def _shown_elsewhere(sections: Sequence[Section]) -> list[Item]:
+    """Return the memory lines of the sections that only repeat another of their lines (see
+    `recall.repeats`: the Active Context lines are the human's requests, the others
+    statements)."""
+    requests = [i.text for s in sections if s.name == "active_context" for i in s.items]
+    statements = [
+        i.text
+        for s in sections
+        if s.name not in ("active_context", "relevant_memories")
+        for i in s.items
     ]
-    return Section("relevant_memories", TITLES["relevant_memories"], tuple(items))
+    drop = []
+    for section in sections:
+        if section.name != "relevant_memories":
+            continue
+        for item in section.items:
+            snippet = item.text.split("` ", 1)[-1]  # after the `path:lines` location
+            if repeats(snippet, statements, requests):
+                drop.append(item)
+            else:
+                statements.append(snippet)  # a later memory may repeat this one
+    return drop
 
 
 def _source_entry(source: Any, workspace: Path) -> dict[str, Any]:
     entry = {
-        "path": _display_path(Path(source.path), workspace),
+        "path": display_path(Path(source.path), workspace),
         "format": source.format,
         "messages": source.messages,
         "bad_lines": source.bad_lines,
@@ -613,134 +787,3 @@ def _source_entry(source: Any, workspace: Path) -> dict[str, Any]:
     if source.error:
         entry["error"] = source.error
     return entry
-
-
-def _display_path(path: Path, workspace: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(workspace))
-    except ValueError:
-        home = Path(os.path.expanduser("~"))
-        try:
-            return "~/" + str(path.relative_to(home))
-        except ValueError:
-            return str(path)
-
-
-def _valence_word(valence: float) -> str:
-    return "negative" if valence <= -0.2 else "positive" if valence >= 0.2 else "neutral"
-
-
-def _arousal_word(arousal: float) -> str:
-    return "high" if arousal >= 0.6 else "low" if arousal <= 0.3 else "moderate"
-
-
-def _mood_section(report: MoodReport | None) -> Section | None:
-    if report is None or report.combined.messages == 0:
-        return None  # nothing the human said: no mood to report
-    state = report.combined
-    items = [Item(f"{state.primary} ({state.primary_score:.2f})", "Primary", 1, gist=state.primary)]
-    if state.secondary:
-        score = f"{state.secondary} ({state.secondary_score:.2f})"
-        items.append(Item(score, "Secondary", 4, gist=state.secondary))
-    items.append(
-        Item(
-            f"{state.valence:+.2f} ({_valence_word(state.valence)}) | **Arousal:** "
-            f"{state.arousal:.2f} ({_arousal_word(state.arousal)})",
-            "Valence",
-            2,
-            gist=f"{_valence_word(state.valence)} {_arousal_word(state.arousal)}",
-        )
-    )
-    plural = "s" if state.messages != 1 else ""
-    confidence = (
-        f"{state.confidence:.2f} that an emotion shows ({state.messages} human message{plural})"
-    )
-    items.append(Item(confidence, "Confidence", 3, gist=""))
-    items.append(Item(state.trajectory, "Trajectory", 3, gist=""))
-    items.extend(_speaker_item(name, s) for name, s in report.speakers.items())
-    return Section("emotional_context", TITLES["emotional_context"], tuple(items))
-
-
-def _speaker_item(name: str, state: MoodState) -> Item:
-    text = f"{state.primary} ({state.primary_score:.2f}), valence {state.valence:+.2f}"
-    text += f", {state.messages} messages; {state.trajectory}"
-    return Item(text, name, 5, gist=state.primary)
-
-
-def _strategy_section(strategy: Strategy | None) -> Section | None:
-    if strategy is None:
-        return None
-    if strategy.no_signal:
-        # Nothing to adapt to: one line instead of the fallback rule's defaults.
-        line = Item(f"{strategy.reason}; answer as usual", "No clear signal", 1, gist="none")
-        return Section("response_strategy", TITLES["response_strategy"], (line,))
-    items = [
-        Item(strategy.style, "Style", 1),
-        Item(strategy.tone, "Tone", 2),
-        Item(strategy.verbosity, "Verbosity", 2),
-        Item("yes" if strategy.preamble else "NO", "Preamble", 3),
-    ]
-    if strategy.note:
-        items.append(Item(strategy.note, "Note", 4))
-    return Section("response_strategy", TITLES["response_strategy"], tuple(items))
-
-
-def _active_section(active: ActiveContext, now: datetime) -> Section:
-    items = [Item(active.working_on or "nothing identified in the window", "Working on", 1)]
-    if active.last_topic:
-        items.append(Item(active.last_topic, "Last topic", 2))
-    if active.session_gap is not None:
-        gap = f"{format_duration(active.session_gap)} ({active.gap_note})"
-    else:
-        gap = active.gap_note
-    items.append(Item(gap, "Session gap", 3, gist=active.gap_note))
-    read = f"{active.messages_read} ({active.human_messages} from the human"
-    read += f", {active.sessions} session{'s' if active.sessions != 1 else ''})"
-    if active.last_message_at is not None:
-        read += f"; last {format_duration(now - active.last_message_at)} ago"
-    items.append(Item(read, "Messages read", 5, gist=""))
-    return Section("active_context", TITLES["active_context"], tuple(items))
-
-
-def _daily_section(daily: DailyContext | None, workspace: Path) -> Section | None:
-    if daily is None or not daily.lines:
-        return None
-    count = len(daily.lines)
-    # The newest lines (the end of the note) are the ones worth keeping under the cap; the
-    # newest two rank with the best memories, older ones go first.
-    items = [Item(line, None, 3 + count - 1 - i) for i, line in enumerate(daily.lines)]
-    source = _display_path(daily.path, workspace)
-    omitted = ", earlier lines omitted" if daily.truncated else ""
-    items.insert(0, Item(f"{source} (tail{omitted})", "From", 3, heading=True))
-    return Section("daily_context", TITLES["daily_context"], tuple(items), style="quote")
-
-
-def _time_section(times: TimeContext) -> Section:
-    local = f"{times.local:%H:%M %Z, %a %d %b} ({times.part_of_day})"
-    return Section(
-        "time_context",
-        TITLES["time_context"],
-        (Item(local, "Local time", 2, gist=times.part_of_day), Item(times.note, "Note", 3)),
-    )
-
-
-def _routing_section(hint: RoutingHint) -> Section:
-    return Section(
-        "routing_hint",
-        TITLES["routing_hint"],
-        (
-            Item(
-                f"{hint.sensitivity.upper()} ({hint.sensitivity_reason})",
-                "Content sensitivity",
-                3,
-                gist=hint.sensitivity,
-            ),
-            Item(
-                f"{hint.complexity.upper()} ({hint.complexity_reason})",
-                "Task complexity",
-                4,
-                gist=hint.complexity,
-            ),
-            Item(hint.tier, "Suggested model", 4),
-        ),
-    )

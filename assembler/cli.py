@@ -487,6 +487,24 @@ def build_parser() -> argparse.ArgumentParser:
         "relative to the current folder; one that matches no file is an error)",
     )
 
+    serve = command(
+        "serve",
+        "a local status page: the file, the mood over the day, memory, sections",
+        "Serve a status page of the workspace on this machine: the file as the agent reads\n"
+        "it and whether it is fresh, the last assemblies, the human's mood over the day (per\n"
+        "speaker), the memory search, the agent's sections and the parked observations;\n"
+        "it updates itself when they change. Prints the URL to open, which carries a random\n"
+        "access token; every request needs it. Runs until Ctrl-C.",
+    )
+    serve.add_argument("--port", type=int, default=8765, help="the port (default 8765; 0: any)")
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address to listen on (default 127.0.0.1; another one is reachable from other "
+        "machines and is warned about)",
+    )
+    _add_now(serve, suppress=True)
+
     _add_hook_command(commands)
 
     systemd = command("systemd", "install the systemd user units")
@@ -639,6 +657,8 @@ def _commands_of(command: str) -> dict[str, Callable[[argparse.Namespace], int]]
         from assembler.cli_memory import COMMANDS
     elif command == "obs":
         from assembler.cli_obs import COMMANDS
+    elif command == "serve":
+        from assembler.cli_serve import COMMANDS
     else:
         from assembler.cli_hosts import COMMANDS
     return COMMANDS

@@ -6,13 +6,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assembler.cli_common import EXIT_USER_ERROR, load, log, parse_now
 from assembler.errors import ConfigError, WorkspaceError
-from assembler.scratchpad_file import read_scratchpad
+from assembler.scratchpad_file import last_diagnostics, read_scratchpad
 from assembler.transcripts import resolve_explicit_sources
 from assembler.view import check_freshness, prefix_for
 
@@ -22,11 +23,15 @@ if TYPE_CHECKING:
 
 def _cmd_once(args: argparse.Namespace) -> int:
     from assembler.assemble import run_once
+    from assembler.assembly_log import record_run  # numpy, through the mood history
 
     config = load(args)
     now = parse_now(args.now, config)
     globs = _explicit_transcripts(args)
+    started = time.perf_counter()
     assembly = run_once(config, now=now, dry_run=args.dry_run, transcript_globs=globs)
+    if not args.dry_run:  # the status page's log of assemblies and the mood history
+        record_run(config, assembly, "once", time.perf_counter() - started)
     meta = assembly.meta
     if args.json:
         summary = {
@@ -53,9 +58,34 @@ def _cmd_once(args: argparse.Namespace) -> int:
         print(f"not written: {assembly.path} kept changing while it was rendered; run again")
     if args.explain:
         print("\nWhy:")
-        for line in assembly.explain():
+        for line in [*assembly.explain(), *_recorded_lines(meta)]:
             print(f"  {line}")
     return _report_problems(assembly)
+
+
+def _recorded_lines(meta: dict[str, Any]) -> list[str]:
+    """The diagnostics the frontmatter no longer carries, as --explain lines: the token counts
+    and what became of hand edits of the file."""
+    tokens = meta["tokens"]
+    caps = tokens["caps"]
+    lines = [
+        f"tokens: {tokens['total']}/{caps['total']} in all (frontmatter {tokens['frontmatter']}, "
+        f"auto {tokens['auto']}/{caps['auto']}, agent {tokens['agent']}/{caps['agent']})"
+    ]
+    if meta.get("memory"):
+        memory = meta["memory"]
+        lines.append(
+            f"memory: {memory['chunks']} chunks ({memory['embedded']} embedded), "
+            f"{memory['hits']} shown"
+        )
+    lines += [
+        f"agent section {entry['section']}: {entry['left_out']} of {entry['tokens']} tokens "
+        "left out"
+        for entry in meta.get("agent_omitted", [])
+    ]
+    if (edits := meta.get("file_edits")) is not None:
+        lines.append("hand edits: " + json.dumps(edits, ensure_ascii=False))
+    return lines
 
 
 def _explicit_transcripts(args: argparse.Namespace) -> list[str] | None:
@@ -87,15 +117,8 @@ def _report_problems(assembly: Assembly) -> int:
 def _mood_summary(assembly: Assembly) -> dict[str, Any] | None:
     if assembly.mood is None:
         return None
-    state = assembly.mood.combined
     return {
-        "primary": state.primary,
-        "primary_score": round(state.primary_score, 3),
-        "secondary": state.secondary,
-        "valence": round(state.valence, 3),
-        "arousal": round(state.arousal, 3),
-        "confidence": round(state.confidence, 3),
-        "trajectory": state.trajectory,
+        **assembly.mood.combined.summary(),
         "speakers": sorted(assembly.mood.speakers),
     }
 
@@ -115,12 +138,17 @@ def _cmd_show(args: argparse.Namespace) -> int:
     if args.fresh_only and not fresh:
         return 1
     if args.format == "json":
+        diagnostics, current = last_diagnostics(config.state_dir, pad.body)
         document = {
             "path": str(pad.path),
             "fresh": fresh,
             "updated": pad.updated.isoformat(),
             "expires": pad.expires.isoformat(),
             "frontmatter": pad.meta,
+            # What the last assembly measured (.scratchpad/last-assembly.json), and whether
+            # the file is still what it wrote.
+            "diagnostics": diagnostics or None,
+            "diagnostics_current": current,
             "body": pad.body,
         }
         print(json.dumps(document, indent=2, ensure_ascii=False, default=str))

@@ -11,36 +11,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from assembler.errors import UnsafePathError
 from assembler.fsutil import allowed_root, resolves_within
-from assembler.transcripts import Message
+from assembler.task import current_task
+from assembler.transcripts import Message, Summary
+from assembler.words import CODE_BLOCK, content_runs
+from assembler.words import content_words as content_words  # re-exported: recall uses it
 
-# Words that carry no topic. Short on purpose: technical words (deploy, error, api) must stay.
-STOPWORDS = frozenset(
-    """
-    a about above after again against all also am an and any are aren't as at be because been
-    before being below between both but by can can't cannot could couldn't did didn't do does
-    doesn't doing don't down during each few for from further had hadn't has hasn't have haven't
-    having he he'd he'll he's her here here's hers herself him himself his how how's i i'd i'll
-    i'm i've if in into is isn't it it's its itself let's me more most mustn't my myself no nor
-    not of off on once only or other ought our ours ourselves out over own same shan't she she'd
-    she'll she's should shouldn't so some such than that that's the their theirs them themselves
-    then there there's these they they'd they'll they're they've this those through to too under
-    until up very was wasn't we we'd we'll we're we've were weren't what what's when when's
-    where where's which while who who's whom why why's with won't would wouldn't you you'd
-    you'll you're you've your yours yourself yourselves ok okay yes yeah yep nope hey hi hello
-    thanks thank please just really still now again maybe actually think know want need get got
-    going go let like make see look one two thing things way well right sure good great lot bit
-    also something anything everything nothing time today tonight tomorrow yesterday will shall
-    may might must can could would should did done do does try tried use used using work working
-    keeps keep kept said say says tell told give gave show shows night morning evening bye
-    cheers thx lol cool nice fine sorry else wait till until anyway unrelated bad
-    """.split()
-)
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*[A-Za-z0-9]|[A-Za-z]")
-_PHRASE_BREAK = re.compile(r"[.,;:!?()\[\]{}\"`<>|\n]+|\s[-–—]\s")
-_CODE_BLOCK = re.compile(r"```.*?```", re.DOTALL)
+if TYPE_CHECKING:
+    from assembler.embeddings import Embedder
+
 _TOPICS = 5  # the main topics listed
 
 
@@ -84,7 +66,7 @@ def extract_topics(
     surface: dict[str, str] = {}
     for text, weight in zip(texts, weights, strict=True):
         seen: set[str] = set()  # a phrase repeated inside one message counts once
-        for run in _content_runs(_CODE_BLOCK.sub(" ", text)):
+        for run in content_runs(CODE_BLOCK.sub(" ", text)):
             for size in range(1, min(3, len(run)) + 1):
                 for start in range(len(run) - size + 1):
                     words = run[start : start + size]
@@ -109,64 +91,48 @@ def extract_topics(
     return topics
 
 
-def content_words(text: str) -> list[str]:
-    """Given a text, return its content words (no stopwords, no code blocks), in order."""
-    return [word for run in _content_runs(_CODE_BLOCK.sub(" ", text)) for word in run]
-
-
-def _content_runs(text: str) -> list[list[str]]:
-    """Return the runs of content words of a text (stopwords and punctuation split runs)."""
-    runs: list[list[str]] = []
-    for chunk in _PHRASE_BREAK.split(text):
-        run: list[str] = []
-        for token in [*_WORD.findall(chunk), ""]:
-            lowered = token.lower()
-            if token and lowered not in STOPWORDS and len(lowered) > 2:
-                run.append(token)
-            elif run:
-                runs.append(run)
-                run = []
-    return runs
-
-
 def active_context(
     messages: Sequence[Message],
-    summaries: Sequence[str],
+    summaries: Sequence[Summary],
     *,
     now: datetime,
     half_life: timedelta,
     workspace: Path | None = None,
     gap_threshold: timedelta = timedelta(minutes=45),
+    embedder: Embedder | None = None,
 ) -> ActiveContext:
-    """Given the recent messages (oldest first) and compaction summaries, return what the
-    session is about: the main topics, the last topic, and the pause before the current
-    stretch of activity.
+    """Given the recent messages (oldest first) and the hosts' summaries (oldest first), return
+    what the session is about: the sentence that says the current task (see
+    `assembler.task`), the subject of the newest topic when it is another, the main key
+    phrases, and the pause before the current stretch of activity.
+
+    `embedder` measures which sentences are central; without one, or when it fails, TF-IDF
+    does.
     """
     texts = [m.text for m in messages]
     weights = [_recency(m.timestamp, now, half_life) for m in messages]
     topics = extract_topics(texts, weights, limit=_TOPICS)
     humans = [m for m in messages if m.role == "user"]
-    # The last topic is what the human said last; the two messages before only break ties.
-    recent = humans[-3:]
-    last_topics = extract_topics(
-        [m.text for m in recent],
-        [0.1 ** (len(recent) - 1 - i) for i in range(len(recent))],
-        limit=1,
-    )
-    working_on = _goal_from_summaries(summaries) or (
-        ", ".join(t.phrase for t in topics[:3]) if topics else None
-    )
+    explain: list[str] = []
+    try:
+        task = current_task(messages, summaries, embedder=embedder)
+    except Exception as error:  # a failing model degrades this line, never the run
+        explain.append(f"embeddings failed ({error}); sentences compared by TF-IDF")
+        task = current_task(messages, summaries)
+    working_on = task.working_on
     project = _project_name(messages, workspace)
     if working_on and project:
         working_on = f"{working_on} (in {project})"
+    last_topic = _subject(task.last_sentence, task.working_on)
     stamps = [m.timestamp for m in messages if m.timestamp is not None]
     gap, gap_note = _session_gap(stamps, now, gap_threshold)
-    explain = [f"topic {t.phrase!r} scored {t.score}" for t in topics]
+    explain += task.explain
+    explain += [f"topic {t.phrase!r} scored {t.score}" for t in topics]
     if summaries:
-        explain.append(f"{len(summaries)} compaction summary(ies) read for the goal")
+        explain.append(f"{len(summaries)} host summary(ies) or title(s) read")
     return ActiveContext(
         working_on=working_on,
-        last_topic=last_topics[0].phrase if last_topics else None,
+        last_topic=last_topic,
         topics=topics,
         last_message_at=max(stamps) if stamps else None,
         session_gap=gap,
@@ -178,20 +144,25 @@ def active_context(
     )
 
 
+def _subject(sentence: str | None, working_on: str | None) -> str | None:
+    """The key phrase of a sentence, unless Working on already says it."""
+    if not sentence:
+        return None
+    found = extract_topics([sentence], limit=1)
+    if not found:
+        return None
+    phrase = found[0].phrase
+    said = {w.lower() for w in content_words(working_on or "")}
+    if all(w.lower() in said for w in content_words(phrase)):
+        return None
+    return phrase
+
+
 def _recency(at: datetime | None, now: datetime, half_life: timedelta) -> float:
     if at is None:
         return 1.0
     age = max((now - at).total_seconds(), 0.0)
     return float(0.5 ** (age / max(half_life.total_seconds(), 1.0)))
-
-
-def _goal_from_summaries(summaries: Sequence[str]) -> str | None:
-    """Return the first line under a '## Goal' heading of the newest summary, if any."""
-    for summary in reversed(summaries):
-        match = re.search(r"^#+\s*Goal\s*\n+\s*(?:[-*]\s*)?(.+)$", summary, re.M | re.I)
-        if match and match.group(1).strip() not in ("...", ""):
-            return match.group(1).strip()[:120]
-    return None
 
 
 def _project_name(messages: Sequence[Message], workspace: Path | None) -> str | None:
@@ -250,17 +221,32 @@ def format_duration(delta: timedelta) -> str:
 
 @dataclass
 class DailyContext:
-    """The tail of today's daily note."""
+    """The newest lines of today's daily note."""
 
     path: Path
-    lines: list[str]  # the non-blank lines shown
-    truncated: bool  # the note is longer than the tail shown
-    start_line: int = 1  # the 1-based line number where the tail starts in the note
+    lines: list[str]  # the lines shown, in the note's order (no blank lines, no headings)
+    truncated: bool  # the note has lines that are not shown
+    start_line: int = 1  # the 1-based line number of the first line shown
+    line_numbers: list[int] = field(default_factory=list)  # 1-based, one per line shown
+    newness: list[int] = field(default_factory=list)  # 0 for the newest line, one per line
+
+
+# "- 21:52 Ray: ..." or "21:52 ...": a daily note's timed entry.
+_ENTRY_TIME = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*)?(\d{1,2}):(\d{2})\b")
+_HEADING = re.compile(r"^ {0,3}#{1,6}(?:\s|$)")
 
 
 def daily_context(workspace: Path, folder: str, today: datetime, tail_bytes: int) -> DailyContext:
-    """Given the workspace, the daily-notes folder and the local date, return the tail of
-    today's note (`<folder>/YYYY-MM-DD.md`): its last `tail_bytes` bytes, cut at a line start.
+    """Given the workspace, the daily-notes folder and the local clock, return the newest lines
+    of today's note (`<folder>/YYYY-MM-DD.md`), up to `tail_bytes` bytes, shown in the note's
+    order.
+
+    Newest means by the entry's time ("- 21:52 ..."), newest first; an indented line goes
+    with the entry above it. Lines without a time of their own at the top level (lessons,
+    lists under their own heading) come after every timed line: memory search finds them
+    when they matter. A note without times is read from its end. Headings and blank lines are
+    not shown, nor entries timed after `today`'s clock (and what follows them): the note may
+    be newer than the clock asked for.
 
     A missing note gives no lines. Raise OSError if the note exists but cannot be read, and
     UnsafePathError if it is a link out of the folder its setting points into.
@@ -274,18 +260,43 @@ def daily_context(workspace: Path, folder: str, today: datetime, tail_bytes: int
         raise UnsafePathError(
             f"{path} is a link to {os.path.realpath(path)}, outside {root}; not shown"
         )
-    data = path.read_bytes()  # daily notes are small; the line count needs the head too
-    start = max(len(data) - tail_bytes, 0)
-    if start > 0:
-        # Begin at the first whole line of the tail.
-        newline = data.find(b"\n", start - 1)
-        start = len(data) if newline < 0 else newline + 1
-    lines = data[start:].decode("utf-8", errors="replace").splitlines()
+    text = path.read_bytes().decode("utf-8", errors="replace")  # daily notes are small
+    clock = today.hour * 60 + today.minute
+    # (line number, text, sort key): timed entries by time, then untimed ones by position.
+    entries: list[tuple[int, str, tuple[int, int, int]]] = []
+    latest: int | None = None  # the time of the last timed entry above
+    key = (0, 0, 0)
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or _HEADING.match(line):
+            continue
+        timed = _ENTRY_TIME.match(line)
+        if timed is not None and int(timed.group(2)) < 60:
+            latest = int(timed.group(1)) * 60 + int(timed.group(2))
+            key = (1, latest, number)
+        elif not line[:1].isspace() or not entries:
+            key = (0, 0, number)
+        # An indented line keeps the key of the entry it continues.
+        if latest is not None and latest > clock:
+            continue
+        entries.append((number, line.rstrip(), key))
+    order = sorted(range(len(entries)), key=lambda i: entries[i][2], reverse=True)
+    chosen: list[int] = []
+    used = 0
+    for i in order:
+        size = len(entries[i][1].encode()) + 1
+        if used + size > tail_bytes:
+            break
+        chosen.append(i)
+        used += size
+    rank = {i: r for r, i in enumerate(chosen)}
+    shown = sorted(chosen)
     return DailyContext(
         path,
-        [line for line in lines if line.strip()],
-        truncated=start > 0,
-        start_line=data.count(b"\n", 0, start) + 1,
+        [entries[i][1].strip() for i in shown],
+        truncated=len(shown) < len(entries),
+        start_line=entries[shown[0]][0] if shown else 1,
+        line_numbers=[entries[i][0] for i in shown],
+        newness=[rank[i] for i in shown],
     )
 
 

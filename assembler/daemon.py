@@ -608,6 +608,7 @@ class Daemon:
         """Run one assembly (on the scheduler's only worker). A failure is logged; the next
         trigger runs as planned."""
         from assembler.assemble import run_once
+        from assembler.assembly_log import record_run  # the status page's log and mood history
 
         now = self.clock()
         if not self.planner.scheduled_run_due(reason, now):
@@ -645,6 +646,7 @@ class Daemon:
             )
             for problem in assembly.degraded:
                 log.warning("degraded: %s: %s", problem.what, problem.why)
+            record_run(self.config, assembly, reason, time.perf_counter() - started)
             self._plan_refresh(assembly.now, datetime.fromisoformat(meta["expires"]))
         finally:
             self._finish_run()

@@ -37,14 +37,19 @@ from assembler.journal import (
 )
 from assembler.pad import Scratchpad, scratchpad_for
 from assembler.scratchpad_file import (
+    RenderRecord,
     auto_hash,
     body_hash,
+    closest_record,
     decode_sections,
+    file_record,
     find_agent_region,
     owned_lines,
     parse_loosely,
+    read_assembly_state,
     region_lines,
     rendered_body,
+    same_frontmatter,
     text_hash,
 )
 from assembler.session_entries import OPENCLAW_TAIL_BYTES, read_openclaw_scratchpad_entries
@@ -131,7 +136,7 @@ def import_into_journal(
     try:
         pad = scratchpad_for(config, now=lambda: now)
     except AssemblerError as error:  # a broken tokens.counter is reported by the auto part
-        sync = region_of(seen)
+        sync = region_of(seen, config.state_dir)
         sync.failure = str(error)
         return sync, [kept_problem(error)]
     degraded: list[Problem] = []
@@ -150,7 +155,7 @@ def import_into_journal(
                 pad.import_openclaw_entries(entries)
     except (SectionError, OSError) as error:
         if sync.region is None and not sync.hashes:
-            sync = region_of(seen)
+            sync = region_of(seen, config.state_dir)
         sync.failure = str(error)
         degraded.append(kept_problem(error))
     return sync, degraded
@@ -163,25 +168,38 @@ def kept_problem(error: Exception) -> Problem:
     return Problem("agent sections", why, "sections")
 
 
-def region_of(seen: Snapshot) -> FileSync:
-    """Given SCRATCHPAD.md as read, return its agent region and recorded hashes, importing
-    nothing (what a render carries over when the journal is unavailable)."""
+def region_of(seen: Snapshot, state_dir: Path) -> FileSync:
+    """Given SCRATCHPAD.md as read and the state folder, return its agent region and the hashes
+    recorded at its render, importing nothing (what a render carries over when the journal is
+    unavailable)."""
     sync = FileSync()
     if seen.data is None:
         return sync
-    meta, body = parse_loosely(seen.data)
+    record, body = read_record(seen.data, state_dir)
     sync.region = find_agent_region(body)
-    recorded = meta.get("agent_sections") if meta is not None else None
-    if isinstance(recorded, Mapping):
-        sync.hashes = {str(k): str(v) for k, v in recorded.items()}
+    if record is not None:
+        sync.hashes = dict(record.agent_sections)
     return sync
+
+
+def read_record(data: bytes, state_dir: Path) -> tuple[RenderRecord | None, str]:
+    """Given the file's bytes and the state folder, return the record of the render the file
+    came from (None when it cannot be known, see `file_record`) and the file's body."""
+    frontmatter, meta, body = parse_loosely(data)
+    state = read_assembly_state(state_dir)
+    record = file_record(state, frontmatter, body, meta)
+    if record is None and len(same := same_frontmatter(state, frontmatter)) > 1:
+        # Renders of one second share their frontmatter: take the one the file is closest to.
+        record = closest_record(state_dir, same, body)
+    return record, body
 
 
 def sync_file_edits(pad: Scratchpad, path: Path, seen: Snapshot | None = None) -> FileSync:
     """Given the scratchpad and SCRATCHPAD.md, import hand edits of its agent sections.
 
-    The file counts as edited when its body no longer matches `body_sha256` (a file saved with
-    CRLF line ends throughout is read as LF). A section whose text differs from the hash
+    The file counts as edited when its body no longer matches the hash recorded at its render
+    (see `read_record`; a file saved with CRLF line ends throughout is read as LF), or when
+    that render is not known. A section whose text differs from the hash
     recorded at the render is written to the journal (source `file-edit`), one whose markers
     are gone is cleared, one added between new markers is written. When the journal changed
     the same section since the render, the journal wins and the file's text is saved under
@@ -203,29 +221,31 @@ def sync_file_edits(pad: Scratchpad, path: Path, seen: Snapshot | None = None) -
     if snapshot.data is None:
         return sync
     mtime = datetime.fromtimestamp(snapshot.mtime or 0).astimezone()
-    meta, body = parse_loosely(snapshot.data)
-    recorded = meta.get("agent_sections") if meta is not None else None
+    state_dir = pad.journal.path.parent
+    record, body = read_record(snapshot.data, state_dir)
+    recorded = record.agent_sections if record is not None else None
     sync.region = find_agent_region(body)
-    if isinstance(recorded, Mapping):
-        sync.hashes = {str(k): str(v) for k, v in recorded.items()}
-    carried = meta is not None and meta.get("agent_carried") is True
-    if meta is not None and meta.get("body_sha256") == body_hash(body) and not carried:
+    if record is not None:
+        sync.hashes = dict(record.agent_sections)
+    if record is not None and record.body_sha256 == body_hash(body) and not record.agent_carried:
         return sync
     sync.edited, sync.at = True, mtime
-    rendered = rendered_body(pad.journal.path.parent, meta)
+    rendered = rendered_body(state_dir, record)
     stray = stray_lines(body, rendered)
     found_stray = stray_text(body, stray)
     # Text added after the auto part is no edit of it, even where no region follows it.
     dropped = set(stray)
     without = "\n".join(line for i, line in enumerate(body.split("\n")) if i not in dropped)
-    if meta is not None and meta.get("auto_sha256") not in (None, auto_hash(without)):
+    if record is not None and record.auto_sha256 not in ("", auto_hash(without)):
         sync.auto_edited = True
-    if meta is None:
+    if record is None:
         sync.problems.append(
             Problem(
                 "hand edits",
-                f"the frontmatter of {path} was broken by an edit; agent sections were "
-                "compared with the journal instead, and no section was cleared",
+                f"the render {path} came from is not known (its frontmatter was edited, or "
+                f"{state_dir.name}/last-assembly.json is missing or unreadable); agent sections "
+                "were compared with the journal instead (the lines of both kept where they "
+                "share any) and no section was cleared",
                 "hand edits",
             )
         )
@@ -308,6 +328,10 @@ def _import_sections(
             if not changed or (old is not None and old.content == content):
                 continue
             merged = _merged(name, old, content, recorded, base)
+            if merged is None and not isinstance(recorded, Mapping) and not journal_moved:
+                # The render the file came from is not known: what the file lacks may be news
+                # of the journal's, not a deletion. Keep the lines of both.
+                merged = _union(old, content)
             if merged is not None:
                 if merged != (old.content if old is not None else None):
                     edits[name] = merged
@@ -366,6 +390,20 @@ def _merged(
     if text_hash(old.content) == recorded.get(name):
         return None  # only the file changed: a plain edit, not a merge
     return merge_texts(rendered, old.content, content)
+
+
+def _union(old: SectionState | None, content: str) -> str | None:
+    """Given a section as the journal has it and as found in the file, with no render to tell
+    which side changed what, return every line of both, in order (None: no such section in
+    the journal, or the two cannot be combined so)."""
+    if old is None or old.kind != "agent":
+        return None
+    ours, theirs = old.content.split("\n"), content.split("\n")
+    matcher = difflib.SequenceMatcher(None, ours, theirs, autojunk=False)
+    common = [line for m in matcher.get_matching_blocks() for line in ours[m.a : m.a + m.size]]
+    if not common:
+        return None
+    return merge_texts("\n".join(common), old.content, content)
 
 
 def merge_texts(base: str, ours: str, theirs: str) -> str | None:

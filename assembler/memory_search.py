@@ -12,7 +12,7 @@ import operator
 import re
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -181,46 +181,79 @@ def _mmr(
     return [pool[i] for i in chosen]
 
 
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
 def _snippet_terms(query: str) -> list[str]:
     """Given a query, return the stems its snippet looks for (stopwords dropped)."""
-    stems = []
-    for word in dict.fromkeys(t.lower() for t in _TERM.findall(query)):
-        if word in _STOPWORDS:
+    words = dict.fromkeys(t.lower() for t in _TERM.findall(query))
+    return list(dict.fromkeys(_stem(word) for word in words if word not in _STOPWORDS))
+
+
+# A sentence ends at ., ! or ? followed by a space and what can start one; "1.14.4" and
+# "e.g. this" stay whole.
+_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"')\]]))\s+(?=[\"'`(\[]?[A-Z0-9])")
+_LIST_MARKER = re.compile(r"^(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
+_CLOCK = re.compile(r"^\d{1,2}:\d{2}\b")
+
+
+def sentences(text: str) -> list[str]:
+    """Given a chunk's text, return its sentences, in order: each content line (not a heading,
+    not a code fence, without its list marker) split at sentence ends. A sentence from the
+    middle of a line that begins with a clock time ("21:52 ...") keeps that time in front."""
+    found: list[str] = []
+    for raw in text.split("\n"):
+        line = raw.strip()
+        if not line or line.startswith("```") or ATX_HEADING.match(line):
             continue
-        for suffix in ("ing", "ed", "es", "s"):
-            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-                word = word[: -len(suffix)]
-                break
-        stems.append(word)
-    return stems
+        line = _LIST_MARKER.sub("", line)
+        clock = _CLOCK.match(line)
+        for number, piece in enumerate(_SENTENCE_END.split(line)):
+            piece = " ".join(piece.split())
+            if not piece:
+                continue
+            if number and clock is not None:
+                piece = f"{clock.group(0)} {piece}"
+            found.append(piece)
+    return found
 
 
-def snippet(text: str, terms: Sequence[str], width: int = _SNIPPET_CHARS) -> str:
-    """Given a chunk's text and the query's stems, return its most relevant line or two.
+def overlap(sentence: str, weights: Mapping[str, float]) -> float:
+    """Given a sentence and the query's stems with their weights (IDF, or 1 each), return the
+    weight of the stems the sentence has (a stem matches the start of a word)."""
+    words = {t.lower() for t in _TERM.findall(sentence)}
+    return sum(weight for term, weight in weights.items() if any(w.startswith(term) for w in words))
 
-    The line with the most distinct stems wins (the first content line when none matches); a
-    short line is followed by the next one. The result is one line of at most `width`
-    characters, cut around the first match.
+
+def snippet(
+    text: str,
+    terms: Sequence[str] | Mapping[str, float],
+    width: int = _SNIPPET_CHARS,
+    *,
+    scores: Sequence[float] | None = None,
+) -> str:
+    """Given a chunk's text and the query's stems (with their weights, e.g. IDF), return its
+    most relevant sentence (see `sentences`): the one with the most weight of the query's
+    stems, or the best of `scores` (one per sentence) when given; the first when nothing
+    matches. Headings are never the snippet: a chunk of headings alone gives "".
+
+    The result is one line of at most `width` characters, cut around the first match.
     """
-    lines = [line.strip() for line in text.split("\n")]
-    content = [i for i, line in enumerate(lines) if line and not line.startswith("```")]
-    if not content:
+    pieces = sentences(text)
+    if not pieces:
         return ""
-    patterns = [re.compile(rf"\b{re.escape(term)}", re.IGNORECASE) for term in terms]
-
-    def hits(i: int) -> int:
-        return sum(1 for pattern in patterns if pattern.search(lines[i]))
-
-    best = max(content, key=lambda i: (hits(i), -i))
-    if hits(best) == 0:
-        best = next((i for i in content if not ATX_HEADING.match(lines[i])), content[0])
-    chosen = lines[best]
-    following = [i for i in content if i > best]
-    if len(chosen) < 80 and following:
-        chosen = f"{chosen} {lines[following[0]]}"
-    flat = " ".join(chosen.split())
+    weights = dict(terms) if isinstance(terms, Mapping) else dict.fromkeys(terms, 1.0)
+    if scores is None:
+        scores = [overlap(piece, weights) for piece in pieces]
+    best = max(range(len(pieces)), key=lambda i: (scores[i], -i))
+    flat = pieces[best]
     if len(flat) <= width:
         return flat
+    patterns = [re.compile(rf"\b{re.escape(term)}", re.IGNORECASE) for term in weights]
     first = min((m.start() for p in patterns if (m := p.search(flat)) is not None), default=0)
     start = max(0, min(first - width // 4, len(flat) - width + 1))
     piece = flat[start : start + width - 2].strip()
@@ -412,6 +445,11 @@ class IndexSearch:
             found = self._matches[match] = _Matches(dict(rows), [row[0] for row in rows])
         return found
 
+    def chunk_count(self) -> int:
+        """Return how many chunks the index holds now."""
+        self._refresh_caches()
+        return int(self._rows)
+
     def _refresh_caches(self) -> None:
         """Drop the search caches if the database changed since they were filled."""
         # data_version moves when another connection (another process) commits; our own
@@ -562,7 +600,7 @@ class IndexSearch:
             chosen = _mmr(unique, options.k, options.mmr_lambda, vectors)
         else:
             chosen = unique[: options.k]
-        terms = _snippet_terms(query)
+        terms = self.snippet_weights(query)
         return [
             Hit(
                 path=c.path,
@@ -579,6 +617,74 @@ class IndexSearch:
             )
             for c in chosen
         ]
+
+    def snippet_weights(self, query: str) -> dict[str, float]:
+        """Given a query, return the stems a snippet looks for, each weighed by its word's
+        BM25 IDF: a sentence that has the rare word of the query beats one with two common
+        ones."""
+        weights: dict[str, float] = {}
+        with self._lock:
+            self._refresh_caches()
+            for word in query_terms(query):
+                if word in _STOPWORDS:
+                    continue
+                stem = _stem(word)
+                weights[stem] = max(weights.get(stem, 0.0), self._idf(word))
+        return weights
+
+    def best_snippets(
+        self,
+        pairs: Sequence[tuple[Hit, str]],
+        *,
+        vector_weight: float = 0.7,
+        bm25_weight: float = 0.3,
+    ) -> list[str]:
+        """Given hits and the query each answers, return each hit's most relevant sentence
+        (see `snippet`), scored as the search scores chunks: `vector_weight` x the cosine of
+        the sentence and the query plus `bm25_weight` x the share of the query's IDF weight
+        the sentence has. Without embeddings (or when the model fails here) the share alone
+        decides. A hit of headings alone gets "".
+        """
+        weights = [self.snippet_weights(query) for _, query in pairs]
+        pieces = [sentences(hit.text) for hit, _ in pairs]
+        shares = [
+            [overlap(piece, w) / total if (total := sum(w.values())) > 0 else 0.0 for piece in ps]
+            for ps, w in zip(pieces, weights, strict=True)
+        ]
+        cosines = self._sentence_cosines([q for _, q in pairs], pieces)
+        total = vector_weight + bm25_weight
+        result = []
+        for (hit, _), ps, share, cos, w in zip(
+            pairs, pieces, shares, cosines, weights, strict=True
+        ):
+            if cos is None or total <= 0:
+                scores = share
+            else:
+                scores = [
+                    (vector_weight * max(c, 0.0) + bm25_weight * sh) / total
+                    for c, sh in zip(cos, share, strict=True)
+                ]
+            result.append(snippet(hit.text, w, scores=scores) if ps else "")
+        return result
+
+    def _sentence_cosines(
+        self, queries: Sequence[str], pieces: Sequence[Sequence[str]]
+    ) -> list[list[float] | None]:
+        """Return the cosine of each sentence with its hit's query, None without an embedder
+        or when it fails (the lexical share then decides). One small batch per hit: a daemon's
+        embedder remembers small batches, and the hits shown change little between cycles."""
+        result: list[list[float] | None] = []
+        for query, ps in zip(queries, pieces, strict=True):
+            if self.embedder is None or not ps:
+                result.append(None)
+                continue
+            try:
+                vectors = checked_vectors(self.embedder.encode([query, *ps]), len(ps) + 1)
+            except Exception:  # the snippet falls back to the words; the search said why
+                result.append(None)
+                continue
+            result.append([float(v) for v in vectors[1:] @ vectors[0]])
+        return result
 
     def _fill(self, candidates: dict[int, _Candidate]) -> None:
         for part in batched(list(candidates), SQL_VARIABLES):

@@ -98,6 +98,19 @@ class MoodState:
     speaker: str | None = None
     explain: list[str] = field(default_factory=list)  # why: the messages that weighed most
 
+    def summary(self) -> dict[str, object]:
+        """The state as JSON shows it (`--json`, the status page): scores rounded, no points."""
+        return {
+            "primary": self.primary,
+            "primary_score": round(self.primary_score, 3),
+            "secondary": self.secondary,
+            "valence": round(self.valence, 3),
+            "arousal": round(self.arousal, 3),
+            "confidence": round(self.confidence, 3),
+            "messages": self.messages,
+            "trajectory": self.trajectory,
+        }
+
 
 @dataclass
 class MoodReport:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -73,10 +74,16 @@ def ready_path(state_dir: Path) -> Path:
     return state_dir / READY_NAME
 
 
+# The age a section heading shows ("## Plan (updated 3h ago)"): a clock, not news.
+_AGE = re.compile(r"^(#{1,6} .*?) \(updated [^()\n]*\)$", re.MULTILINE)
+
+
 def digest_of(auto_digest: str, agent: str) -> str:
     """Given the auto part's digest (see `Assembly.auto_digest`) and the agent sections as
-    written, return the digest hosts compare to tell new content from a new render."""
-    return sha256_text(f"{auto_digest}\n\x1e\n{agent}")
+    written, return the digest hosts compare to tell new content from a new render (a section
+    whose age alone moved is no news)."""
+    news = _AGE.sub(r"\1", agent)
+    return sha256_text(f"{auto_digest}\n\x1e\n{news}")
 
 
 def sha256_text(text: str) -> str:

@@ -11,9 +11,10 @@ first slots, and every earlier topic then gets one slot while there is room.
 from __future__ import annotations
 
 import math
+import re
 import shutil
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,6 +42,10 @@ MIN_QUERY_WORDS = 3
 QUERY_END_CHARS = 300
 
 
+# Below this many chunks the keyword floor is not applied (see `Floor.admits`).
+KEYWORD_FLOOR_MIN_CHUNKS = 20
+
+
 @dataclass
 class RecallResult:
     """The hits to show (current topic first), the queries asked, and why."""
@@ -48,6 +53,47 @@ class RecallResult:
     hits: list[Hit]
     queries: list[str]
     explain: list[str] = field(default_factory=list)
+    below_floor: int = 0  # hits the relevance floor kept out
+    # The next hits, in order, for the places of hits the file leaves out as repeats.
+    spare: list[Hit] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Floor:
+    """The lowest relevance the Relevant Memories section shows: a fused score (vectors and
+    BM25) for hits that have a vector, a BM25 share for hits found by keywords alone (their
+    scores run on another scale), and a share of the best hit of the same query (the answer
+    usually leads by far; what trails it is mostly noise). Relevance is the score without the
+    recency boost: a new daily note is ranked higher, not made relevant."""
+
+    hybrid: float = 0.0
+    keyword: float = 0.0
+    relative: float = 0.0
+
+    def admits(self, hit: Hit, best: float, chunks: int | None = None) -> bool:
+        """Given a hit, the relevance of its query's best hit and how many chunks the index
+        holds (None: unknown, many), return whether it is relevant enough to show.
+
+        In an index of fewer than KEYWORD_FLOOR_MIN_CHUNKS chunks the keyword floor does not
+        apply: BM25's IDF means little there (in a one-chunk index every word the chunk has
+        weighs nothing), so a new user's few notes would never reach it.
+        """
+        limit = self.hybrid
+        if hit.vector is None:
+            small = chunks is not None and chunks < KEYWORD_FLOOR_MIN_CHUNKS
+            limit = 0.0 if small else self.keyword
+        return relevance(hit) >= max(limit, self.relative * best)
+
+    def keep(self, hits: Sequence[Hit], chunks: int | None = None) -> list[Hit]:
+        """Given one query's hits, best first, and the index's size, return those relevant
+        enough to show."""
+        best = max((relevance(hit) for hit in hits), default=0.0)
+        return [hit for hit in hits if self.admits(hit, best, chunks)]
+
+
+def relevance(hit: Hit) -> float:
+    """Given a hit, return its score without the recency boost."""
+    return hit.score / hit.recency if hit.recency > 0 else hit.score
 
 
 def conversation_queries(messages: Sequence[Message], *, max_messages: int) -> list[str]:
@@ -78,27 +124,40 @@ def recall_memories(
     *,
     k: int = 4,
     max_messages: int = 6,
+    floor: Floor | None = None,
     exclude: Callable[[Hit], bool] | None = None,
+    spare: int = 0,
     **search_options: Any,
 ) -> RecallResult:
     """Given the memory index and the recent messages, return the hits the Relevant Memories
-    section shows: up to `k`, the current topic's first.
+    section shows: up to `k`, the current topic's first, each with its most relevant sentence
+    as the snippet (see `IndexSearch.best_snippets`).
 
     The current query gets the first slots (all of them when there are no earlier topics,
     else k minus one per earlier topic, at least half); each earlier query, newest first, then
     gets its best hit not already shown; slots still free go to the current query's next hits.
-    `exclude` drops hits shown elsewhere in the scratchpad (e.g. today's daily note tail).
+    Hits under `floor` are not shown (fewer than k rather than noise), nor hits whose chunk
+    has nothing but headings; `exclude` drops others (e.g. shown elsewhere in the file).
     `search_options` go to `MemoryIndex.search_many` (weights, min_score, MMR, recency, now).
+    Up to `spare` more hits, the queries' next ones in turn, go to `RecallResult.spare`.
     """
     queries = conversation_queries(messages, max_messages=max_messages)
     if not queries:
         return RecallResult([], [], ["no human message with content to search for"])
     ranked = index.search_many(queries, k=k * 3, **search_options)
+    below = 0
+    if floor is not None:
+        chunks = index.chunk_count()
+        kept = [floor.keep(hits, chunks) for hits in ranked]
+        below = len({(h.path, h.start_line) for hits in ranked for h in hits}) - len(
+            {(h.path, h.start_line) for hits in kept for h in hits}
+        )
+        ranked = kept
     if exclude is not None:
         ranked = [[hit for hit in hits if not exclude(hit)] for hits in ranked]
     earlier = len(queries) - 1
     current_slots = k - min(earlier, k // 2) if earlier else k
-    chosen: list[Hit] = []
+    chosen: list[tuple[Hit, int]] = []
     seen: set[tuple[str, int]] = set()
     explain = [
         f"query {i + 1}{' (current)' if i == 0 else ''}: {_clip(q)!r}"
@@ -107,24 +166,91 @@ def recall_memories(
 
     def take(hit: Hit, query: int) -> None:
         seen.add((hit.path, hit.start_line))
-        chosen.append(hit)
-        explain.append(f"query {query + 1} -> {_describe(hit)}")
+        chosen.append((hit, query))
 
     def fresh(hits: list[Hit]) -> list[Hit]:
         return [h for h in hits if (h.path, h.start_line) not in seen]
 
     for hit in fresh(ranked[0])[:current_slots]:
         take(hit, 0)
-    for number, hits in enumerate(ranked[1:], start=1):
+    for number, answers in enumerate(ranked[1:], start=1):
         if len(chosen) >= k:
             break
-        if best := fresh(hits)[:1]:
+        if best := fresh(answers)[:1]:
             take(best[0], number)
     for hit in fresh(ranked[0]):
         if len(chosen) >= k:
             break
         take(hit, 0)
-    return RecallResult(chosen, queries, explain)
+    shown = len(chosen)
+    for rank in range(k * 3):
+        for number, answers in enumerate(ranked):
+            if len(chosen) < shown + spare and rank < len(answers) and fresh([answers[rank]]):
+                take(answers[rank], number)
+    weights = {
+        key: search_options[key]
+        for key in ("vector_weight", "bm25_weight")
+        if key in search_options
+    }
+    snippets = index.best_snippets([(hit, queries[q]) for hit, q in chosen], **weights)
+    hits: list[Hit] = []
+    for number, ((hit, query), text) in enumerate(zip(chosen, snippets, strict=True)):
+        spared = " (spare)" if number >= shown else ""
+        if not text:
+            explain.append(f"query {query + 1} -> {_describe(hit)}: headings only, not shown")
+            continue
+        hits.append(replace(hit, snippet=text))
+        explain.append(f"query {query + 1} -> {_describe(hit)}{spared}")
+    first = len([t for t in snippets[:shown] if t])
+    if below:
+        explain.append(f"{below} hit(s) under the relevance floor not shown ({floor})")
+    return RecallResult(hits[:first], queries, explain, below, hits[first:])
+
+
+# A memory whose content words are this much inside one line the file already states says
+# nothing new.
+REPEAT_SHARE = 0.75
+# The human's own request (the Working on line) shares its words with the memory that answers
+# it ("when do the tomatoes need staking?", "Tomatoes need staking in May."): a memory repeats
+# it only when nearly every word, function words aside, is in it.
+REQUEST_SHARE = 0.9
+_FUNCTION_WORDS = frozenset(
+    "a an and are as at be but by for from has have he her his i if in into is it its me my "
+    "no not of on or our she so that the their them then there these they this to was we "
+    "were what when which who why will with you your".split()
+)
+_WORDS = re.compile(r"[^\W_]+")
+
+
+def _gist_words(text: str) -> set[str]:
+    """The content words of a text, and its capitalised words after the first: a name or a
+    month ("in May") says something even where the word is a stopword."""
+    names = [w for w in _WORDS.findall(text)[1:] if w[:1].isupper()]
+    return {word.lower().rstrip("s") for word in [*content_words(text), *names]}
+
+
+def _words(text: str) -> set[str]:
+    words = {word.lower().rstrip("s") for word in _WORDS.findall(text)}
+    return words - _FUNCTION_WORDS
+
+
+def _inside(words: set[str], line: set[str], share: float) -> bool:
+    return len(words & line) >= share * len(words)
+
+
+def repeats(snippet: str, statements: Iterable[str], requests: Iterable[str] = ()) -> bool:
+    """Given a memory's snippet, the lines the file already states (today's note in Daily
+    Context, the time note, earlier memories) and the human's requests it shows (Working on),
+    return whether the memory only repeats one of them: REPEAT_SHARE of its content words are
+    in a statement, or REQUEST_SHARE of its words in a request. A snippet without a content
+    word says nothing and counts as a repeat."""
+    gist = _gist_words(snippet)
+    if not gist:
+        return True
+    if any(_inside(gist, _gist_words(line), REPEAT_SHARE) for line in statements):
+        return True
+    words = _words(snippet)
+    return any(_inside(words, _words(line), REQUEST_SHARE) for line in requests)
 
 
 def _describe(hit: Hit) -> str:
@@ -141,6 +267,12 @@ def _describe(hit: Hit) -> str:
 def _clip(text: str, width: int = 60) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def memory_floor(config: Config) -> Floor:
+    """Return the relevance floor of `config.memory` (see `Floor`)."""
+    memory = config.memory
+    return Floor(memory.floor, memory.keyword_floor, memory.relative_floor)
 
 
 def index_options(config: Config) -> dict[str, Any]:
@@ -189,16 +321,19 @@ def open_memory(
 
 
 class RememberedQueries:
-    """An Embedder that keeps the vectors of the last `size` texts it encoded in small batches.
+    """An Embedder that keeps the vectors of the last `size` texts it encoded in small batches
+    (up to `batch` texts, at most `size`).
 
-    From one daemon cycle to the next the recent human messages, which are the queries, are
-    mostly the same: only the new one needs the model. Large batches (chunks being indexed)
-    pass straight through, so they never push the queries out.
+    From one daemon cycle to the next the recent human messages, which are the queries, and
+    the sentences of the hits shown (see `IndexSearch.best_snippets`) are mostly the same:
+    only the new ones need the model. Large batches (chunks being indexed) pass straight
+    through, so they never push the queries out.
     """
 
-    def __init__(self, embedder: Embedder, size: int = 64) -> None:
+    def __init__(self, embedder: Embedder, size: int = 512, batch: int = 48) -> None:
         self.embedder = embedder
         self.size = size
+        self.batch = min(batch, size)
         self._vectors: dict[str, Any] = {}
 
     @property
@@ -211,7 +346,7 @@ class RememberedQueries:
 
     def encode(self, texts: Sequence[str]) -> FloatMatrix:
         """Given texts, return their unit vectors, encoding only those not seen lately."""
-        if not texts or len(texts) > self.size:
+        if not texts or len(texts) > self.batch:
             return self.embedder.encode(texts)
         import numpy as np
 

@@ -7,8 +7,12 @@ up in SCRATCHPAD.md, which is injected into every turn.
 
 Complexity comes from keywords (architecture and design words weigh more than debugging and
 deploy words, which weigh more than greetings), weighted towards the newest messages, and is
-pushed up by long messages and many code blocks. The tier follows the complexity, except that a
-secret in the conversation sends it to the `high-sensitivity` tier (local-only by default).
+pushed up by long messages and many code blocks. Small-talk words count only in a message that
+is small talk: a short one with few other words, where the word is not part of a phrase that
+means something else ("last night"). The hint says it in plain words: "complex: a design or
+architecture task with 3 code blocks", "simple: a short question". The tier follows the
+complexity, except that a secret in the conversation sends it to the `high-sensitivity` tier
+(local-only by default).
 
 The detectors aim at few false positives on ordinary technical text: git SHAs, UUIDs, digests,
 pod names, version numbers, timestamps and IP addresses are not findings.
@@ -61,7 +65,23 @@ LONG_MESSAGE_CHARS = 2500  # one message this long pushes complexity up a level
 LONG_WINDOW_CHARS = 10_000  # so does this much text in the window
 MANY_CODE_BLOCKS = 3  # so do this many fenced code blocks in the window
 
-_LEVEL_TOPICS = {"high": "design/architecture", "medium": "debugging/ops", "low": "small talk"}
+# What the hint says, in plain words: the level, then what the window is mostly about.
+PLAIN_LEVELS = {"high": "complex", "medium": "moderate", "low": "simple"}
+_LEVEL_TOPICS = {
+    "high": "a design or architecture task",
+    "medium": "debugging or deploy work",
+    "low": "small talk",
+}
+
+# Phrases in which a small-talk word is no small talk: "last night" says when, not goodnight.
+NOT_SMALL_TALK = (
+    "last night", "at night", "every night", "night shift", "friday night", "saturday night",
+    "this morning", "tomorrow morning", "yesterday morning", "in the morning", "morning standup",
+    "ok to", "okay to", "is ok", "is okay", "not ok", "not okay", "looks ok", "nice to have",
+    "cool down", "cooldown",
+)  # fmt: skip
+# A message with more words than this besides its small talk is about something else.
+SMALL_TALK_MAX_WORDS = 4
 
 
 @dataclass(frozen=True)
@@ -559,12 +579,10 @@ def _assess_complexity(
         for level in LEVELS:
             if level == "low" and not short:
                 continue
-            seen = 0
-            for word, pattern in table[level]:
-                count = len(pattern.findall(text))
-                if count:
-                    hits[level][word] = hits[level].get(word, 0) + count
-                    seen += 1
+            found = _small_talk(text, table[level]) if level == "low" else _hits(text, table[level])
+            for word, count in found.items():
+                hits[level][word] = hits[level].get(word, 0) + count
+            seen = len(found)
             scores[level] += weight * LEVEL_WEIGHTS[level] * min(seen, MAX_HITS_PER_MESSAGE[level])
         stripped = text.strip()
         if (
@@ -579,13 +597,16 @@ def _assess_complexity(
         "complexity scores (newest message weighs 1, decay "
         f"{RECENCY_DECAY}): " + ", ".join(f"{lv} {scores[lv]:.2f}" for lv in reversed(LEVELS))
     ]
+    explain += [f"{lv} words: {_top_hits(hits[lv], 6)}" for lv in reversed(LEVELS) if hits[lv]]
     if any(scores.values()):
         # Ties go to the higher level: better to over- than under-provision.
         level = max(reversed(LEVELS), key=lambda lv: scores[lv])
-        reason = f"{_LEVEL_TOPICS[level]}: {_top_hits(hits[level])}"
+        topic = _LEVEL_TOPICS[level]
+        if level == "low" and set(hits["low"]) == {"short question"}:
+            topic = "a short question"
     else:
         level = "low"
-        reason = "no task signals"
+        topic = "no task named"
 
     pushes = []
     sizes = [len(t) for t in texts]
@@ -606,12 +627,41 @@ def _assess_complexity(
         raised = LEVELS[min(LEVELS.index(level) + 1, len(LEVELS) - 1)]
         explain.append(f"complexity pushed up by {push}: {level} -> {raised}")
         level = raised
+    reason = f"{PLAIN_LEVELS[level]}: {topic}"
     if pushes:
-        reason += "; pushed up by " + " and ".join(pushes)
+        reason += " with " + " and ".join(p.split(" (")[0] for p in pushes)
     return level, reason, explain
 
 
-def _top_hits(counts: Mapping[str, int], limit: int = 3) -> str:
+def _hits(text: str, words: Sequence[tuple[str, re.Pattern[str]]]) -> dict[str, int]:
+    """Given a message and a level's keywords, return how often each one occurs in it."""
+    found = {word: len(pattern.findall(text)) for word, pattern in words}
+    return {word: count for word, count in found.items() if count}
+
+
+_NOT_SMALL_TALK = [_keyword_pattern(phrase) for phrase in NOT_SMALL_TALK]
+
+
+_WORD = re.compile(r"[\w'’-]+")
+
+
+def _small_talk(text: str, words: Sequence[tuple[str, re.Pattern[str]]]) -> dict[str, int]:
+    """Given a short message and the small-talk keywords, return those it is made of: none
+    when a keyword is part of a phrase that means something else ("last night") or when the
+    message says more than a few other words ("ok, run the replay for the failed payments")."""
+    for pattern in _NOT_SMALL_TALK:
+        text = pattern.sub(" ", text)
+    found = _hits(text, words)
+    if not found:
+        return {}
+    rest = text
+    for word, pattern in words:
+        if word in found:
+            rest = pattern.sub(" ", rest)
+    return found if len(_WORD.findall(rest)) <= SMALL_TALK_MAX_WORDS else {}
+
+
+def _top_hits(counts: Mapping[str, int], limit: int) -> str:
     top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
     return ", ".join(f"{word} ×{count}" for word, count in top)
 

@@ -14,7 +14,9 @@ the program assembles), then the agent region. Marker and escape scheme of the a
     <!-- scratchpad:end section="findings" -->
     <!-- scratchpad:agent-sections end -->
 
-The text between a section's begin and end lines is exactly its content after escaping. The
+The text between a section's begin and end lines is exactly its content after escaping, with
+the section's own headings shown nested below its heading when the begin line says so
+(`headings="+N"`: each ATX heading outside code fences N levels deeper; see `nest_headings`). The
 escape works on lines, split at every line boundary that `str.splitlines` knows (so a `\\r` or
 U+2028 cannot smuggle a marker past a reader that splits differently). A line is *dangerous* when,
 after any leading backslashes, it starts like a marker (`<!-- scratchpad:`, any spacing or case)
@@ -28,14 +30,21 @@ Three readers, one per need: `read_scratchpad` parses the whole file (for `check
 anything that must agree with them on a broken file); `parse_loosely` gives what an import of
 hand edits needs and never fails; `quick_read` finds `expires` and the body without a YAML
 parser, for the hook that runs before every prompt.
+
+The frontmatter is what the agent reads, so it stays small: `updated`, `expires`,
+`ttl_minutes`, a one-line `source` and, only when something failed, a short `degraded`. What a
+run measured and the hashes that tell a hand edit are kept in the state folder
+(`last-assembly.json`, see `write_assembly_state`).
 """
 
 from __future__ import annotations
 
+import difflib
 import hashlib
+import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
@@ -104,13 +113,13 @@ def parse_time(value: object) -> datetime | None:
     return parsed if parsed.tzinfo else None
 
 
-def parse_loosely(data: bytes) -> tuple[dict[str, Any] | None, str]:
-    """Given the file's bytes, return its frontmatter (None when it is missing or broken) and
-    its body, as an import of hand edits reads them: undecodable bytes replaced, CRLF line
-    ends throughout turned into LF. Never raise."""
+def parse_loosely(data: bytes) -> tuple[str | None, dict[str, Any] | None, str]:
+    """Given the file's bytes, return its frontmatter's text and fields (None when missing or
+    broken) and its body, as an import of hand edits reads them: undecodable bytes replaced,
+    CRLF line ends throughout turned into LF. Never raise."""
     # Bytes, decoded here: a text read would turn a lone "\r" in a section into a line end.
     yaml_text, body = split_frontmatter(normalise_line_ends(data.decode("utf-8", "replace")))
-    return load_meta(yaml_text), body
+    return yaml_text, load_meta(yaml_text), body
 
 
 _EXPIRES = re.compile(r"^expires:\s*['\"]?([^'\"\n]+?)['\"]?\s*$", re.MULTILINE)
@@ -148,17 +157,22 @@ _MARKER_LIKE = re.compile(r"\s*<!--\s*scratchpad:", re.IGNORECASE)
 _FENCE_LIKE = re.compile(r"-{3,}\s*")
 
 
+# `headings="+N"` on a begin line: the section's own headings are shown N levels deeper.
 _SECTION_MARKER = re.compile(
-    r'\s*<!--\s*scratchpad:(begin|end)\s+section\s*=\s*"([^"]*)"\s*-->\s*', re.IGNORECASE
+    r'\s*<!--\s*scratchpad:(begin|end)\s+section\s*=\s*"([^"]*)"'
+    r'(?:\s+headings\s*=\s*"\+?([0-5])")?\s*-->\s*',
+    re.IGNORECASE,
 )
 
 
 _REGION_MARKER = re.compile(r"\s*<!--\s*scratchpad:agent-sections\s+(begin|end)\s*-->\s*", re.I)
 
 
-def begin_marker(name: str) -> str:
-    """Given a section name, return the line that opens its text."""
-    return f'<!-- scratchpad:begin section="{name}" -->'
+def begin_marker(name: str, nested: int = 0) -> str:
+    """Given a section name and how many levels its headings are shown deeper (see
+    `nest_headings`), return the line that opens its text."""
+    headings = f' headings="+{nested}"' if nested else ""
+    return f'<!-- scratchpad:begin section="{name}"{headings} -->'
 
 
 def end_marker(name: str) -> str:
@@ -186,6 +200,74 @@ def unescape_text(text: str) -> str:
     for index in range(0, len(parts), 2):
         if parts[index].startswith("\\") and _dangerous(parts[index]):
             parts[index] = parts[index][1:]
+    return "".join(parts)
+
+
+# The level the agent's own top headings are shown at: below the file's `## <section>`.
+NESTED_LEVEL: Final = 3
+
+
+_HEADING = re.compile(r"(#{1,6})(?=[ \t]|$)")
+
+
+_CODE_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+
+
+def _heading_lines(parts: Sequence[str]) -> list[int]:
+    """Given text split by `_BOUNDARY` (lines at even indices), return the indices of the ATX
+    heading lines outside fenced code blocks (a `# comment` in a shell block is no heading)."""
+    found: list[int] = []
+    fence: str | None = None
+    for index in range(0, len(parts), 2):
+        line = parts[index]
+        opener = _CODE_FENCE.match(line)
+        if fence is not None:
+            if opener is not None and opener.group(1)[0] == fence[0]:
+                closing = opener.group(1)
+                if len(closing) >= len(fence) and not line[opener.end() :].strip():
+                    fence = None
+        elif opener is not None:
+            fence = opener.group(1)
+        elif _HEADING.match(line):
+            found.append(index)
+    return found
+
+
+def _level(heading: str) -> int:
+    return len(heading) - len(heading.lstrip("#"))
+
+
+def heading_shift(text: str) -> int:
+    """Given a section's text, return how many levels its headings are shown deeper so that
+    the top ones sit at NESTED_LEVEL, below the section's own heading (0 when they already
+    do, or when the deepest would go past level 6)."""
+    parts = _BOUNDARY.split(text)
+    levels = [_level(parts[i]) for i in _heading_lines(parts)]
+    if not levels:
+        return 0
+    return max(0, min(NESTED_LEVEL - min(levels), 6 - max(levels)))
+
+
+def nest_headings(text: str, shift: int) -> str:
+    """Given a section's text and a shift (see `heading_shift`), return it with each heading
+    `shift` levels deeper. `unnest_headings` with the same shift returns the text unchanged."""
+    if shift <= 0:
+        return text
+    parts = _BOUNDARY.split(text)
+    for index in _heading_lines(parts):
+        parts[index] = "#" * shift + parts[index]
+    return "".join(parts)
+
+
+def unnest_headings(text: str, shift: int) -> str:
+    """Given a section's text as shown (edited by hand, maybe) and the shift it was shown
+    with, return it as written: each heading deeper than the shift `shift` levels higher."""
+    if shift <= 0:
+        return text
+    parts = _BOUNDARY.split(text)
+    for index in _heading_lines(parts):
+        if _level(parts[index]) > shift:
+            parts[index] = parts[index][shift:]
     return "".join(parts)
 
 
@@ -224,11 +306,14 @@ def decode_sections(text: str) -> dict[str, str]:
     """Given a SCRATCHPAD.md text (or just its agent region), return each section's content.
 
     Only the agent region is read when the text has one. The content of a section is exactly
-    what was encoded. A section whose end line was lost ends at the next marker or the end.
+    what was encoded: unescaped, and with its headings back at the levels written when the
+    begin line says they were shown deeper (`headings="+N"`). A section whose end line was
+    lost ends at the next marker or the end.
     """
     region = find_agent_region(text)
     sections: dict[str, str] = {}
     name: str | None = None
+    shift = 0
     lines: list[str] = []
     for line in (region if region is not None else text).split("\n"):
         match = _SECTION_MARKER.fullmatch(line)
@@ -237,12 +322,12 @@ def decode_sections(text: str) -> dict[str, str]:
                 lines.append(line)
             continue
         if name is not None:
-            sections[name] = unescape_text("\n".join(lines))
+            sections[name] = unnest_headings(unescape_text("\n".join(lines)), shift)
             name = None
         if match.group(1).lower() == "begin":
-            name, lines = match.group(2), []
+            name, lines, shift = match.group(2), [], int(match.group(3) or 0)
     if name is not None:
-        sections[name] = unescape_text("\n".join(lines))
+        sections[name] = unnest_headings(unescape_text("\n".join(lines)), shift)
     return sections
 
 
@@ -376,15 +461,11 @@ def read_scratchpad(path: Path) -> ScratchpadFile:
     return ScratchpadFile(path, meta, post.content, updated, expires)
 
 
-def compose(meta: Mapping[str, Any], body: str) -> str:
-    """Given the frontmatter fields and the Markdown body, return the whole file's text.
-
-    The body's hash goes into the frontmatter, so a later run can tell that someone edited
-    the file since it was written.
-    """
+def compose(fields: Mapping[str, Any], body: str) -> str:
+    """Given the frontmatter fields and the Markdown body, return the whole file's text (what
+    tells a later run that the file was edited is kept apart, see `RenderRecord`)."""
     import frontmatter
 
-    fields = {**meta, "body_sha256": body_hash(body)}
     post = frontmatter.Post(body, **fields)
     return str(frontmatter.dumps(post, sort_keys=False)) + "\n"
 
@@ -459,14 +540,14 @@ def remember_render(state_dir: Path, text: str) -> bool:
     return True
 
 
-def rendered_body(state: Path, meta: Mapping[str, Any] | None) -> str | None:
-    """Given the state folder and the file's frontmatter, return the body of the render that
-    wrote the file (the last render's copy, else one of the copies kept by hash), or None when
-    there is none.
+def rendered_body(state: Path, record: RenderRecord | None) -> str | None:
+    """Given the state folder and the record of the render that wrote the file (see
+    `file_record`), return that render's body (the last render's copy, else one of the copies
+    kept by hash), or None when there is none.
     """
-    if meta is None or not isinstance(meta.get("body_sha256"), str):
+    if record is None:
         return None
-    wanted = meta["body_sha256"]
+    wanted = record.body_sha256
     try:
         check_dir(state)
     except OSError:
@@ -493,3 +574,219 @@ def rendered_frontmatter(state: Path) -> str | None:
     except (OSError, UnicodeDecodeError):
         return None
     return split_frontmatter(copy)[0]
+
+
+# --------------------------------------------------------------------------------------------
+# The record of the last assembly, kept in the state folder.
+# --------------------------------------------------------------------------------------------
+
+ASSEMBLY_NAME: Final = "last-assembly.json"
+
+
+ASSEMBLY_VERSION: Final = 1
+
+
+# A record larger than this is not one this program wrote: it is not read.
+MAX_ASSEMBLY_BYTES: Final = 4 << 20
+
+
+@dataclass(frozen=True)
+class RenderRecord:
+    """What a later run needs to tell the hand edits of the file one render wrote: its
+    frontmatter as written, the hash of its body and of its auto part, the hash of each agent
+    section shown whole, and whether the agent region was carried over without being imported
+    (the journal was down: the next run imports it even if nobody edits the file)."""
+
+    frontmatter: str
+    body_sha256: str
+    auto_sha256: str
+    agent_sections: dict[str, str] = field(default_factory=dict)
+    agent_carried: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "frontmatter": self.frontmatter,
+            "body_sha256": self.body_sha256,
+            "auto_sha256": self.auto_sha256,
+            "agent_sections": dict(self.agent_sections),
+            "agent_carried": self.agent_carried,
+        }
+
+    @classmethod
+    def from_dict(cls, value: object) -> RenderRecord | None:
+        """Given a record as read from the state file (untrusted: the agent can write there),
+        return it, or None when it is not one this program writes."""
+        if not isinstance(value, Mapping):
+            return None
+        fields = [value.get(key) for key in ("frontmatter", "body_sha256", "auto_sha256")]
+        sections = value.get("agent_sections")
+        carried = value.get("agent_carried", False)
+        if not all(isinstance(f, str) for f in fields) or not isinstance(carried, bool):
+            return None
+        if not isinstance(sections, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in sections.items()
+        ):
+            return None
+        frontmatter, body_sha, auto_sha = (str(f) for f in fields)
+        return cls(frontmatter, body_sha, auto_sha, dict(sections), carried)
+
+
+def render_record(text: str, agent_sections: Mapping[str, str], *, carried: bool) -> RenderRecord:
+    """Given the text of a rendered file, the hashes of its agent sections shown whole and
+    whether its agent region was carried over, return the record of the render."""
+    frontmatter, body = split_frontmatter(text)
+    return RenderRecord(
+        frontmatter or "", body_hash(body), auto_hash(body), dict(agent_sections), carried
+    )
+
+
+@dataclass
+class AssemblyState:
+    """`last-assembly.json`: the records of the last renders written (`renders`, newest first:
+    the file holds the first, or an edit of it; an agent's editor may still hold an older
+    one), the record of a render about to replace the file (`pending`: only between the two
+    writes around the swap, or after a crash between them), and what the last assembly
+    measured (`diagnostics`)."""
+
+    renders: list[RenderRecord] = field(default_factory=list)
+    pending: RenderRecord | None = None
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def current(self) -> RenderRecord | None:
+        """The record of the last render written, or None."""
+        return self.renders[0] if self.renders else None
+
+
+def assembly_state_path(state_dir: Path) -> Path:
+    """Given the state folder, return where the record of the last assembly is kept."""
+    return state_dir / ASSEMBLY_NAME
+
+
+def write_assembly_state(state_dir: Path, state: AssemblyState) -> None:
+    """Given the state folder and the record, write it atomically (the last KEPT_RENDERS
+    renders). Raise OSError (an UnsafePathError for a link) if the state folder cannot be
+    written."""
+    data = {
+        "version": ASSEMBLY_VERSION,
+        "renders": [record.to_dict() for record in state.renders[:KEPT_RENDERS]],
+        "pending": state.pending.to_dict() if state.pending is not None else None,
+        "diagnostics": state.diagnostics,
+    }
+    text = json.dumps(data, ensure_ascii=False, indent=1, default=str) + "\n"
+    atomic_write(assembly_state_path(real_dir(state_dir)), text.encode("utf-8", "surrogatepass"))
+
+
+def read_assembly_state(state_dir: Path) -> AssemblyState | None:
+    """Given the state folder, return the record of the last assembly, or None when it is
+    missing, unreadable, a link, too large or not what this version writes. Never raise: the
+    agent can write the state folder, so the record is a hint, never an authority (a record
+    that is not one this program writes is left out)."""
+    try:
+        path = assembly_state_path(state_dir)
+        data = read_state_file(path).data
+        if data is not None and len(data) > MAX_ASSEMBLY_BYTES:
+            return None
+        value: Any = json.loads(data) if data is not None else None
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict) or value.get("version") != ASSEMBLY_VERSION:
+        return None
+    renders = value.get("renders")
+    records = [RenderRecord.from_dict(r) for r in renders] if isinstance(renders, list) else []
+    diagnostics = value.get("diagnostics")
+    return AssemblyState(
+        [r for r in records[:KEPT_RENDERS] if r is not None],
+        RenderRecord.from_dict(value.get("pending")),
+        diagnostics if isinstance(diagnostics, dict) else {},
+    )
+
+
+def last_diagnostics(state_dir: Path, body: str) -> tuple[dict[str, Any], bool]:
+    """Given the state folder and the file's body, return what the last assembly measured
+    (sources, tokens, sections, dropped, degraded, memory; {} when unknown) and whether the
+    file is still the one it wrote."""
+    state = read_assembly_state(state_dir)
+    if state is None:
+        return {}, False
+    current = state.current
+    return state.diagnostics, current is not None and current.body_sha256 == body_hash(body)
+
+
+def file_record(
+    state: AssemblyState | None, frontmatter: str | None, body: str, meta: Mapping[str, Any] | None
+) -> RenderRecord | None:
+    """Given the record of the last assembly, the file's frontmatter text, its body and its
+    parsed frontmatter, return the record of the render the file came from, or None when that
+    cannot be known (then a hand-edit import compares with the journal and clears nothing).
+
+    The file came from the newest render whose frontmatter it has (the last render's, an older
+    one an agent's editor still held), or from the render before a pending one (a run stopped
+    between its two writes around the swap). It is unedited when its body hash is that
+    render's; an edit back to an older render's body is still an edit. An edited file is an
+    edit of that render when only one record has its frontmatter; two renders of one second
+    are not told apart (None). A file whose frontmatter was edited is matched by its body
+    hash alone. A file written by an earlier version, which kept the hashes in its
+    frontmatter, is read from there when there is no record at all.
+    """
+    records: list[RenderRecord] = []
+    if state is not None:
+        records = ([state.pending] if state.pending else []) + state.renders
+    if not records:
+        return _earlier_record(frontmatter, meta)
+    digest = body_hash(body)
+    same = [r for r in records if r.frontmatter == (frontmatter or "")]
+    if not same:
+        return next((r for r in records if r.body_sha256 == digest), None)
+    newest = same[:2] if state is not None and same[0] is state.pending else same[:1]
+    for record in newest:
+        if record.body_sha256 == digest:
+            return record
+    return same[0] if len(same) == 1 else None
+
+
+def closest_record(
+    state_dir: Path, candidates: Sequence[RenderRecord], body: str
+) -> RenderRecord | None:
+    """Given the state folder, the records of renders that share the file's frontmatter (renders
+    of one second) and the file's body, return the one the file is an edit of: the render whose
+    kept copy differs from the body in the fewest lines (an edit changes a few lines of the
+    render it started from; the next render changes others). None when no copy is kept or two
+    are equally close."""
+    lines = body.split("\n")
+    scored: list[tuple[int, RenderRecord]] = []
+    for record in candidates:
+        rendered = rendered_body(state_dir, record)
+        if rendered is not None:
+            matcher = difflib.SequenceMatcher(None, rendered.split("\n"), lines, autojunk=False)
+            same_lines = sum(block.size for block in matcher.get_matching_blocks())
+            scored.append((len(lines) + len(rendered.split("\n")) - 2 * same_lines, record))
+    scored.sort(key=lambda pair: pair[0])
+    if not scored or (len(scored) > 1 and scored[0][0] == scored[1][0]):
+        return None
+    return scored[0][1]
+
+
+def same_frontmatter(state: AssemblyState | None, frontmatter: str | None) -> list[RenderRecord]:
+    """Given the record of the last assembly and the file's frontmatter text, return the
+    records of the renders that wrote that frontmatter (pending first, then newest first)."""
+    if state is None:
+        return []
+    records = ([state.pending] if state.pending else []) + state.renders
+    return [r for r in records if r.frontmatter == (frontmatter or "")]
+
+
+def _earlier_record(frontmatter: str | None, meta: Mapping[str, Any] | None) -> RenderRecord | None:
+    """The record an earlier version kept in the frontmatter (body_sha256, auto_sha256,
+    agent_sections, agent_carried), or None."""
+    if meta is None or not isinstance(meta.get("body_sha256"), str):
+        return None
+    return RenderRecord.from_dict(
+        {
+            "frontmatter": frontmatter or "",
+            "body_sha256": meta.get("body_sha256"),
+            "auto_sha256": meta.get("auto_sha256", ""),
+            "agent_sections": meta.get("agent_sections", {}),
+            "agent_carried": meta.get("agent_carried", False),
+        }
+    )

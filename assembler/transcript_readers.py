@@ -20,6 +20,10 @@ Format = Literal["auto", "openclaw", "openclaw-sqlite", "claude-code", "generic"
 
 Role = Literal["user", "assistant"]
 
+# How far past the clock a message may be stamped and still count as said by then: the hosts
+# and the assembler read one machine's clock, so this only covers a write racing the read.
+CLOCK_SKEW: Final = timedelta(seconds=30)
+
 
 @dataclass(frozen=True)
 class Message:
@@ -69,6 +73,15 @@ _CUT_SLACK = 64
 _WHITESPACE = " \t\n\r"
 
 
+@dataclass(frozen=True)
+class Summary:
+    """What a host wrote about a session: a compaction summary, or a session title."""
+
+    text: str
+    timestamp: datetime | None  # when it was written (a title: its last message's time)
+    kind: Literal["compaction", "title"] = "compaction"
+
+
 @dataclass
 class Unit:
     """The messages of one session (a file, or one session of a database), oldest first."""
@@ -76,7 +89,7 @@ class Unit:
     messages: list[Message]
     fallback_time: datetime  # the file's mtime, for a session without any timestamp
     human: bool = True  # whether a human spoke in it (in the window read)
-    summaries: list[str] = field(default_factory=list)  # compaction summaries, oldest first
+    summaries: list[Summary] = field(default_factory=list)  # oldest first
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,15 +129,22 @@ class Reader:
     """
 
     def __init__(
-        self, source: str, cutoff: datetime | None, limit: int, session_id: str | None
+        self,
+        source: str,
+        cutoff: datetime | None,
+        limit: int,
+        session_id: str | None,
+        until: datetime | None = None,
     ) -> None:
         self.source = source
         self.cutoff = cutoff
+        # Nothing stamped after this was said yet by the clock of the run (`--now` in the past).
+        self.until = until
         self.limit = limit
         self.session_id = session_id
         self.cwd: str | None = None
         self.found: list[Message] = []  # newest first
-        self.summaries: list[str] = []  # newest first
+        self.summaries: list[Summary] = []  # newest first
         # Messages skipped for an impossible time (year 1 at +14:00, 1e300): corrupt lines. They
         # are skipped when taken, not refused by `node()`, so that the links of the tree through
         # them still hold and the walk does not search the file for a parent it refused.
@@ -163,6 +183,8 @@ class Reader:
 
     def _reply(self, message: Message) -> bool:
         """Hold an assistant message; return False when done walking."""
+        if self._later(message.timestamp):
+            return True  # not written yet by the run's clock
         if self._older(message):
             return False  # the branch only gets older from here
         if len(self._replies) < self.limit:
@@ -171,6 +193,8 @@ class Reader:
 
     def _said(self, message: Message) -> bool:
         """Keep a human message and the replies to it; return False when done walking."""
+        if self._later(message.timestamp):
+            return True
         if self._older(message):
             self._flush()
             return False
@@ -184,6 +208,10 @@ class Reader:
     def _flush(self) -> bool:
         replies, self._replies = self._replies, []
         return all(self._add(reply) for reply in replies)
+
+    def _later(self, at: datetime | None) -> bool:
+        """Whether something stamped `at` was written after the run's clock (plus the skew)."""
+        return self.until is not None and at is not None and at > self.until
 
     def _older(self, message: Message) -> bool:
         return (
@@ -206,9 +234,14 @@ class OpenClawReader(Reader):
     """OpenClaw / pi session entries (JSONL lines or SQLite rows), session versions 1 to 4."""
 
     def __init__(
-        self, source: str, cutoff: datetime | None, limit: int, session_id: str | None
+        self,
+        source: str,
+        cutoff: datetime | None,
+        limit: int,
+        session_id: str | None,
+        until: datetime | None = None,
     ) -> None:
-        super().__init__(source, cutoff, limit, session_id)
+        super().__init__(source, cutoff, limit, session_id, until)
         self._compacted = False
         self._first_kept: str | None = None
         self._keep_from: int | None = None  # version 1: the offset of the first kept entry
@@ -260,13 +293,15 @@ class OpenClawReader(Reader):
         kind = value["type"]
         if value.get("appendMode") == "side":
             return True
+        if kind in ("compaction", "reset") and self._later(parse_time(value.get("timestamp"))):
+            return True  # not made yet by the run's clock: the entries before it were live
         if kind in ("compaction", "reset") and not self._compacted:
             # Only the newest compaction (or reset, version 4) on the branch defines the live
             # context: entries from its first kept one on.
             self._compacted = True
             summary = value.get("summary")
             if kind == "compaction" and isinstance(summary, str) and summary.strip():
-                self.summaries.append(summary)
+                self.summaries.append(Summary(summary, parse_time(value.get("timestamp"))))
             first_kept = value.get("firstKeptEntryId")
             index = value.get("firstKeptEntryIndex")
             if isinstance(first_kept, str):
@@ -342,12 +377,55 @@ class OpenClawReader(Reader):
 
 
 class ClaudeCodeReader(Reader):
-    """Claude Code project transcript lines (1.x and 2.x)."""
+    """Claude Code project transcript lines (1.x and 2.x).
+
+    Besides the messages it collects the session titles Claude Code writes as `summary` lines
+    (`{"type": "summary", "summary": ..., "leafUuid": ...}`), dated by the message they end at.
+    """
+
+    def __init__(
+        self,
+        source: str,
+        cutoff: datetime | None,
+        limit: int,
+        session_id: str | None,
+        until: datetime | None = None,
+    ) -> None:
+        super().__init__(source, cutoff, limit, session_id, until)
+        self._titles: dict[str, str | None] = {}  # title -> the uuid of its last message
+        self._stamps: dict[str, datetime] = {}  # uuid -> time, of the lines walked
+
+    def header(self, value: dict[str, Any]) -> None:
+        self._title(value)  # resumed sessions open with the titles of what they continue
+
+    def unit(self, fallback_time: datetime) -> Unit:
+        unit = super().unit(fallback_time)
+        titles: list[Summary] = []
+        for title, leaf in self._titles.items():
+            at = self._stamps.get(leaf) if leaf is not None else None
+            if not self._later(at):
+                titles.append(Summary(title, at, "title"))
+        unit.summaries = sorted(
+            [*unit.summaries, *titles],
+            key=lambda s: s.timestamp or datetime.min.replace(tzinfo=UTC),
+        )
+        return unit
+
+    def _title(self, value: dict[str, Any]) -> None:
+        title = value.get("summary")
+        if value.get("type") == "summary" and isinstance(title, str) and title.strip():
+            leaf = value.get("leafUuid")
+            self._titles.setdefault(title.strip(), leaf if isinstance(leaf, str) else None)
 
     def node(self, value: object) -> Verdict:
         if not isinstance(value, dict) or not isinstance(value.get("type"), str):
             return "bad"
         kind = value["type"]
+        self._title(value)
+        key = value.get("uuid")
+        when = parse_time(value.get("timestamp"))
+        if isinstance(key, str) and when is not None:
+            self._stamps[key] = when
         if value.get("isSidechain") is True:
             return "ignore"  # subagent traffic has its own tree
         if kind in ("user", "assistant"):
@@ -363,7 +441,6 @@ class ClaudeCodeReader(Reader):
                 and not any(isinstance(b, dict) and isinstance(b.get("type"), str) for b in content)
             ):
                 return "bad"
-        key = value.get("uuid")
         if not isinstance(key, str) and kind not in ("user", "assistant"):
             return "ignore"  # summaries, file-history snapshots: not part of the tree
         parent = value.get("parentUuid")
@@ -386,8 +463,9 @@ class ClaudeCodeReader(Reader):
         body: dict[str, Any] = value["message"]
         if value.get("isCompactSummary") is True:
             summary = _text_of(body.get("content"))
-            if summary:
-                self.summaries.append(summary)
+            at = parse_time(value.get("timestamp"))
+            if summary and not self._later(at):
+                self.summaries.append(Summary(summary, at))
             return True
         role = body.get("role") if body.get("role") in ("user", "assistant") else kind
         if role == "assistant":
@@ -474,13 +552,20 @@ class GenericReader(Reader):
 
 
 def make_reader(
-    fmt: Format, source: str, cutoff: datetime | None, limit: int, session_id: str | None
+    fmt: Format,
+    source: str,
+    cutoff: datetime | None,
+    limit: int,
+    session_id: str | None,
+    until: datetime | None = None,
 ) -> Reader:
+    """Given a format, return its reader: messages older than `cutoff` end the walk, messages
+    stamped after `until` are not taken, at most `limit` are kept."""
     if fmt in ("openclaw", "openclaw-sqlite"):
-        return OpenClawReader(source, cutoff, limit, session_id)
+        return OpenClawReader(source, cutoff, limit, session_id, until)
     if fmt == "claude-code":
-        return ClaudeCodeReader(source, cutoff, limit, session_id)
-    return GenericReader(source, cutoff, limit, session_id)
+        return ClaudeCodeReader(source, cutoff, limit, session_id, until)
+    return GenericReader(source, cutoff, limit, session_id, until)
 
 
 def _text_of(content: object) -> str:

@@ -29,6 +29,7 @@ from assembler import transcripts_claude as claude
 from assembler import transcripts_openclaw as openclaw
 from assembler.errors import TranscriptError
 from assembler.fsutil import allowed_root, resolves_within
+from assembler.transcript_readers import CLOCK_SKEW as CLOCK_SKEW
 
 # Part of the interface above, defined with the readers (`as`: re-exported).
 from assembler.transcript_readers import ELISION as ELISION
@@ -44,6 +45,7 @@ from assembler.transcript_readers import (
     parse_time,
 )
 from assembler.transcript_readers import Message as Message
+from assembler.transcript_readers import Summary as Summary
 from assembler.transcript_readers import clip_middle as clip_middle
 
 
@@ -65,7 +67,9 @@ class TranscriptRead:
 
     messages: list[Message] = field(default_factory=list)
     sources: list[SourceReport] = field(default_factory=list)
-    summaries: list[str] = field(default_factory=list)  # compaction summaries on the active branch
+    # What the hosts wrote about the sessions (compaction summaries on the active branch,
+    # session titles), oldest first.
+    summaries: list[Summary] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
 
@@ -107,8 +111,10 @@ def read_recent(
     lookback: timedelta | None,
     max_files: int = 10,
     fmt: Format = "auto",
+    skew: timedelta = CLOCK_SKEW,
 ) -> TranscriptRead:
-    """Given transcript glob patterns, return the newest human and assistant messages in them.
+    """Given transcript glob patterns, return the newest human and assistant messages in them,
+    as they stood at `now`.
 
     Patterns expand `~`, resolve relative ones against `base` and support `**`. What a glob
     matches that the hosts write beside their sessions (OpenClaw's run traces, checkpoint
@@ -119,7 +125,9 @@ def read_recent(
     kept, and reading stops after `4 x max_files` files or at the first file last written
     before `now - lookback`. Their messages are merged oldest first and the newest
     `max_messages` kept, none older than `now - lookback` (`lookback=None`: no age limit).
-    `fmt` forces one format instead of detecting it per file.
+    `fmt` forces one format instead of detecting it per file. Nothing stamped after `now +
+    skew` is read: no message, no compaction (the entries it replaced are read instead), no
+    summary or title; `now` is a clock, and a run with a past `now` sees what was there then.
 
     Raise nothing for unreadable sources: a pattern that matches nothing becomes a warning, a
     file that cannot be read gets a `SourceReport.error`, and corrupt lines (a message whose
@@ -130,6 +138,7 @@ def read_recent(
     # A naive `now` is local time by Python's convention; everything below compares in UTC.
     now_utc = now.astimezone(UTC)
     cutoff = now_utc - lookback if lookback is not None else None
+    until = now_utc + skew
     limit = max(max_messages, 0)
 
     paths, warnings, refused = _match_sources(sources, base)
@@ -144,7 +153,7 @@ def read_recent(
             break
         if opened >= wanted and cutoff is not None and _mtime(path) < cutoff:
             break  # last written before the window: neither it nor older files have a message
-        outcome = _read_source(path, fmt, cutoff, limit, max(max_files, 1))
+        outcome = _read_source(path, fmt, cutoff, until, limit, max(max_files, 1))
         for unit in outcome.units:
             if not unit.human:
                 # Only the host spoke (a cron run, a heartbeat): its replies are not the
@@ -163,9 +172,12 @@ def read_recent(
     taken = Counter(message.source for message in result.messages)
     for report in result.sources:
         report.messages = taken.get(report.path, 0)
-    # Sessions were read newest first; summaries are listed oldest first, like the messages.
+    # Summaries are listed oldest first, like the messages; undated ones (a title whose last
+    # message was not read) first of all. Sessions were read newest first: on equal times the
+    # older session's comes first.
     for unit in reversed(units):
         result.summaries.extend(unit.summaries)
+    result.summaries.sort(key=lambda s: s.timestamp or datetime.min.replace(tzinfo=UTC))
     return result
 
 
@@ -297,7 +309,12 @@ def _mtime(path: Path) -> datetime:
 
 
 def _read_source(
-    path: Path, fmt: Format, cutoff: datetime | None, limit: int, max_sessions: int
+    path: Path,
+    fmt: Format,
+    cutoff: datetime | None,
+    until: datetime,
+    limit: int,
+    max_sessions: int,
 ) -> _Outcome:
     """Given one matched path, return its messages, or a report whose `error` says what to do."""
     try:
@@ -314,7 +331,7 @@ def _read_source(
         if fmt == "openclaw-sqlite" or (
             fmt == "auto" and (is_sqlite or path.suffix.lower() in _SQLITE_SUFFIXES)
         ):
-            return _read_sqlite(path, cutoff, limit, max_sessions)
+            return _read_sqlite(path, cutoff, until, limit, max_sessions)
         if is_sqlite:
             return _failed(
                 path,
@@ -322,7 +339,7 @@ def _read_source(
                 f"{path} is an SQLite database but 'transcripts.format' forces {fmt!r}; "
                 "set it to 'openclaw-sqlite' or 'auto'.",
             )
-        return _read_jsonl(path, fmt, cutoff, limit)
+        return _read_jsonl(path, fmt, cutoff, until, limit)
     except PermissionError:
         return _failed(
             path,
@@ -484,7 +501,9 @@ def _classify(value: object) -> Format | None:
     return None
 
 
-def _read_jsonl(path: Path, fmt: Format, cutoff: datetime | None, limit: int) -> _Outcome:
+def _read_jsonl(
+    path: Path, fmt: Format, cutoff: datetime | None, until: datetime, limit: int
+) -> _Outcome:
     """Given a JSONL transcript, return the messages on its active branch, read from the end."""
     report = SourceReport(path=str(path), format=fmt)
     with path.open("rb") as file:
@@ -518,7 +537,7 @@ def _read_jsonl(path: Path, fmt: Format, cutoff: datetime | None, limit: int) ->
 
         report.format = chosen
         session_id = path.stem
-        reader = make_reader(chosen, str(path), cutoff, limit, session_id)
+        reader = make_reader(chosen, str(path), cutoff, limit, session_id, until)
         if isinstance(head_value, dict):
             reader.header(head_value)
         reader.entry_offset = lambda index: _entry_offset(file, index)
@@ -658,7 +677,9 @@ class _Walker:
 # --------------------------------------------------------------------------------------------
 
 
-def _read_sqlite(path: Path, cutoff: datetime | None, limit: int, max_sessions: int) -> _Outcome:
+def _read_sqlite(
+    path: Path, cutoff: datetime | None, until: datetime, limit: int, max_sessions: int
+) -> _Outcome:
     """Given an OpenClaw agent database, return the messages of its newest sessions.
 
     The database is opened read-only while the host may be writing; each session is read by
@@ -691,7 +712,7 @@ def _read_sqlite(path: Path, cutoff: datetime | None, limit: int, max_sessions: 
                 break
             if opened >= max_sessions and cutoff is not None and last is not None and last < cutoff:
                 break  # last written before the window, and so are the sessions after it
-            reader = OpenClawReader(str(path), cutoff, limit, session_id)
+            reader = OpenClawReader(str(path), cutoff, limit, session_id, until)
             head = connection.execute(
                 f"SELECT event_json, {zstd_column} FROM transcript_events "
                 "WHERE session_id = ? ORDER BY seq ASC LIMIT 1",

@@ -103,6 +103,7 @@ def prefix_parts(config: Config, now: datetime) -> PrefixParts:
                 agent_cap=config.caps.agent,
                 limit=config.caps.total - count(auto) - 1,
                 markers=False,
+                now=now,
             )
             agent = part.text.strip()
     except SectionError:

@@ -120,12 +120,17 @@ def _single_mapped(row: GoRow) -> bool:
     return len(row.labels) == 1 and row.labels[0] in GOLD_MAP
 
 
-def f1_per_class(gold: Sequence[str], predicted: Sequence[str]) -> dict[str, float]:
-    """Given gold moods and predicted moods (ours; mapped with PRED_MAP), return F1 per gold
-    class."""
-    pred = [PRED_MAP.get(p, p) for p in predicted]
+def f1_per_class(
+    gold: Sequence[str],
+    predicted: Sequence[str],
+    classes: Sequence[str] = GOLD_CLASSES,
+    pred_map: dict[str, str] = PRED_MAP,
+) -> dict[str, float]:
+    """Given gold moods and predicted moods (ours; mapped with `pred_map`), return F1 per gold
+    class of `classes`."""
+    pred = [pred_map.get(p, p) for p in predicted]
     out = {}
-    for c in GOLD_CLASSES:
+    for c in classes:
         tp = sum(1 for g, p in zip(gold, pred, strict=True) if g == c and p == c)
         fp = sum(1 for g, p in zip(gold, pred, strict=True) if g != c and p == c)
         fn = sum(1 for g, p in zip(gold, pred, strict=True) if g == c and p != c)

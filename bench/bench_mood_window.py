@@ -64,6 +64,9 @@ DEFAULT_DATA = REPO.parent / "shared" / "data"
 # The project is not necessarily installed: import `assembler` from this checkout.
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_mood_eval import f1_per_class as mood_f1  # noqa: E402
 
 # MELD's and DailyDialog's emotions -> our moods, for the gold side of the metric and for the
 # training rows of `training/train_mood.py`. Surprise maps to none: it is as often delight as
@@ -253,14 +256,7 @@ def speaker_state(window: Window, model: MoodModel, half_life: timedelta) -> Moo
 def f1_per_class(gold: Sequence[str], predicted: Sequence[str]) -> dict[str, float]:
     """Given gold moods and predicted moods (ours; mapped with PRED_MAP), return F1 per gold
     class."""
-    pred = [PRED_MAP.get(p, p) for p in predicted]
-    out = {}
-    for c in GOLD_CLASSES:
-        tp = sum(1 for g, p in zip(gold, pred, strict=True) if g == c and p == c)
-        fp = sum(1 for g, p in zip(gold, pred, strict=True) if g != c and p == c)
-        fn = sum(1 for g, p in zip(gold, pred, strict=True) if g == c and p != c)
-        out[c] = 2 * tp / (2 * tp + fp + fn) if tp else 0.0
-    return out
+    return mood_f1(gold, predicted, GOLD_CLASSES, PRED_MAP)
 
 
 def vader_mood(compound: float) -> str:

@@ -101,12 +101,20 @@ def make_workspace(folder: Path, extra: str = "") -> Path:
 
 
 def render(workspace: Path, now: datetime = RENDER_NOW) -> dict[str, Any]:
-    """Run one assembly as `assemble --once` does; return the frontmatter written."""
+    """Run one assembly as `assemble --once` does; return the frontmatter written with what
+    the run recorded in the state folder (last-assembly.json) over it."""
     from assembler.assemble import run_once
     from assembler.config_load import load_config
 
     run_once(load_config(workspace), now=now)
-    return dict(frontmatter.load(workspace / "SCRATCHPAD.md").metadata)
+    return file_meta(workspace)
+
+
+def file_meta(workspace: Path) -> dict[str, Any]:
+    """The file's frontmatter with the last assembly's record (its diagnostics) over it."""
+    meta = dict(frontmatter.load(workspace / "SCRATCHPAD.md").metadata)
+    state = json.loads((workspace / ".scratchpad" / "last-assembly.json").read_text())
+    return {**meta, **state["diagnostics"]}
 
 
 def workspace_pad(workspace: Path, now: datetime = RENDER_NOW) -> Scratchpad:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from datetime import timedelta
 from pathlib import Path
 
@@ -28,6 +29,8 @@ from assembler.scratchpad_file import (
     decode_sections,
     end_marker,
     escape_text,
+    heading_shift,
+    unnest_headings,
 )
 from assembler.scratchpad_file import begin_marker as begin_marker_line
 from assembler.tokens import estimate_tokens
@@ -46,7 +49,7 @@ def test_agent_sections_render_after_the_auto_part_between_markers_in_display_or
     meta = render(ws)
 
     body = frontmatter.load(ws / "SCRATCHPAD.md").content
-    auto_end = body.index("## Routing Hint")
+    auto_end = body.index("## Time Context")
     positions = [
         body.index(f"## {t}") for t in ("Goal", "Findings", "Main", "Api notes", "Proactive alerts")
     ]
@@ -63,17 +66,22 @@ def test_agent_sections_render_after_the_auto_part_between_markers_in_display_or
     }
 
 
-def test_frontmatter_tokens_count_the_agent_part_as_rendered_and_the_whole_body(ws: Path) -> None:
+def test_token_counts_cover_the_agent_part_as_rendered_and_the_whole_file_frontmatter_too(
+    ws: Path,
+) -> None:
     workspace_pad(ws).write("x " * 300, section="findings")
 
     meta = render(ws)
 
-    post = frontmatter.load(ws / "SCRATCHPAD.md")
+    text = (ws / "SCRATCHPAD.md").read_text()
+    post = frontmatter.loads(text)
     region = post.content[post.content.index(REGION_BEGIN) :]
     tokens = meta["tokens"]
     assert tokens["agent"] == estimate_tokens(region.strip() + "\n")
-    assert tokens["total"] == estimate_tokens(post.content) <= tokens["caps"]["total"]
-    assert abs(tokens["auto"] + tokens["agent"] - tokens["total"]) <= 2
+    assert tokens["total"] == estimate_tokens(text) <= tokens["caps"]["total"]
+    head = text[: text.index("\n---\n", 3) + 5]
+    assert abs(tokens["frontmatter"] - estimate_tokens(head)) <= 2
+    assert abs(tokens["frontmatter"] + tokens["auto"] + tokens["agent"] - tokens["total"]) <= 3
 
 
 def test_no_agent_sections_render_no_region_and_count_zero(ws: Path) -> None:
@@ -207,7 +215,9 @@ def test_an_unreadable_journal_keeps_the_previous_agent_sections_in_the_file(ws:
 
 
 def render_with(tmp_path: Path, sections: dict[str, str]) -> tuple[Scratchpad, Path]:
-    ws = make_workspace(tmp_path / f"ws{abs(hash(tuple(sections.items())))}")
+    # A fresh workspace per example: the renders of one fixed clock share their frontmatter,
+    # and a workspace reused across examples would make them ambiguous on purpose.
+    ws = make_workspace(Path(tempfile.mkdtemp(prefix="ws", dir=tmp_path)))
     pad = workspace_pad(ws)
     pad.clear()
     # Straight into the journal: empty texts and texts over the caps are what is tested.
@@ -234,14 +244,48 @@ def test_any_agent_edit_made_in_the_file_comes_back_through_the_journal(
 ) -> None:
     pad, ws = render_with(tmp_path, {"findings": before, "goal": "keep"})
     text = file_text(ws)
-    begin, end = begin_marker_line("findings"), end_marker("findings")
+    shift = heading_shift(before)
+    begin, end = begin_marker_line("findings", shift), end_marker("findings")
     start = text.index(begin) + len(begin) + 1
     stop = text.index("\n" + end, start)
-    (ws / "SCRATCHPAD.md").write_bytes((text[:start] + escape_text(after) + text[stop:]).encode())
+    edited = text[:start] + escape_text(after) + text[stop:]
+    (ws / "SCRATCHPAD.md").write_bytes(edited.encode())
+    # Typed under the section's nested headings: a heading comes back at the level written.
+    typed = unnest_headings(after, shift)
+    assert decode_sections(edited)["findings"] == typed
 
     meta = render(ws)
 
     assert meta.get("file_edits", {}).get("stray") is None  # nothing outside the markers
-    assert pad.read("findings").data["content"] == after
+    assert pad.read("findings").data["content"] == typed
     assert pad.read("goal").data["content"] == "keep"
-    assert decode_sections(file_text(ws))["findings"] == after
+    assert decode_sections(file_text(ws))["findings"] == typed
+    if shift == 0 and heading_shift(after) == 0:
+        assert typed == after
+
+
+def test_each_section_says_how_long_ago_it_was_written_by_the_renders_clock(ws: Path) -> None:
+    workspace_pad(ws, RENDER_NOW - timedelta(hours=3)).write("the old plan", section="goal")
+    workspace_pad(ws, RENDER_NOW - timedelta(minutes=20)).write("port 8080", section="findings")
+
+    render(ws)
+
+    text = file_text(ws)
+    assert "\n## Goal (updated 3h ago)\n" in text
+    assert "\n## Findings (updated 20m ago)\n" in text
+    assert decode_sections(text) == {"goal": "the old plan", "findings": "port 8080"}
+
+
+def test_the_agents_own_headings_are_nested_below_the_sections_heading_in_the_file(
+    ws: Path,
+) -> None:
+    pad = workspace_pad(ws)
+    pad.write("## Plan\n1. deploy\n\n## Findings\n- port 8080")
+
+    render(ws)
+    render(ws, RENDER_NOW + timedelta(minutes=5))  # a second run changes nothing
+
+    text = file_text(ws)
+    assert "\n## Main (updated 5m ago)\n" in text
+    assert "\n### Plan\n" in text and "\n### Findings\n" in text and "\n## Plan" not in text
+    assert pad.read("main").data["content"] == "## Plan\n1. deploy\n\n## Findings\n- port 8080"

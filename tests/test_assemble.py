@@ -65,7 +65,9 @@ def test_the_section_shows_the_current_topic_first_as_path_and_line_range(
 
 
 def test_a_hit_that_the_daily_context_already_shows_is_not_repeated(workspace: Path) -> None:
-    assembly = assemble(load_config(make_workspace(workspace)), now=NOW)
+    # The garden note shares one word with its question: weak, shown only without a floor.
+    config = 'model = "none"\nkeyword_floor = 0.0'
+    assembly = assemble(load_config(make_workspace(workspace, config)), now=NOW)
     assert "tomatoes planted" in assembly.text.split("## Daily Context", 1)[1]
     assert not any("2026-03-02.md" in line for line in memories_lines(assembly.text))
     # The earlier topic still surfaces from its own note.
@@ -262,3 +264,34 @@ def test_a_memory_index_that_cannot_be_opened_degrades_the_section_not_the_run(
     assert assembly.written and victim.read_text() == "precious"
     (entry,) = [d for d in assembly.degraded if d.what == "memory search"]
     assert "index.sqlite is a symbolic link" in entry.why
+
+
+def test_an_empty_workspace_gets_a_short_file_that_says_nothing_is_known_yet(
+    tmp_path: Path,
+) -> None:
+    workspace = tmp_path / "new"
+    workspace.mkdir()
+
+    assembly = assemble(load_config(workspace), now=NOW)
+
+    text = assembly.text
+    assert "**Nothing known yet:** no transcripts found yet" in text
+    for noise in ("Primary", "(0.00)", "Messages read", "Response Strategy", "Routing Hint"):
+        assert noise not in text
+    assert "## Time Context" in text  # the clock is known
+    assert assembly.frontmatter["source"] == "no transcripts; no memory notes"
+    assert assembly.meta["tokens"]["total"] < 150
+
+
+def test_a_transcript_with_nothing_in_the_window_says_so_instead_of_zeros(
+    tmp_path: Path,
+) -> None:
+    workspace = make_workspace(tmp_path / "ws")
+    write_chat(workspace, [(60 * 24 * 3, "user", "an old message, days before the clock")])
+
+    assembly = assemble(load_config(workspace), now=NOW)
+
+    assert "**Nothing known yet:** no messages in the window of the 1 transcript read" in (
+        assembly.text
+    )
+    assert "Working on" not in assembly.text and "Routing Hint" not in assembly.text

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -15,7 +16,8 @@ from assembler.context import (
     format_duration,
     time_context,
 )
-from assembler.transcripts import Message
+from assembler.errors import ModelError
+from assembler.transcripts import Message, Summary
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 SYDNEY = ZoneInfo("Australia/Sydney")
@@ -50,26 +52,84 @@ def test_code_blocks_do_not_become_topics() -> None:
     assert topics[0].phrase == "postgres lock"
 
 
-def test_active_context_names_topics_project_and_last_topic() -> None:
+def test_working_on_is_the_humans_sentence_with_the_project_and_keyword_topics_stay() -> None:
     messages = [
         msg("the helm deploy keeps failing with ImagePullBackOff", 50, cwd="/home/ray/src/api"),
         msg("checking the image tag in the helm chart", 49, "assistant"),
-        msg("helm deploy still failing", 30),
-        msg("ok now the postgres migration lock is stuck", 2),
+        msg("helm deploy still failing after the image tag fix", 30),
+        msg("The helm chart still pins the old image tag in values-prod.", 29, "assistant"),
     ]
     active = active_context(messages, [], now=NOW, half_life=timedelta(minutes=20))
-    assert active.working_on is not None
-    assert "helm deploy" in active.working_on
-    assert active.working_on.endswith("(in api)")
-    assert active.last_topic is not None and "postgres migration lock" in active.last_topic
-    assert (active.messages_read, active.human_messages, active.sessions) == (4, 3, 1)
-    assert active.last_message_at == NOW - timedelta(minutes=2)
+    assert active.working_on == "helm deploy still failing after the image tag fix (in api)"
+    assert any("helm" in t.phrase for t in active.topics)  # the key phrases, for --explain
+    assert (active.messages_read, active.human_messages, active.sessions) == (4, 2, 1)
+    assert active.last_message_at == NOW - timedelta(minutes=29)
 
 
-def test_the_goal_of_a_compaction_summary_becomes_what_we_are_working_on() -> None:
-    summary = "## Goal\nGet the api deploy green\n\n## Progress\n- found the bad tag"
-    active = active_context([msg("hm", 1)], [summary], now=NOW, half_life=timedelta(minutes=20))
+def test_a_sign_off_after_the_task_is_neither_working_on_nor_last_topic() -> None:
+    messages = [
+        msg("the helm deploy of the api keeps failing on the migration job", 50),
+        msg("The migration job waits on a lock held by an idle psql session.", 49, "assistant"),
+        msg("kill the idle session and rerun the helm deploy", 40),
+        msg("Killed it; the helm deploy finished and the migration job ran.", 39, "assistant"),
+        msg("api deploy is through, migration job done, all green", 30),
+        msg("Great, everything is healthy.", 29, "assistant"),
+        msg("long day, I'm fried", 5),
+        msg("Rest well.", 4, "assistant"),
+    ]
+    active = active_context(messages, [], now=NOW, half_life=timedelta(minutes=20))
+    assert active.working_on == "api deploy is through, migration job done, all green"
+    assert active.last_topic is None
+
+
+def test_a_newer_topic_is_the_last_topic_unless_working_on_says_it() -> None:
+    messages = [
+        msg("the helm deploy of the api keeps failing on the migration job", 50),
+        msg("The migration job waits on a lock held by an idle psql session.", 49, "assistant"),
+        msg("kill the idle session and rerun the helm deploy", 40),
+        msg("Killed it; the helm deploy finished.", 39, "assistant"),
+    ]
+    active = active_context(messages, [], now=NOW, half_life=timedelta(minutes=20))
+    assert active.working_on == "kill the idle session and rerun the helm deploy"
+    assert active.last_topic is None  # the same sentence: said once
+
+
+def test_the_goal_of_a_newer_compaction_summary_becomes_what_we_are_working_on() -> None:
+    summary = Summary(
+        "## Goal\nGet the api deploy green\n\n## Progress\n- found the bad tag",
+        NOW - timedelta(minutes=2),
+    )
+    messages = [msg("hm", 1), msg("the api deploy failed on the image tag again", 10)]
+    active = active_context(
+        sorted(messages, key=lambda m: m.timestamp or NOW),
+        [summary],
+        now=NOW,
+        half_life=timedelta(minutes=20),
+    )
     assert active.working_on == "Get the api deploy green"
+    older = replace(summary, timestamp=NOW - timedelta(minutes=30))
+    active = active_context(messages[1:], [older], now=NOW, half_life=timedelta(minutes=20))
+    assert active.working_on == "the api deploy failed on the image tag again"
+
+
+class FailingEmbedder:
+    model_id = "failing"
+    dim = 3
+
+    def encode(self, texts: object) -> object:
+        raise ModelError("the model broke")
+
+
+def test_a_failing_embedding_model_falls_back_to_tf_idf_and_says_so() -> None:
+    messages = [
+        msg("the helm deploy of the api keeps failing", 5),
+        msg("Checking.", 4, "assistant"),
+    ]
+    active = active_context(
+        messages, [], now=NOW, half_life=timedelta(minutes=20), embedder=FailingEmbedder()
+    )
+    assert active.working_on == "the helm deploy of the api keeps failing"
+    assert any("TF-IDF" in line and "the model broke" in line for line in active.explain)
 
 
 def test_session_gap_is_the_pause_before_the_current_stretch() -> None:
@@ -88,32 +148,6 @@ def test_no_messages_gives_an_empty_context() -> None:
     active = active_context([], [], now=NOW, half_life=timedelta(minutes=20))
     assert active.working_on is None and active.last_topic is None
     assert active.gap_note == "no messages in the window"
-
-
-def test_daily_context_reads_only_the_tail_of_todays_note(tmp_path: Path) -> None:
-    folder = tmp_path / "memory"
-    folder.mkdir()
-    lines = [f"- {h:02d}:00 entry number {h}" for h in range(24)]
-    (folder / "2026-03-02.md").write_text("# 2026-03-02\n" + "\n".join(lines) + "\n")
-    (folder / "2026-03-01.md").write_text("- yesterday\n")
-    daily = daily_context(tmp_path, "memory", NOW, tail_bytes=100)
-    assert daily.truncated
-    assert daily.lines[-1] == "- 23:00 entry number 23"
-    assert all(line.startswith("- ") and "entry number" in line for line in daily.lines)
-    assert sum(len(line) + 1 for line in daily.lines) <= 100
-    note_lines = (folder / "2026-03-02.md").read_text().splitlines()
-    assert note_lines[daily.start_line - 1] == daily.lines[0]
-
-
-def test_a_note_shorter_than_the_tail_is_shown_whole(tmp_path: Path) -> None:
-    (tmp_path / "memory").mkdir()
-    (tmp_path / "memory" / "2026-03-02.md").write_text("# day\n\n- one\n- two\n")
-    daily = daily_context(tmp_path, "memory", NOW, tail_bytes=1000)
-    assert (daily.lines, daily.truncated, daily.start_line) == (
-        ["# day", "- one", "- two"],
-        False,
-        1,
-    )
 
 
 def test_daily_context_of_a_day_without_a_note_is_empty(tmp_path: Path) -> None:
@@ -217,7 +251,7 @@ def test_a_window_of_long_pastes_builds_only_the_topics_it_shows(
 
     # Each topic listed is compared with every later candidate phrase (tens of thousands in
     # a pasted log): the main five and the last topic are all that may be built.
-    assert len(active.topics) == 5 and active.last_topic is not None
+    assert len(active.topics) == 5 and active.working_on is not None
     assert len(built) <= 6
 
 

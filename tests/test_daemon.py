@@ -370,7 +370,8 @@ def _messages_read(workspace: Path) -> int | None:
         text = (workspace / "SCRATCHPAD.md").read_text()
     except FileNotFoundError:
         return None
-    found = re.search(r"^messages_read: (\d+)$", text, re.MULTILINE)
+    # The frontmatter's one-line source: "1 transcript, 2 messages; memory off".
+    found = re.search(r"^source: .*?(\d+) messages?;", text, re.MULTILINE)
     return int(found.group(1)) if found else None
 
 

@@ -316,7 +316,7 @@ def test_what_the_model_saves_with_the_mcp_tool_is_in_the_journal_and_the_next_p
         "mcp",
     )
     block = setup.ready()["block"].strip()
-    assert f"## Findings\n{finding}" in block  # the call rewrote the ready block
+    assert f"## Findings (updated just now)\n{finding}" in block  # the call rewrote the block
     assert _count(answer, block) == 0
 
     mark = len(setup.model.turn_calls())

@@ -61,6 +61,7 @@ from assembler.scratchpad_file import (
     decode_sections,
     end_marker,
     find_agent_region,
+    read_assembly_state,
     split_frontmatter,
 )
 
@@ -265,8 +266,10 @@ def is_temp(path: Path) -> bool:
     return path.name.startswith(".") and path.name.endswith(".tmp")
 
 
-def whole_render_problem(text: str) -> str | None:
-    """Given the text of a rendered file, return why it is not one whole render, or None."""
+def whole_render_problem(text: str, state_dir: Path) -> str | None:
+    """Given the text of a rendered file and the state folder, return why it is not one whole
+    render, or None. A render's record (last-assembly.json) is written before its swap, so
+    the body of any file swapped in has a recorded hash."""
     yaml_text, body = split_frontmatter(text)
     if yaml_text is None:
         return "no frontmatter"
@@ -274,8 +277,12 @@ def whole_render_problem(text: str) -> str | None:
         meta = yaml.safe_load(yaml_text)
     except yaml.YAMLError as error:
         return f"frontmatter is not YAML ({error})"
-    if not isinstance(meta, dict) or meta.get("body_sha256") != body_hash(body):
-        return "body does not match its body_sha256 (a torn or mixed file)"
+    state = read_assembly_state(state_dir)
+    records = ([state.pending] if state and state.pending else []) + (
+        state.renders if state else []
+    )
+    if not isinstance(meta, dict) or body_hash(body) not in {r.body_sha256 for r in records}:
+        return "body matches no render recorded (a torn or mixed file)"
     return None
 
 
@@ -337,8 +344,10 @@ def _file_problem(path: Path, tally: Tally) -> str | None:
             tomllib.loads(text)
     except ValueError as error:
         return f"does not parse ({error})"
-    if name in ("SCRATCHPAD.md", "rendered.md"):
-        return whole_render_problem(text)
+    if name == "SCRATCHPAD.md":
+        return whole_render_problem(text, path.parent / ".scratchpad")
+    if name == "rendered.md":
+        return whole_render_problem(text, path.parent)
     return None
 
 
@@ -610,7 +619,8 @@ def test_renders_killed_at_random_points_leave_whole_files_and_lose_no_hand_edit
         # The file is the hand-edited one (no render replaced it yet) or one whole render.
         if output.exists():
             text = output.read_text(encoding="utf-8")
-            problem = None if text == hand_written else whole_render_problem(text)
+            state_dir = output.parent / ".scratchpad"
+            problem = None if text == hand_written else whole_render_problem(text, state_dir)
             if problem is not None:
                 tally.unparsable.append(f"trial {trial}: SCRATCHPAD.md: {problem}")
         else:  # the first trial is never killed: its render wrote the file

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from pathlib import Path
 
@@ -421,14 +422,20 @@ def test_two_conflicts_of_one_section_in_one_second_keep_both_texts(tmp_path: Pa
 def test_a_link_in_place_of_the_state_folder_stops_the_agent_sections_not_the_render(
     ws: Path, tmp_path: Path
 ) -> None:
+    from assembler.assemble import run_once
+    from assembler.config_load import load_config
+
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
+    planted = elsewhere / "last-assembly.json"
+    planted.write_text("not ours")
     (ws / ".scratchpad").symlink_to(elsewhere)
 
-    meta = render(ws)
+    assembly = run_once(load_config(ws), now=RENDER_NOW)
 
-    assert list(elsewhere.iterdir()) == []
-    assert any(".scratchpad is a symbolic link" in d["why"] for d in meta["degraded"])
+    assert assembly.written
+    assert list(elsewhere.iterdir()) == [planted] and planted.read_text() == "not ours"
+    assert any(".scratchpad is a symbolic link" in p.why for p in assembly.degraded)
 
 
 @pytest.mark.parametrize(
@@ -485,12 +492,62 @@ def test_an_edit_made_on_a_stale_copy_of_the_file_is_merged_not_set_aside(ws: Pa
     render(ws)
     stale = file_text(ws)  # the agent's editor read the file here
     edit_file(ws, "\nstep 1\n", "\nstep 1\nstep 2\n")
-    render(ws)  # imported step 2 and rendered again
+    render(ws, RENDER_NOW + timedelta(minutes=1))  # imported step 2 and rendered again
     # The agent writes its older copy with a third line: step 2 is in it, step 3 is new.
     (ws / "SCRATCHPAD.md").write_text(stale.replace("\nstep 1\n", "\nstep 1\nstep 2\nstep 3\n"))
 
-    meta = render(ws)
+    meta = render(ws, RENDER_NOW + timedelta(minutes=2))
 
     assert pad.read("findings").data["content"] == "step 1\nstep 2\nstep 3"
     assert meta["file_edits"]["merged"] == ["findings"] and meta["file_edits"]["conflicts"] == []
     assert not (ws / ".scratchpad" / "conflicts").exists()
+
+
+def test_without_the_record_of_the_last_render_edits_are_imported_and_nothing_cleared(
+    ws: Path,
+) -> None:
+    pad = workspace_pad(ws)
+    pad.write("ship it", section="goal")
+    pad.write("port 8080", section="findings")
+    render(ws)
+    (ws / ".scratchpad" / "last-assembly.json").unlink()
+    edit_file(ws, "\nport 8080\n", "\nport 8081\n")
+    text = file_text(ws)
+    start = text.index("## Goal")
+    stop = text.index('<!-- scratchpad:end section="goal" -->') + len('end section="goal" -->') + 5
+    (ws / "SCRATCHPAD.md").write_text(text[:start] + text[stop:])  # goal's markers deleted
+
+    meta = render(ws, RENDER_NOW + timedelta(minutes=1))
+
+    assert pad.read("findings").data["content"] == "port 8081"
+    assert pad.read("goal").data["content"] == "ship it"  # not cleared on a guess
+    assert any("is not known" in d["why"] for d in meta["degraded"])
+
+
+def test_a_run_stopped_between_its_record_and_its_swap_loses_no_edit(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import assembler.assemble
+
+    pad = workspace_pad(ws)
+    pad.write("step 1", section="findings")
+    render(ws)
+    pad.write("step 1\nfrom the journal", section="findings")
+
+    def killed(*args: object) -> None:
+        raise KeyboardInterrupt  # the process dies after the record, before the swap
+
+    monkeypatch.setattr(assembler.assemble, "replace_if_unchanged", killed)
+    with pytest.raises(KeyboardInterrupt):
+        render(ws, RENDER_NOW + timedelta(minutes=1))
+    monkeypatch.undo()
+    state = json.loads((ws / ".scratchpad" / "last-assembly.json").read_text())
+    assert state["pending"] is not None  # the record names a render that never reached the file
+    edit_file(ws, "\nstep 1\n", "\nstep 1\nby hand\n")
+
+    meta = render(ws, RENDER_NOW + timedelta(minutes=2))
+
+    assert pad.read("findings").data["content"] == "step 1\nfrom the journal\nby hand"
+    assert meta["file_edits"]["merged"] == ["findings"]
+    state = json.loads((ws / ".scratchpad" / "last-assembly.json").read_text())
+    assert state["pending"] is None and state["renders"][0]["body_sha256"] == meta["body_sha256"]

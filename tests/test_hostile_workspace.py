@@ -203,7 +203,7 @@ def hostile_workspace(workspace: Path, outside: Path) -> Path:
 
 def plant_marker_attack(workspace: Path) -> None:
     """After a render: a section whose name walks out of the conflicts folder, with its entry
-    in the frontmatter, as an agent would add both."""
+    in the frontmatter and in the record of the last assembly, as an agent would add them."""
     path = workspace / "SCRATCHPAD.md"
     evil = "x/../../../../outside/pwned-by-marker"
     post = frontmatter.loads(path.read_text())
@@ -219,6 +219,15 @@ def plant_marker_attack(workspace: Path) -> None:
         post.content += f"\n<!-- scratchpad:agent-sections begin -->\n{section}{end}\n"
     path.write_text(frontmatter.dumps(post) + "\n")
     assert "owned" in path.read_text()
+    # The hashes the import trusts live in the state folder, which the agent can write too:
+    # a forged record that names the evil section and matches the edited file.
+    record = workspace / ".scratchpad" / "last-assembly.json"
+    if record.is_file() and not record.is_symlink():
+        state = json.loads(record.read_text())
+        for render in state.get("renders") or []:
+            render["agent_sections"] = {**render.get("agent_sections", {}), evil: "0123ab"}
+            render["frontmatter"] = path.read_text().split("---\n")[1][:-1]
+        record.write_text(json.dumps(state))
 
 
 def test_an_attacker_written_workspace_cannot_make_any_command_reach_outside(

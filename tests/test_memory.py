@@ -23,7 +23,7 @@ from fakes import FakeEmbedder
 
 from assembler.embeddings import Embedder
 from assembler.memory import MemoryIndex, SyncReport, chunk_markdown
-from assembler.memory_search import Hit, fts_query
+from assembler.memory_search import Hit, fts_query, sentences, snippet
 from assembler.tokens import estimate_tokens
 
 SOURCES = ["MEMORY.md", "memory/**/*.md"]
@@ -736,6 +736,74 @@ def test_the_snippet_is_the_line_that_matches_the_query(workspace: Path) -> None
     assert "password rotates" in hit.snippet
     assert len(hit.snippet) <= 200
     assert "\n" not in hit.snippet
+
+
+def test_the_snippet_is_never_a_heading_even_when_the_heading_names_the_query(
+    workspace: Path,
+) -> None:
+    write(
+        workspace / "MEMORY.md",
+        "# MEMORY.md — what I know about Mara\n\n## Mara\n\n"
+        "- Works nights at the hospital; texts rather than calls.\n",
+    )
+    with make_index(workspace, FakeEmbedder(), chunk_tokens=400, overlap_tokens=80) as index:
+        index.sync()
+        (hit,) = index.search("what about Mara", k=1)
+    assert hit.snippet == "Works nights at the hospital; texts rather than calls."
+
+
+def test_a_chunk_of_headings_alone_has_no_snippet() -> None:
+    assert snippet("# MEMORY.md — what I know about Mara\n## Mara\n", ["mara"]) == ""
+
+
+def test_the_snippet_is_one_sentence_the_one_with_the_rarest_query_word() -> None:
+    text = (
+        "- 10:02 The deploy went out. Nothing else happened.\n"
+        "- 10:30 The deploy of the webhook tool failed. Replay with "
+        "`stripe events resend evt_123 --webhook-endpoint we_9`.\n"
+    )
+    weights = {"deploy": 0.1, "replay": 3.0}
+    assert (
+        snippet(text, weights)
+        == "10:30 Replay with `stripe events resend evt_123 --webhook-endpoint we_9`."
+    )
+    assert sentences('- 21:52 Ray: "ok that did it, thanks". Relieved. 1.14.4 is live.') == [
+        '21:52 Ray: "ok that did it, thanks".',
+        "21:52 Relieved.",
+        "21:52 1.14.4 is live.",
+    ]
+
+
+def test_best_snippets_pick_the_sentence_closest_in_meaning_without_shared_words(
+    workspace: Path,
+) -> None:
+    text = (
+        "# Webhooks\n\n- The dashboard lives at stripe.com.\n"
+        "- Missed events: resend them with the events resend command.\n"
+    )
+    write(workspace / "memory" / "runbook.md", text)
+    query = "eventual resender"  # no word of either sentence begins with its words
+    with make_index(workspace, FakeEmbedder(), chunk_tokens=400, overlap_tokens=80) as index:
+        index.sync()
+        (hit,) = index.search("resend", k=1)
+        by_meaning = index.best_snippets([(hit, query)])
+        weights = index.snippet_weights(query)
+    assert snippet(text, weights) == "The dashboard lives at stripe.com."  # words: no match
+    assert by_meaning == ["Missed events: resend them with the events resend command."]
+
+
+def test_best_snippets_fall_back_to_words_without_a_model(workspace: Path) -> None:
+    write(
+        workspace / "memory" / "runbook.md",
+        "# Webhooks\n\n- The dashboard lives at stripe.com.\n"
+        "- Replay missed events with the CLI.\n",
+    )
+    with make_index(workspace, None, chunk_tokens=400, overlap_tokens=80) as index:
+        index.sync()
+        (hit,) = index.search("replay", k=1)
+        assert index.best_snippets([(hit, "how do I replay")]) == [
+            "Replay missed events with the CLI."
+        ]
 
 
 def test_search_sees_what_another_process_indexed(workspace: Path) -> None:

@@ -79,3 +79,12 @@ def test_a_broken_or_planted_block_is_not_read(rendered: Path, tmp_path: Path) -
     ready_path(state).unlink()
     ready_path(state).symlink_to(outside)
     assert read_ready(state) is None
+
+
+def test_a_section_whose_age_alone_moved_keeps_the_digest_hosts_compare() -> None:
+    from assembler.ready import digest_of
+
+    three = digest_of("auto", "## Goal (updated 3h ago)\nship it")
+    assert three == digest_of("auto", "## Goal (updated 4h ago)\nship it")
+    assert three != digest_of("auto", "## Goal (updated 4h ago)\nship it today")
+    assert three != digest_of("auto", "## Plan (updated 3h ago)\nship it")

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from assembler.memory_search import Hit
-from assembler.recall import conversation_queries, recall_memories
+from assembler.recall import Floor, conversation_queries, recall_memories, repeats
 from assembler.transcripts import Message
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
@@ -20,15 +20,17 @@ def conversation(*turns: tuple[str, str]) -> list[Message]:
     ]
 
 
-def hit(path: str, score: float, line: int = 1) -> Hit:
+def hit(
+    path: str, score: float, line: int = 1, *, keyword: bool = False, recency: float = 1.0
+) -> Hit:
     return Hit(
         path=path,
         start_line=line,
         end_line=line + 4,
-        score=score,
-        vector=score,
+        score=score * recency,
+        vector=None if keyword else score,
         bm25=score,
-        recency=1.0,
+        recency=recency,
         snippet=f"about {path}",
         text=f"text of {path}",
         chunk_hash=f"{path}:{line}",
@@ -38,9 +40,13 @@ def hit(path: str, score: float, line: int = 1) -> Hit:
 class StubIndex:
     """Answers each query with the hits listed for the first keyword it contains."""
 
-    def __init__(self, answers: dict[str, list[Hit]]) -> None:
+    def __init__(self, answers: dict[str, list[Hit]], chunks: int = 1000) -> None:
         self.answers = answers
         self.asked: list[str] = []
+        self.chunks = chunks
+
+    def chunk_count(self) -> int:
+        return self.chunks
 
     def search_many(self, queries: Sequence[str], *, k: int, **options: Any) -> list[list[Hit]]:
         self.asked.extend(queries)
@@ -49,6 +55,9 @@ class StubIndex:
             key = next((w for w in self.answers if w in query.lower()), None)
             results.append(self.answers.get(key, [])[:k] if key else [])
         return results
+
+    def best_snippets(self, pairs: Sequence[tuple[Hit, str]], **weights: float) -> list[str]:
+        return [hit.snippet for hit, _ in pairs]
 
 
 def test_each_human_message_is_a_query_newest_first() -> None:
@@ -154,6 +163,89 @@ def test_a_hit_is_never_shown_twice_and_excluded_hits_are_skipped() -> None:
     paths = [h.path for h in result.hits]
     assert paths == ["memory/k8s.md", "memory/helm.md", "memory/cluster.md"]
     assert len(set(paths)) == len(paths)
+
+
+# --- The relevance floor and what the section shows -----------------------------------------
+
+
+def test_hits_under_the_floor_are_not_shown_even_with_free_slots() -> None:
+    index = StubIndex(
+        {"helm": [hit("memory/helm.md", 0.62), hit("memory/ci.md", 0.41), hit("memory/x.md", 0.2)]}
+    )
+    messages = conversation(("user", "why does the helm deploy fail now"))
+    everything = recall_memories(index, messages, k=4)  # type: ignore[arg-type]
+    floored = recall_memories(index, messages, k=4, floor=Floor(hybrid=0.3))  # type: ignore[arg-type]
+    assert [h.path for h in everything.hits] == ["memory/helm.md", "memory/ci.md", "memory/x.md"]
+    assert [h.path for h in floored.hits] == ["memory/helm.md", "memory/ci.md"]
+    assert floored.below_floor == 1
+    assert any("relevance floor" in line for line in floored.explain)
+
+
+def test_hits_far_behind_their_querys_best_are_not_shown() -> None:
+    index = StubIndex(
+        {
+            "helm": [hit("memory/helm.md", 0.8), hit("memory/ci.md", 0.7), hit("memory/x.md", 0.4)],
+            "dentist": [hit("memory/dentist.md", 0.45)],  # its own query's best: shown
+        }
+    )
+    messages = conversation(
+        ("user", "book the dentist for tuesday please"),
+        ("user", "why does the helm deploy fail now"),
+    )
+    result = recall_memories(  # type: ignore[arg-type]
+        index, messages, k=4, floor=Floor(hybrid=0.3, relative=0.75)
+    )
+    assert [h.path for h in result.hits] == ["memory/helm.md", "memory/ci.md", "memory/dentist.md"]
+
+
+def test_keyword_hits_are_held_to_their_own_floor() -> None:
+    # Without vectors the score is a BM25 share, on another scale than the fused score.
+    index = StubIndex(
+        {
+            "helm": [
+                hit("memory/helm.md", 0.7, keyword=True),
+                hit("memory/ci.md", 0.5, keyword=True),
+            ]
+        }
+    )
+    messages = conversation(("user", "why does the helm deploy fail now"))
+    floor = Floor(hybrid=0.3, keyword=0.6)
+    result = recall_memories(index, messages, k=4, floor=floor)  # type: ignore[arg-type]
+    assert [h.path for h in result.hits] == ["memory/helm.md"]
+
+
+def test_in_a_handful_of_notes_the_keyword_floor_gives_way_to_the_relative_one() -> None:
+    # BM25's IDF means little in a tiny index: a new user's one note that answers the question
+    # scores a small share, and is still the answer.
+    answers = {
+        "staging": [
+            hit("memory/staging.md", 0.05, keyword=True),
+            hit("memory/other.md", 0.01, keyword=True),
+        ]
+    }
+    messages = conversation(("user", "no idea, check the staging database port please"))
+    floor = Floor(hybrid=0.25, keyword=0.4, relative=0.6)
+    small = recall_memories(StubIndex(answers, chunks=3), messages, k=4, floor=floor)  # type: ignore[arg-type]
+    large = recall_memories(StubIndex(answers, chunks=500), messages, k=4, floor=floor)  # type: ignore[arg-type]
+    assert [h.path for h in small.hits] == ["memory/staging.md"]
+    assert large.hits == []
+
+
+def test_the_recency_boost_does_not_lift_a_hit_over_the_floor() -> None:
+    boosted = hit("memory/2026-03-02.md", 0.25, recency=1.5)  # ranks at 0.375
+    index = StubIndex({"helm": [hit("memory/helm.md", 0.6), boosted]})
+    messages = conversation(("user", "why does the helm deploy fail now"))
+    result = recall_memories(index, messages, k=4, floor=Floor(hybrid=0.3))  # type: ignore[arg-type]
+    assert [h.path for h in result.hits] == ["memory/helm.md"]
+
+
+def test_a_snippet_that_repeats_a_shown_line_is_a_repeat_and_a_new_fact_is_not() -> None:
+    shown = ["Note Late night: suggest deferring non-urgent work", "Working on 1.14.4 is live"]
+    assert repeats(
+        "After 23:00: suggest deferring non-urgent work; he says so if it can't wait.", shown
+    )
+    assert not repeats("Priya wants a short note in #incidents after any outage.", shown)
+    assert repeats("23:00", shown)  # no content word: says nothing
 
 
 # --- The warm memory of a daemon that watches the memory files -------------------------------

@@ -3,12 +3,14 @@ and composing the file, the prefix block."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import frontmatter
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pads import (
     agent,
     section_texts,
@@ -20,15 +22,31 @@ from assembler.errors import ScratchpadError
 from assembler.handedits import file_edits
 from assembler.pad import Scratchpad
 from assembler.scratchpad_file import (
+    ASSEMBLY_NAME,
+    MAX_ASSEMBLY_BYTES,
     REGION_BEGIN,
     REGION_END,
+    AssemblyState,
+    RenderRecord,
+    assembly_state_path,
+    closest_record,
     compose,
     decode_sections,
     escape_text,
+    file_record,
     find_agent_region,
+    heading_shift,
+    nest_headings,
     prefix_block,
+    read_assembly_state,
     read_scratchpad,
+    remember_render,
+    render_record,
+    same_frontmatter,
+    split_frontmatter,
     unescape_text,
+    unnest_headings,
+    write_assembly_state,
 )
 from assembler.view import check_freshness
 
@@ -52,7 +70,7 @@ def test_compose_writes_frontmatter_that_parses_back(tmp_path: Path) -> None:
     post = frontmatter.loads(path.read_text())
     assert list(post.metadata)[:3] == ["updated", "expires", "ttl_minutes"]
     assert isinstance(post.metadata["updated"], str)  # quoted, so it stays ISO with offset
-    assert "body_sha256" in post.metadata
+    assert "body_sha256" not in post.metadata  # kept in the state folder, not read by the agent
     pad = read_scratchpad(path)
     assert pad.expires - pad.updated == timedelta(minutes=30)
     assert pad.body.startswith("# Pad")
@@ -198,3 +216,149 @@ def test_an_agent_edit_made_in_the_file_comes_back_through_the_journal(
     assert pad.read("goal").data["content"] == ""
     reencoded = encode_sections(list(pad.state().values()))
     assert decode_sections(reencoded)["findings"] == "port 8081\n---\nsee /etc/app"
+
+
+# --- the agent's own headings, nested below the section's --------------------------------
+
+heading_texts = st.lists(
+    st.one_of(
+        st.builds(lambda n, t: "#" * n + " " + t, st.integers(1, 8), st.text(max_size=8)),
+        st.sampled_from(["```", "~~~", "````", "    # indented", "#", "#tag", "######", ""]),
+        st.text(max_size=12),
+    ),
+    max_size=8,
+).map("\n".join)
+
+
+@settings(max_examples=300, suppress_health_check=list(HealthCheck))
+@given(heading_texts)
+def test_nesting_headings_then_unnesting_them_returns_any_text_unchanged(text: str) -> None:
+    shift = heading_shift(text)
+    assert unnest_headings(nest_headings(text, shift), shift) == text
+    # A rendered section decodes to the text written, whatever its headings.
+    body = encode_sections([agent("main", text)])
+    assert decode_sections(body) == {"main": text}
+
+
+def test_the_agents_top_headings_sit_one_level_below_the_sections_heading() -> None:
+    text = "## Plan\n1. deploy\n\n### Detail\n- x\n\n## Findings\n- y"
+    body = encode_sections([agent("main", text)])
+    assert '<!-- scratchpad:begin section="main" headings="+1" -->' in body
+    assert "## Main\n" in body and "\n### Plan\n" in body and "\n#### Detail\n" in body
+    assert "\n## Plan" not in body and "\n## Findings" not in body
+    assert heading_shift("# Title\n## Sub") == 2
+    assert heading_shift("### Already nested") == 0  # nothing collides: shown as written
+    assert heading_shift("no headings at all") == 0
+
+
+def test_a_hash_comment_in_a_code_block_is_no_heading_and_is_never_moved() -> None:
+    text = "## Steps\n```sh\n# install the chart\nhelm upgrade api\n```\n~~~\n## not either\n~~~"
+    nested = nest_headings(text, heading_shift(text))
+    assert nested.startswith("### Steps\n```sh\n# install the chart\n")
+    assert "~~~\n## not either\n~~~" in nested
+
+
+def test_a_rendered_nested_heading_imported_again_does_not_move_deeper() -> None:
+    shown = encode_sections([agent("main", "## Plan\n- a")])
+    # The file read back and rendered again, as each run does: the heading stays put.
+    for _ in range(3):
+        text = decode_sections(shown)["main"]
+        assert text == "## Plan\n- a"
+        shown = encode_sections([agent("main", text)])
+    assert "### Plan" in shown and "#### Plan" not in shown
+
+
+# --- the record of the last assembly, in the state folder ----------------------------------
+
+
+def record(text: str, sections: dict[str, str] | None = None) -> RenderRecord:
+    return render_record(text, sections or {}, carried=False)
+
+
+def test_the_render_a_file_came_from_is_found_by_body_then_by_frontmatter() -> None:
+    first = compose({"updated": "09:00"}, "# one\n")
+    second = compose({"updated": "09:05"}, "# two\n")
+    state = AssemblyState([record(second), record(first)])
+
+    def found(text: str) -> RenderRecord | None:
+        front, body = split_frontmatter(text)
+        return file_record(state, front, body, None)
+
+    assert found(second) == record(second)  # unedited
+    assert found(first) == record(first)  # an older copy, unedited
+    assert found(first.replace("# one", "# one, edited")) == record(first)
+    assert found(second.replace("# two", "# two, edited")) == record(second)
+    # Edited frontmatter or two renders with one frontmatter: not known, never guessed.
+    assert found(second.replace("09:05", "10:00").replace("# two", "# 2")) is None
+    twin = compose({"updated": "09:05"}, "# two, again\n")
+    state.renders.insert(0, record(twin))
+    assert found(twin.replace("again", "edited")) is None
+
+
+def test_of_two_renders_of_one_second_the_edit_is_read_against_the_one_it_started_from(
+    tmp_path: Path,
+) -> None:
+    older = compose({"updated": "09:05"}, "# Plan\n- a\n- b\n- c\n- d\n")
+    newer = compose({"updated": "09:05"}, "# Plan\n- a\n- B rewritten\n- C rewritten\n- d\n")
+    for text in (older, newer):
+        assert remember_render(tmp_path, text)
+    state = AssemblyState([record(newer), record(older)])
+    front, body = split_frontmatter(older.replace("- d", "- d, edited"))
+
+    assert file_record(state, front, body, None) is None  # not told apart by the frontmatter
+    assert same_frontmatter(state, front) == [record(newer), record(older)]
+    assert closest_record(tmp_path, same_frontmatter(state, front), body) == record(older)
+    _, newer_body = split_frontmatter(newer.replace("- a", "- a, edited"))
+    assert closest_record(tmp_path, same_frontmatter(state, front), newer_body) == record(newer)
+    # Without the kept copies there is nothing to compare with: not known.
+    assert closest_record(tmp_path / "elsewhere", same_frontmatter(state, front), body) is None
+
+
+def test_a_missing_corrupt_or_forged_record_of_the_last_assembly_is_not_trusted(
+    tmp_path: Path,
+) -> None:
+    state_dir = tmp_path / ".scratchpad"
+    assert read_assembly_state(state_dir) is None
+    state_dir.mkdir()
+    path = assembly_state_path(state_dir)
+    for junk in (b"{not json", b"[]", b'{"version": 99}', b"\xff\xfe", b"[" * 100_000):
+        path.write_bytes(junk)
+        assert read_assembly_state(state_dir) is None
+    forged = {
+        "version": 1,
+        "renders": [
+            {"frontmatter": "x", "body_sha256": 5, "auto_sha256": "", "agent_sections": {}},
+            {"frontmatter": "", "body_sha256": "a", "auto_sha256": "", "agent_sections": [1]},
+            {"frontmatter": "", "body_sha256": "b", "auto_sha256": "", "agent_sections": {}},
+        ],
+        "pending": "nonsense",
+        "diagnostics": ["not", "a", "mapping"],
+    }
+    path.write_text(json.dumps(forged))
+    state = read_assembly_state(state_dir)
+    assert state is not None and [r.body_sha256 for r in state.renders] == ["b"]
+    assert state.pending is None and state.diagnostics == {}
+    path.write_bytes(b" " * (MAX_ASSEMBLY_BYTES + 1))
+    assert read_assembly_state(state_dir) is None
+
+
+def test_a_link_in_place_of_the_record_is_never_read_through(tmp_path: Path) -> None:
+    state_dir = tmp_path / ".scratchpad"
+    state_dir.mkdir()
+    outside = tmp_path / "outside.json"
+    write_assembly_state(tmp_path, AssemblyState([record(compose({"a": 1}, "x"))]))
+    (tmp_path / ASSEMBLY_NAME).rename(outside)
+    assembly_state_path(state_dir).symlink_to(outside)
+    assert read_assembly_state(state_dir) is None
+    with pytest.raises(OSError):
+        write_assembly_state(state_dir, AssemblyState())
+    assert json.loads(outside.read_text())["version"] == 1  # untouched
+
+
+def test_a_file_of_an_earlier_version_is_read_with_the_hashes_in_its_frontmatter() -> None:
+    text = compose({"updated": "x", "body_sha256": "f" * 64, "agent_sections": {"main": "ab"}}, "b")
+    front, body = split_frontmatter(text)
+    meta = frontmatter.loads(text).metadata
+    found = file_record(None, front, body, meta)
+    assert found is not None and found.agent_sections == {"main": "ab"}
+    assert file_record(AssemblyState([record("---\ny: 1\n---\nz")]), front, body, meta) is None

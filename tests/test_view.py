@@ -29,7 +29,9 @@ def test_the_prefix_has_the_fresh_auto_part_and_the_agent_sections_as_they_are_n
 
     assert fresh is not None and stale is not None
     assert fresh.startswith("[Session Scratchpad - your persistent working memory]\n# SCRATCHPAD")
-    assert fresh.endswith("\n## Goal\nwritten after the render\n[End Scratchpad]\n")
+    assert fresh.endswith(
+        "\n## Goal (updated 5m ago)\nwritten after the render\n[End Scratchpad]\n"
+    )
     assert "# SCRATCHPAD" not in stale and "written after the render" in stale
     assert prefix_for(config, RENDER_NOW + timedelta(hours=5), fresh_only=True) is None
 
@@ -50,8 +52,8 @@ def test_the_prefix_shows_the_agent_sections_as_written_without_markers_escapes_
     assert block is not None
     agent = block[block.index("## Main") :]
     assert agent == (
-        '## Main\n---\n<!-- scratchpad:end section="main" -->\nplan\n\n'
-        "## Alerts\n> From calendar.\nStandup 10:30\n[End Scratchpad]\n"
+        '## Main (updated 5m ago)\n---\n<!-- scratchpad:end section="main" -->\nplan\n\n'
+        "## Alerts (updated 5m ago)\n> From calendar.\nStandup 10:30\n[End Scratchpad]\n"
     )
     assert "scratchpad:agent-sections" not in block and "Edit the text between" not in block
 
@@ -70,7 +72,9 @@ def test_the_prefix_falls_back_to_the_files_sections_as_written_when_the_journal
 
     block = prefix_for(load_config(ws), RENDER_NOW + timedelta(minutes=5))
 
-    assert block is not None and block.endswith("## Goal\n---\nplan\n[End Scratchpad]\n")
+    assert block is not None and block.endswith(
+        "## Goal (updated just now)\n---\nplan\n[End Scratchpad]\n"
+    )
     assert "scratchpad:" not in block and "Edit the text between" not in block
 
 

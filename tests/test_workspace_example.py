@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
+import subprocess
+import sys
+import urllib.parse
+import urllib.request
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -32,11 +38,19 @@ def test_the_demo_renders_every_section_from_both_transcripts(
     assert datetime.fromisoformat(meta["expires"]) - datetime.fromisoformat(
         meta["updated"]
     ) == timedelta(minutes=meta["ttl_minutes"])
-    formats = sorted(s["format"] for s in meta["sources"])
+    # What the agent reads of the frontmatter: the times and one line of source, ~40 tokens.
+    assert set(meta) == {"updated", "expires", "ttl_minutes", "source"}
+    assert meta["source"] == "2 transcripts, 45 messages; memory 14 chunks"
+    state = json.loads((example / ".scratchpad" / "last-assembly.json").read_text())
+    recorded = state["diagnostics"]
+    formats = sorted(s["format"] for s in recorded["sources"])
     assert formats == ["claude-code", "openclaw"]
-    assert all(s["bad_lines"] == 0 and s["messages"] > 0 for s in meta["sources"])
-    assert meta["degraded"] == []
-    assert meta["tokens"]["auto"] <= meta["tokens"]["caps"]["auto"]
+    assert all(s["bad_lines"] == 0 and s["messages"] > 0 for s in recorded["sources"])
+    assert recorded["degraded"] == []
+    tokens = recorded["tokens"]
+    assert tokens["auto"] <= tokens["caps"]["auto"]
+    assert tokens["frontmatter"] <= 50
+    assert tokens["total"] <= tokens["caps"]["total"]
     for title in (
         "Emotional Context",
         "Response Strategy",
@@ -77,3 +91,66 @@ def test_at_the_frustrated_moment_the_strategy_fires(example: Path) -> None:
     assert assembly.mood.combined.primary == "frustrated"
     assert not assembly.strategy.no_signal
     assert "concise" in assembly.strategy.style
+
+
+README = EXAMPLE.parent / "README.md"
+_DEMO_BLOCK = re.compile(r"<!-- demo: (\S+) -->\n```markdown\n(.*?)```", re.DOTALL)
+
+
+def readme_demos() -> list[tuple[str, list[str]]]:
+    """The README's excerpts of the demo's file: (clock, lines), each line quoted verbatim."""
+    found = [
+        (clock, block.splitlines()) for clock, block in _DEMO_BLOCK.findall(README.read_text())
+    ]
+    assert found, "the README shows no demo output"
+    return found
+
+
+@pytest.mark.parametrize(("clock", "lines"), readme_demos())
+def test_the_readmes_demo_outputs_are_what_the_demo_writes(
+    example: Path, clock: str, lines: list[str]
+) -> None:
+    assert main(["--once", "--workspace", str(example), "--now", clock]) == 0
+    written = (example / "SCRATCHPAD.md").read_text().splitlines()
+    # Every line the README quotes is in the file, in the README's order.
+    at = 0
+    for line in lines:
+        assert line in written[at:], f"{line!r} not in the file at {clock} (after line {at})"
+        at = written.index(line, at) + 1
+
+
+def test_the_readmes_status_page_recipe_shows_the_frustrated_stretch_and_its_easing(
+    example: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # As the README says: `make demo`, then `assemble serve --workspace ... --now ...`.
+    assert main(["--once", "--workspace", str(example), "--now", NOW]) == 0
+    command = [sys.executable, "-m", "assembler", "serve", "--workspace", str(example)]
+    command += ["--now", NOW, "--port", "0"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as server:
+        try:
+            assert server.stdout is not None
+            url = ""
+            for _ in range(5):  # it prints the URL on its second line, before listening
+                line = server.stdout.readline().strip()
+                if line.startswith("http://"):
+                    url = line
+                    break
+            assert url, "serve printed no URL"
+            token = urllib.parse.parse_qs(urllib.parse.urlparse(url).query)["token"][0]
+            base = url.split("/?")[0].rstrip("/")
+            with urllib.request.urlopen(f"{base}/api/mood?token={token}", timeout=60) as answer:
+                mood = json.load(answer)
+        finally:
+            server.terminate()
+    [human] = mood["speakers"]
+    points = human["points"]
+    assert len(points) == mood["window"]["messages"] == 22
+    angry = [p for p in points if p["primary"] in ("frustrated", "urgent")]
+    # The frustrated stretch is the first hour of the evening (before 21:00 local, 10:00 UTC);
+    # the last third of the evening has none of it, and the valence there is higher.
+    assert len(angry) >= 3
+    assert all(p["at"] < "2026-03-02T10:00" for p in angry)
+    third = len(points) // 3
+    early = sum(p["valence"] for p in points[:third]) / third
+    late = sum(p["valence"] for p in points[-third:]) / third
+    assert late > early

@@ -1,0 +1,211 @@
+"""The mood history: each human message scored once and kept, a window read back from it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from assembler.assembly_log import AssemblyLog, log_path, record_run
+from assembler.errors import UnsafePathError
+from assembler.mood_history import MoodHistory, history_path, message_id, window_report
+from assembler.routing import redact
+from assembler.sentiment import MessageMood, analyze, load_mood_model
+from assembler.transcripts import Message
+
+NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
+
+
+def message(minutes: float, text: str, speaker: str | None = None, role: str = "user") -> Message:
+    return Message(role, text, NOW - timedelta(minutes=minutes), "chat.jsonl", speaker, "s1")  # type: ignore[arg-type]
+
+
+class CountingModel:
+    """The bundled model, counting the texts it is asked to score."""
+
+    def __init__(self) -> None:
+        self.model = load_mood_model()
+        self.scored: list[str] = []
+
+    def score_many(self, texts: Sequence[str]) -> list[MessageMood]:
+        self.scored.extend(texts)
+        return self.model.score_many(texts)
+
+
+@pytest.fixture
+def history(tmp_path: Path) -> MoodHistory:
+    return MoodHistory(history_path(tmp_path / ".scratchpad"))
+
+
+def test_each_human_message_is_scored_once_however_often_the_window_is_recorded(
+    history: MoodHistory,
+) -> None:
+    window = [message(30, "why is it failing AGAIN"), message(29, "On it.", role="assistant")]
+    model = CountingModel()
+
+    first = history.record(window, model)
+    second = history.record([*window, message(5, "ok thanks, that worked")], model)
+
+    assert (first, second) == (1, 1)
+    assert model.scored == ["why is it failing AGAIN", "ok thanks, that worked"]
+    assert history.count() == 2
+
+
+def test_a_message_keeps_its_id_when_read_again_and_another_text_or_time_changes_it() -> None:
+    one = message(10, "deploy failed")
+
+    assert message_id(one) == message_id(message(10, "deploy failed"))
+    assert message_id(one) != message_id(message(10, "deploy failed!"))
+    assert message_id(one) != message_id(message(11, "deploy failed"))
+
+
+def test_between_returns_the_window_oldest_first_with_the_stored_mood(
+    history: MoodHistory,
+) -> None:
+    model = load_mood_model()
+    history.record([message(m, f"message {m} is fine") for m in (300, 90, 30, 1)], model)
+
+    records = history.between(NOW - timedelta(hours=2), NOW)
+
+    assert [r.text for r in records] == [
+        "message 90 is fine",
+        "message 30 is fine",
+        "message 1 is fine",
+    ]
+    expected = model.score("message 30 is fine")
+    assert records[1].mood.primary == expected.primary
+    assert records[1].mood.valence == pytest.approx(expected.valence)
+    assert records[1].mood.arousal == pytest.approx(expected.arousal)
+
+
+def test_the_kept_text_is_redacted_as_the_file_redacts_it(history: MoodHistory) -> None:
+    text = "here is the token ghp_abcdefghijklmnopqrstuvwxyz0123456789, deploy it"
+    history.record([message(1, text)], load_mood_model())
+
+    [record] = history.between(NOW - timedelta(hours=1), NOW)
+
+    assert record.text == redact(text)
+    assert "ghp_" not in record.text
+
+
+def test_the_mood_of_a_window_from_the_history_is_the_one_the_assembly_computes(
+    history: MoodHistory,
+) -> None:
+    window = [
+        message(50, "WHY is it failing AGAIN?? third time today", "ray"),
+        message(40, "the chart points at the old secret", "sam"),
+        message(20, "ffs. nothing works", "ray"),
+        message(2, "ok that did it, thanks a lot!", "ray"),
+    ]
+    model = load_mood_model()
+    history.record(window, model)
+    half_life = timedelta(minutes=45)
+
+    stored = window_report(
+        history.between(NOW - timedelta(hours=1), NOW),
+        now=NOW,
+        half_life=half_life,
+        calibration=model.window_calibration,
+    )
+    direct = analyze(window, now=NOW, half_life=half_life, model=model)
+
+    assert stored.combined.primary == direct.combined.primary
+    assert stored.combined.trajectory == direct.combined.trajectory
+    assert stored.combined.valence == pytest.approx(direct.combined.valence, abs=1e-4)
+    assert sorted(stored.speakers) == ["ray", "sam"]
+
+
+def test_a_history_that_is_not_a_database_is_moved_aside_and_started_anew(tmp_path: Path) -> None:
+    path = history_path(tmp_path / ".scratchpad")
+    path.parent.mkdir()
+    path.write_bytes(b"written by the agent, not a database" * 100)
+
+    with MoodHistory(path) as history:
+        history.record([message(1, "hello there, all good")], load_mood_model())
+        assert history.count() == 1
+    assert path.with_name("mood.sqlite.broken").read_bytes().startswith(b"written by the agent")
+
+
+def test_a_link_in_place_of_the_history_is_refused(tmp_path: Path) -> None:
+    state = tmp_path / ".scratchpad"
+    state.mkdir()
+    outside = tmp_path / "outside.sqlite"
+    os.symlink(outside, history_path(state))
+
+    with pytest.raises(UnsafePathError):
+        MoodHistory(history_path(state))
+    assert not outside.exists()
+
+
+def test_record_run_logs_the_assembly_and_keeps_its_window_moods(tmp_path: Path) -> None:
+    state = tmp_path / ".scratchpad"
+    config = SimpleNamespace(state_dir=state, routing=SimpleNamespace(extra_secret_patterns=[]))
+    assembly = SimpleNamespace(
+        now=NOW,
+        written=True,
+        meta={"updated": NOW.isoformat(), "messages_read": 2, "dropped": ["daily_context: x"]},
+        recall=None,
+        secret_patterns=(),
+        transcripts=SimpleNamespace(
+            messages=[message(3, "why is it broken"), message(1, "thanks!")]
+        ),
+    )
+
+    record_run(config, assembly, "change", 0.075)  # type: ignore[arg-type]
+
+    with AssemblyLog(log_path(state)) as runs:
+        [run] = runs.last()
+    assert (run.reason, run.seconds, run.record["dropped"]) == (
+        "change",
+        0.075,
+        ["daily_context: x"],
+    )
+    with MoodHistory(history_path(state)) as history:
+        assert history.count() == 2
+
+
+def test_record_run_never_raises_when_the_state_folder_is_unusable(tmp_path: Path) -> None:
+    state = tmp_path / ".scratchpad"
+    state.write_text("a file where the folder should be")
+    config = SimpleNamespace(state_dir=state, routing=SimpleNamespace(extra_secret_patterns=[]))
+    assembly = SimpleNamespace(now=NOW, meta={}, recall=None, written=True, secret_patterns=())
+
+    record_run(config, assembly, "interval", 0.1)  # type: ignore[arg-type]
+
+    assert state.read_text() == "a file where the folder should be"
+
+
+def test_each_daemon_assembly_is_logged_and_fills_the_mood_history(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from assembler import assemble
+    from assembler.config_load import load_config
+    from assembler.daemon import Daemon
+
+    (tmp_path / "assembler.toml").write_text("[memory]\nenabled = false\n")
+    config = load_config(str(tmp_path), None)
+    window = [message(3, "why is it broken AGAIN"), message(1, "ok, thanks!")]
+
+    def run_once(config: object, *, now: datetime, **kwargs: object) -> SimpleNamespace:
+        # The pipeline itself is tested elsewhere: this is the daemon's cycle around it.
+        meta = {"messages_read": 2, "expires": (now + timedelta(minutes=30)).isoformat()}
+        return SimpleNamespace(
+            now=now, path=tmp_path / "SCRATCHPAD.md", meta=meta, degraded=[], written=True,
+            recall=None, secret_patterns=(), transcripts=SimpleNamespace(messages=window),
+        )  # fmt: skip
+
+    monkeypatch.setattr(assemble, "run_once", run_once)
+    daemon = Daemon(config, clock=lambda: NOW)
+
+    daemon._assemble("change")
+    daemon._assemble("refresh")
+
+    with AssemblyLog(log_path(config.state_dir)) as runs:
+        assert [run.reason for run in runs.last()] == ["refresh", "change"]
+        assert runs.last()[0].record["messages_read"] == 2
+    with MoodHistory(history_path(config.state_dir)) as history:
+        assert history.count() == 2

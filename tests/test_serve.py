@@ -1,0 +1,302 @@
+"""The status page's HTTP side (assembler/serve.py, assembler/serve_data.py), through
+Starlette's test client: the guard, the JSON API and the watcher."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+from serve_workspace import HOSTILE, LINES, NOW, append_line, make_status_workspace
+from starlette.testclient import TestClient
+
+from assembler.assembly_log import AssemblyLog, log_path
+from assembler.cli import main
+from assembler.config import Config
+from assembler.serve import allowed_hosts, create_app, host_name, is_loopback
+
+TOKEN = "test-token-123"
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Config:
+    return make_status_workspace(tmp_path / "ws")
+
+
+@pytest.fixture
+def client(config: Config) -> Iterator[TestClient]:
+    moment = {"now": NOW}
+    app = create_app(config, clock=lambda: moment["now"], token=TOKEN, poll_seconds=60)
+    with TestClient(app, base_url="http://127.0.0.1:8765") as test_client:
+        app.state.watcher.ready.wait(10)
+        test_client.app_state = app.state  # type: ignore[attr-defined]
+        test_client.moment = moment  # type: ignore[attr-defined]
+        yield test_client
+
+
+def api(client: TestClient, path: str) -> dict:
+    response = client.get(path, headers={"authorization": f"Bearer {TOKEN}"})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_a_request_without_the_token_or_with_a_wrong_one_is_refused_with_401(
+    client: TestClient,
+) -> None:
+    assert client.get("/api/now").status_code == 401
+    assert client.get("/api/now?token=wrong").status_code == 401
+    assert client.get("/static/vendor/chart.umd.min.js").status_code == 401
+    assert client.get(f"/api/now?token={TOKEN}").status_code == 200
+
+
+def test_a_foreign_host_header_is_refused_even_with_the_token(client: TestClient) -> None:
+    response = client.get(f"/api/now?token={TOKEN}", headers={"host": "evil.example:8765"})
+
+    assert response.status_code == 400
+    assert (
+        client.get(f"/api/now?token={TOKEN}", headers={"host": "localhost:8765"}).status_code == 200
+    )
+    assert client.get(f"/api/now?token={TOKEN}", headers={"host": "[::1]:8765"}).status_code == 200
+
+
+def test_a_page_opened_with_the_token_sets_a_cookie_and_drops_the_token_from_the_url(
+    client: TestClient,
+) -> None:
+    first = client.get(f"/mood?token={TOKEN}", follow_redirects=False)
+
+    assert first.status_code == 303
+    assert first.headers["location"] == "/mood"
+    assert "httponly" in first.headers["set-cookie"].lower()
+    page = client.get("/mood")
+    assert page.status_code == 200
+    assert 'data-page="mood"' in page.text
+    assert "/static/vendor/chart.umd.min.js" in page.text
+
+
+def test_every_response_carries_a_script_policy_that_allows_only_our_own_files(
+    client: TestClient,
+) -> None:
+    for response in (client.get("/api/now"), client.get(f"/api/now?token={TOKEN}")):
+        policy = response.headers["content-security-policy"]
+        assert "script-src 'self'" in policy and "default-src 'none'" in policy
+        assert response.headers["referrer-policy"] == "no-referrer"
+
+
+def test_now_gives_the_file_rendered_without_its_html_and_the_time_left(
+    client: TestClient,
+) -> None:
+    data = api(client, "/api/now")
+
+    file = data["file"]
+    assert (file["fresh"], file["left"]) == (True, "30m")
+    assert "<h2>Emotional Context</h2>" in file["html"]
+    assert "<script>" not in file["html"] and "&lt;script&gt;" in file["html"]
+    assert "<img" not in file["html"] and "&lt;img" in file["html"]
+    assert 'href="javascript' not in file["html"]
+    assert HOSTILE in file["markdown"]
+    assert data["daemon"] == {"running": False, "pid": None}
+
+
+def test_now_says_stale_once_the_clock_passes_the_expiry(client: TestClient) -> None:
+    client.moment["now"] = NOW + timedelta(minutes=45)  # type: ignore[attr-defined]
+
+    file = api(client, "/api/now")["file"]
+
+    assert (file["fresh"], file["expired_ago"]) == (False, "15m")
+
+
+def test_mood_has_one_point_per_human_message_per_speaker(client: TestClient) -> None:
+    data = api(client, "/api/mood?hours=24")
+
+    points = {s["name"]: s["points"] for s in data["speakers"]}
+    assert data["messages"] == len(LINES)
+    assert {name: len(p) for name, p in points.items()} == {"ray": 5, "sam": 2}
+    assert points["ray"][1]["text"] == LINES[1][2]
+    assert points["ray"][1]["primary"] == "frustrated"
+    assert points["ray"][1]["valence"] < 0 < points["ray"][3]["valence"]
+    assert sum(p["moved"] for p in points["ray"]) == 3
+    assert data["strategy"]["rule"]
+    assert set(data["window"]["speakers"]) == {"ray", "sam"}
+
+
+def test_mood_with_a_shorter_window_leaves_out_the_older_messages(client: TestClient) -> None:
+    data = api(client, "/api/mood?hours=1")
+
+    times = [p["at"] for s in data["speakers"] for p in s["points"]]
+    assert len(times) == 2
+    assert all(datetime.fromisoformat(t) >= NOW - timedelta(hours=1) for t in times)
+
+
+def test_mood_with_hours_that_are_no_number_is_a_400_saying_what_to_give(
+    client: TestClient,
+) -> None:
+    response = client.get(f"/api/mood?hours=abc&token={TOKEN}")
+
+    assert response.status_code == 400
+    assert "give a number of hours" in response.json()["error"]
+
+
+def test_sections_give_each_section_with_its_size_cap_age_and_history(client: TestClient) -> None:
+    data = api(client, "/api/sections")
+
+    by_name = {s["name"]: s for s in data["sections"]}
+    assert list(by_name) == ["goal", "findings"]
+    assert by_name["goal"]["content"] == "Fix the failing prod deploy"
+    assert by_name["goal"]["age"] == "30m"
+    assert by_name["findings"]["tokens"] > 0
+    assert by_name["findings"]["cap"] is None  # held by the agent part's cap alone
+    assert [e["action"] for e in by_name["findings"]["history"]] == ["append"]
+    assert data["agent_tokens"] == sum(s["tokens"] for s in data["sections"])
+
+
+def test_observations_list_the_parked_outputs_with_size_and_expiry(client: TestClient) -> None:
+    [entry] = api(client, "/api/observations")["entries"]
+
+    assert entry["executor"] == "fs_read"
+    assert entry["size_bytes"] > 6000
+    assert entry["expires_in"] == "1h"
+
+
+def test_memory_shows_the_queries_and_says_when_no_assembly_was_logged(
+    client: TestClient,
+) -> None:
+    data = api(client, "/api/memory")
+
+    assert data["source"]["kind"] == "history"
+    assert data["queries"][0].startswith("long day")
+    assert data["dropped"] == ["relevant_memories: an old note"]
+
+
+def test_memory_shows_the_hits_of_the_last_logged_assembly_with_their_parts(
+    client: TestClient, config: Config
+) -> None:
+    hit = {"path": "MEMORY.md", "start_line": 1, "end_line": 4, "score": 0.5, "snippet": "x"}
+    hit |= {"vector": 0.61, "bm25": 0.3, "recency": 1.0}
+    record = {"memory": {"queries": ["the deploy"], "hits": [hit], "explain": [], "chunks": 9}}
+    other = hit | {"path": "memory/old.md", "start_line": 3, "end_line": 9}
+    record["memory"]["hits"].append(other)
+    dropped = ["daily_context: y", "relevant_memories: `memory/old.md:3-9` - z"]
+    with AssemblyLog(log_path(config.state_dir)) as runs:
+        runs.add(NOW, "change", 0.07, record | {"dropped": dropped})
+
+    data = api(client, "/api/memory")
+
+    assert data["source"]["kind"] == "assembly" and data["source"]["reason"] == "change"
+    assert data["hits"][0]["vector"] == 0.61
+    assert [h["in_file"] for h in data["hits"]] == [True, False]
+    assert data["dropped"] == dropped
+    assert api(client, "/api/now")["runs"][0]["ms"] == 70.0
+
+
+def test_a_new_transcript_line_reaches_the_mood_history_on_the_next_look(
+    client: TestClient, config: Config
+) -> None:
+    watcher = client.app_state.watcher  # type: ignore[attr-defined]
+    before = watcher.version
+    append_line(config.workspace, 170, "sam", "all green now, good night everyone")
+
+    changed = watcher.check()
+
+    assert "transcripts" in changed and "mood" in changed
+    assert watcher.version == before + 1
+    points = {s["name"]: s["points"] for s in api(client, "/api/mood")["speakers"]}
+    assert points["sam"][-1]["text"] == "all green now, good night everyone"
+    assert watcher.check() == []
+
+
+def test_hosts_other_than_loopback_are_recognised_and_allowed_only_when_bound() -> None:
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
+    assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.5")
+    assert host_name("[::1]:8765") == "::1" and host_name("LocalHost:80") == "localhost"
+    assert "192.168.1.5" in allowed_hosts("192.168.1.5")
+    assert "192.168.1.5" not in allowed_hosts("127.0.0.1")
+
+
+def test_serve_with_a_port_in_use_says_so_and_exits_1(
+    config: Config, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code = main(["serve", "--workspace", str(config.workspace), "--port", str(port)])
+
+    assert code == 1
+    assert f"Cannot listen on 127.0.0.1:{port}" in capsys.readouterr().err
+
+
+def test_an_old_workspace_still_fills_the_history_and_mood_offers_its_latest_day(
+    config: Config,
+) -> None:
+    later = NOW + timedelta(days=30)
+    app = create_app(config, clock=lambda: later, token=TOKEN, poll_seconds=60)
+    with TestClient(app, base_url="http://127.0.0.1:8765") as old:
+        app.state.watcher.ready.wait(10)
+
+        empty = api(old, "/api/mood")
+        latest = empty["latest"]
+        shown = api(old, f"/api/mood?until={latest.replace('+', '%2B')}")
+
+    assert empty["messages"] == 0
+    assert datetime.fromisoformat(latest) == NOW - timedelta(minutes=30)  # the last line's time
+    assert shown["messages"] == len(LINES)
+    assert shown["end"] == latest
+
+
+def test_mood_with_an_until_without_offset_is_a_400(client: TestClient) -> None:
+    response = client.get(f"/api/mood?until=2026-03-02T12:00:00&token={TOKEN}")
+
+    assert response.status_code == 400
+    assert "offset" in response.json()["error"]
+
+
+def test_a_scratchpad_that_is_a_link_out_of_the_workspace_is_not_read(
+    config: Config, tmp_path: Path
+) -> None:
+    secret = tmp_path / "secret.md"
+    secret.write_text(
+        "---\nupdated: 2026-03-02T12:00:00Z\nexpires: 2026-03-02T13:00:00Z\n---\nSECRET"
+    )
+    config.output_path.unlink()
+    config.output_path.symlink_to(secret)
+    app = create_app(config, clock=lambda: NOW, token=TOKEN, poll_seconds=60)
+
+    with TestClient(app, base_url="http://127.0.0.1:8765") as linked:
+        file = api(linked, "/api/now")["file"]
+
+    assert "symbolic link" in file["error"] or "link" in file["error"]
+    assert "SECRET" not in str(file)
+
+
+def test_serve_refuses_a_mood_history_that_is_a_link_and_exits_1(
+    config: Config, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outside = tmp_path / "elsewhere.sqlite"
+    (config.state_dir / "mood.sqlite").symlink_to(outside)
+
+    code = main(["serve", "--workspace", str(config.workspace), "--port", "0"])
+
+    assert code == 1
+    assert "link" in capsys.readouterr().err
+    assert not outside.exists()
+
+
+def test_serve_on_an_address_other_machines_reach_warns_before_it_listens(
+    config: Config, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("0.0.0.0", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code = main(
+            ["serve", "-w", str(config.workspace), "--host", "0.0.0.0", "--port", str(port)]
+        )
+
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "warning: serving on 0.0.0.0, reachable from other machines" in err
