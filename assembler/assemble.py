@@ -54,6 +54,8 @@ from assembler.fsutil import (
     replace_if_unchanged,
 )
 from assembler.handedits import import_into_journal
+from assembler.mood_history import remembering
+from assembler.mood_window import Scorer
 from assembler.ready import write_ready
 from assembler.recall import (
     OpenMemory,
@@ -64,6 +66,7 @@ from assembler.recall import (
     recall_memories,
     repeats,
     synced_memory,
+    written_by,
 )
 from assembler.render import Fitted, Item, Renderer, Section, fit_sections, renderer_for
 from assembler.routing import RoutingHint, redact, route
@@ -184,10 +187,15 @@ def draft(
     now: datetime,
     memory: OpenMemory | Problem | None,
     transcript_globs: Sequence[str] | None = None,
+    remember_moods: bool = False,
 ) -> Draft:
     """Given the config, the clock and the memory index to search (synced; see `memory_for`),
     return the auto part of the assembly (reads only; the index is closed unless kept).
 
+    With `remember_moods` the window's new human messages are scored into the mood history
+    (`.scratchpad/mood.sqlite`) and the mood is read from it: each message is scored once, and
+    the file's mood lines, the status page and its charts come from the same scores. Without
+    it (a dry run) nothing is written and the window is scored afresh.
     `transcript_globs` replaces the configured sources for this run. An unreadable source, a
     failing mood model or an index that could not be opened degrades the file (the frontmatter
     says what and why) instead of failing.
@@ -221,7 +229,12 @@ def draft(
     mood: MoodReport | None = None
     strategy: Strategy | None = None
     try:
-        mood = analyze(read.messages, now=now, half_life=half_life, model=load_mood_model())
+        scorer: Scorer = load_mood_model()
+        if remember_moods:
+            scorer = remembering(
+                config.state_dir, read.messages, scorer, config.routing.extra_secret_patterns
+            )
+        mood = analyze(read.messages, now=now, half_life=half_life, model=scorer)
     except ModelError as error:
         degraded.append(Problem("mood", str(error), "mood"))
     if mood is not None:
@@ -308,7 +321,7 @@ def compose(config: Config, auto: Draft, agent: AgentInputs) -> Assembly:
         "auto_notice": f"{edited_at.astimezone(tz):%H:%M}" if edited_at else "",
         "agent_part": "",
     }
-    fields = _frontmatter(config, auto, expires, degraded)
+    fields = _frontmatter(config, auto, expires)
     frontmatter_tokens = count(compose_file(fields, ""))
     try:
         # The frontmatter is read too (hosts that inject the raw file): the total cap holds it.
@@ -374,7 +387,11 @@ def compose(config: Config, auto: Draft, agent: AgentInputs) -> Assembly:
         else {
             "chunks": recall.chunks_total,
             "embedded": recall.chunks_embedded,
-            "hits": len(recall.result.hits),
+            "hits": sum(
+                len(section.items)
+                for section in fitted.sections
+                if section.name == "relevant_memories"
+            ),
         },
         "sections": [s.name for s in fitted.sections],
         "dropped": fitted.dropped,
@@ -418,21 +435,17 @@ def _auto_digest(sections: Sequence[Section]) -> str:
     return hashlib.sha256("\n".join(lines).encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _frontmatter(
-    config: Config, auto: Draft, expires: datetime, degraded: Sequence[Problem]
-) -> dict[str, Any]:
+def _frontmatter(config: Config, auto: Draft, expires: datetime) -> dict[str, Any]:
     """Return the fields of the file's frontmatter: what the agent needs of the run (when, how
-    long it holds, what it read), in a few tokens; and, only when something failed, which
-    parts (the why is in last-assembly.json and `assemble show --json`)."""
-    fields: dict[str, Any] = {
+    long it holds, what it read), in a few tokens. What failed and why is for the user: the
+    CLI prints it, and last-assembly.json, `assemble show --format json` and the status page
+    keep it."""
+    return {
         "updated": auto.now.isoformat(timespec="seconds"),
         "expires": expires.isoformat(timespec="seconds"),
         "ttl_minutes": config.output.ttl_minutes,
         "source": _source_summary(config, auto),
     }
-    if degraded:
-        fields["degraded"] = ", ".join(dict.fromkeys(problem.kind for problem in degraded))
-    return fields
 
 
 def _source_summary(config: Config, auto: Draft) -> str:
@@ -497,7 +510,9 @@ def run_once(
     if dry_run:
         return assemble(config, now=now, transcript_globs=transcript_globs)
     synced = memory_for(config, warm=memory)
-    auto = draft(config, now=now, memory=synced, transcript_globs=transcript_globs)
+    auto = draft(
+        config, now=now, memory=synced, transcript_globs=transcript_globs, remember_moods=True
+    )
     assembly: Assembly | None = None
     late: bytes | None = None
     for _ in range(WRITE_ATTEMPTS):
@@ -709,6 +724,9 @@ def _recall(
             now=now,
             **index_options(config),
         )
+    # The run's clock is a real clock: a note written after it was not there yet.
+    result.hits = [hit for hit in result.hits if written_by(hit, now)]
+    result.spare = [hit for hit in result.spare if written_by(hit, now)]
     fallback = memory.fallback
     if fallback is not None and fallback.kind == "keyword search":
         # Keyword search alone is what the user chose: not a fault to warn about every cycle.

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from assembler.context import ActiveContext, DailyContext, TimeContext, format_duration
@@ -131,7 +131,12 @@ def active_section(active: ActiveContext, now: datetime) -> Section:
     read = f"{active.messages_read} ({active.human_messages} from the human"
     read += f", {active.sessions} session{'s' if active.sessions != 1 else ''})"
     if active.last_message_at is not None:
-        read += f"; last {format_duration(now - active.last_message_at)} ago"
+        since = now - active.last_message_at
+        read += (
+            "; last just now"
+            if since < timedelta(minutes=1)
+            else (f"; last {format_duration(since)} ago")
+        )
     items.append(Item(read, "Messages read", 5, gist=""))
     return Section("active_context", TITLES["active_context"], tuple(items))
 

@@ -381,6 +381,13 @@ def build_parser() -> argparse.ArgumentParser:
         "prints nothing and exits 1.",
     )
     show.add_argument("--format", choices=("md", "prefix", "json"), default="md")
+    show.add_argument("--json", action="store_true", help="the same as --format json")
+    show.add_argument(
+        "--explain",
+        action="store_true",
+        help="after the file, what its last assembly measured: tokens against the caps, the "
+        "sources read, the memory, what the caps dropped, what failed and why",
+    )
     show.add_argument(
         "--fresh-only",
         action="store_true",

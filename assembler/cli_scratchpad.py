@@ -126,6 +126,8 @@ def _mood_summary(assembly: Assembly) -> dict[str, Any] | None:
 def _cmd_show(args: argparse.Namespace) -> int:
     config = load(args)
     now = parse_now(args.now, config)
+    if args.json:
+        args.format = "json"
     if args.format == "prefix":
         # The fresh auto part with the agent sections as they are now (not as last rendered).
         block = prefix_for(config, now, fresh_only=args.fresh_only)
@@ -154,7 +156,30 @@ def _cmd_show(args: argparse.Namespace) -> int:
         print(json.dumps(document, indent=2, ensure_ascii=False, default=str))
     else:
         sys.stdout.write(pad.path.read_text(encoding="utf-8"))
+        if args.explain:
+            diagnostics, current = last_diagnostics(config.state_dir, pad.body)
+            print("\n# what the last assembly measured" + ("" if current else " (not this file)"))
+            for line in _diagnostic_lines(diagnostics):
+                print(f"  {line}")
     return 0
+
+
+def _diagnostic_lines(meta: dict[str, Any]) -> list[str]:
+    """The last assembly's record as `show --explain` lines (empty record: say so)."""
+    if not meta:
+        return ["no record of the last assembly (.scratchpad/last-assembly.json)"]
+    lines = [
+        f"sources: {s.get('path')} [{s.get('format')}] {s.get('messages')} messages, "
+        f"{s.get('bad_lines')} bad lines" + (f", error: {s['error']}" if s.get("error") else "")
+        for s in meta.get("sources", [])
+    ]
+    if "tokens" in meta:
+        lines += _recorded_lines(meta)
+    lines += [f"budget: dropped {d}" for d in meta.get("dropped", [])]
+    lines += [f"degraded: {p.get('what')}: {p.get('why')}" for p in meta.get("degraded", [])]
+    if meta.get("stages_ms"):
+        lines.append("stages (ms): " + ", ".join(f"{k} {v}" for k, v in meta["stages_ms"].items()))
+    return lines
 
 
 def _cmd_check(args: argparse.Namespace) -> int:

@@ -29,7 +29,14 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     server = StatusServer(config, host=args.host, port=args.port, clock=clock)
-    print(f"Status page of {config.workspace}:\n  {server.url}\n(Ctrl-C stops it)", flush=True)
+    print(f"Status page of {config.workspace}:\n  {server.url}", flush=True)
+    if server.everywhere:
+        print(
+            f"  (also reachable from other machines: this machine's address, port {server.port},"
+            " with the same token)",
+            flush=True,
+        )
+    print("(Ctrl-C stops it)", flush=True)
     server.run()
     return 0
 

@@ -9,7 +9,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, tzinfo
+from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -329,3 +329,18 @@ def time_context(
     else:
         part, note = "evening", "Evening: keep it focused, wind down long tasks"
     return TimeContext(local=local, part_of_day=part, late_night=late, note=note)
+
+
+_DATED_NAME = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+
+
+def note_date(path: str) -> date | None:
+    """Given a memory file's path, return the day its name says (`memory/2026-03-02.md`), or
+    None for a file not named by a day."""
+    found = _DATED_NAME.search(path.rsplit("/", 1)[-1])
+    if found is None:
+        return None
+    try:
+        return date(int(found.group(1)), int(found.group(2)), int(found.group(3)))
+    except ValueError:
+        return None

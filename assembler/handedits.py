@@ -15,7 +15,7 @@ import difflib
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -52,7 +52,11 @@ from assembler.scratchpad_file import (
     same_frontmatter,
     text_hash,
 )
-from assembler.session_entries import OPENCLAW_TAIL_BYTES, read_openclaw_scratchpad_entries
+from assembler.session_entries import (
+    OPENCLAW_TAIL_BYTES,
+    openclaw_entry_time,
+    read_openclaw_scratchpad_entries,
+)
 from assembler.tokens import clip
 
 if TYPE_CHECKING:
@@ -151,6 +155,9 @@ def import_into_journal(
             entries = read_openclaw_scratchpad_entries(
                 openclaw_files, tail_bytes=OPENCLAW_TAIL_BYTES
             )
+            # The run's clock is a real clock: an entry the host wrote after it (a run with
+            # `--now` in the past) was not written yet.
+            entries = [e for e in entries if not _after_clock(openclaw_entry_time(e), now)]
             if entries:
                 pad.import_openclaw_entries(entries)
     except (SectionError, OSError) as error:
@@ -159,6 +166,17 @@ def import_into_journal(
         sync.failure = str(error)
         degraded.append(kept_problem(error))
     return sync, degraded
+
+
+def _after_clock(moment: datetime | None, now: datetime) -> bool:
+    """Whether a host entry stamped `moment` was written more than a minute after `now`."""
+    if moment is None:
+        return False
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=now.tzinfo)
+    try:
+        return moment - now.astimezone(moment.tzinfo) > timedelta(minutes=1)
+    except (OverflowError, TypeError):
+        return False
 
 
 def kept_problem(error: Exception) -> Problem:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from assembler.context import note_date
 from assembler.embeddings import Embedder
 
 Vector = npt.NDArray[np.float32]
@@ -136,12 +137,8 @@ def _recency(path: str, options: _Options) -> float:
     """Given a chunk's file and the options, return its recency boost factor (1.0 = none)."""
     if options.half_life is None or options.recency_weight <= 0:
         return 1.0
-    found = _DATED.search(path.rsplit("/", 1)[-1])
-    if found is None:
-        return 1.0
-    try:
-        day = date(int(found.group(1)), int(found.group(2)), int(found.group(3)))
-    except ValueError:
+    day = note_date(path)
+    if day is None:
         return 1.0
     age = max(0, (options.today - day).days)
     return 1.0 + options.recency_weight * math.pow(0.5, age / options.half_life)

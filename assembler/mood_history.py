@@ -1,12 +1,13 @@
 """The mood of each human message, scored once and kept: `.scratchpad/mood.sqlite`.
 
 A day or a week of mood is then a query, not a re-read of transcripts and a re-scoring of
-every message. Each message has a stable id (a hash of its source, session, time and text),
-so recording the same window again adds nothing; only messages not yet in the history are
-scored. What is kept per message: its id, speaker, session, time, its text with secrets and
-personal data redacted (as SCRATCHPAD.md shows them), and its mood (labels, valence, arousal,
-primary). The history is a cache of what the transcripts say: a broken or foreign database is
-moved aside and started again, never trusted.
+every message. Each message has a stable id (a hash of its session or file name, time, speaker
+and text, not of where the workspace lies), so recording the same window again adds nothing;
+only messages not yet in the history are scored. What is kept per message: its id, speaker,
+session, time, its text with secrets and personal data redacted (as SCRATCHPAD.md shows them),
+and its mood (labels, valence, arousal, primary). The history is a cache of what the
+transcripts say: a broken or foreign database (another schema version too) is moved aside and
+started again, never trusted.
 
 `window_report` reads the mood of a window from the history alone, with the same window
 arithmetic as the assembly (`mood_window.read_window`), the stored moods standing in for the
@@ -24,7 +25,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from assembler.errors import UnsafePathError, WorkspaceError
@@ -33,6 +34,7 @@ from assembler.mood_window import (
     DEFAULT_WINDOW_CALIBRATION,
     MessageMood,
     MoodReport,
+    Scorer,
     WindowCalibration,
     read_window,
 )
@@ -42,7 +44,8 @@ from assembler.transcripts import Message, clip_middle
 log = logging.getLogger(__name__)
 
 HISTORY_NAME = "mood.sqlite"
-SCHEMA_VERSION = 1
+# 2: a message's id no longer depends on where its transcript lies (see `message_id`).
+SCHEMA_VERSION = 2
 # What is kept of a long message's text: enough to recognise it on the page.
 KEPT_HEAD_CHARS = 1000
 KEPT_TAIL_CHARS = 500
@@ -77,10 +80,13 @@ def history_path(state_dir: Path) -> Path:
 
 
 def message_id(message: Message) -> str:
-    """Given a message, return its stable id: the same message read again (by another run, or
-    from the same file after it grew) has the same id."""
+    """Given a message, return its stable id: the same message read again (by another run, from
+    the same file after it grew, or from a workspace moved or reached by another path) has the
+    same id. The transcript is named by its session, else by its file's name, never by its
+    absolute path."""
     stamp = message.timestamp.astimezone(UTC).isoformat() if message.timestamp else ""
-    parts = (message.source, message.session_id or "", stamp, message.text)
+    where = message.session_id or PurePath(message.source).name
+    parts = (where, stamp, message.speaker or "", message.text)
     digest = hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass"))
     return digest.hexdigest()[:32]
 
@@ -139,12 +145,25 @@ def prepare_db(conn: sqlite3.Connection, schema: str, version: int) -> bool:
     so the caller moves it aside."""
     try:
         conn.execute("PRAGMA journal_mode=WAL")
-        found = conn.execute("PRAGMA user_version").fetchone()[0]
-        tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-        if found != version and (found != 0 or tables):
-            return False
-        conn.executescript(schema)
-        conn.execute(f"PRAGMA user_version = {int(version)}")
+        # The check, the schema and its version in one transaction: a process killed half way
+        # leaves an empty database, and two processes opening a new one at once do not take
+        # each other's half-made schema for someone else's database.
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            found = conn.execute("PRAGMA user_version").fetchone()[0]
+            tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+            if found != version and (found != 0 or tables):
+                conn.execute("ROLLBACK")
+                return False
+            for statement in schema.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {int(version)}")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
         conn.execute("PRAGMA quick_check").fetchone()
     except sqlite3.DatabaseError:
         return False
@@ -262,6 +281,22 @@ class MoodHistory:
             ).fetchall()
         return [_record(row) for row in rows]
 
+    def moods_of(self, messages: Sequence[Message]) -> dict[str, MessageMood]:
+        """Given messages, return the recorded mood of each one the history holds, by the
+        message's own text (what a scorer is asked for)."""
+        by_id = {message_id(m): m for m in messages if m.role == "user" and m.text}
+        ids = list(by_id)
+        found: dict[str, MessageMood] = {}
+        with self._lock:
+            for start in range(0, len(ids), _ID_BATCH):
+                batch = ids[start : start + _ID_BATCH]
+                marks = ",".join("?" * len(batch))
+                rows = self._db.execute(f"SELECT * FROM moods WHERE id IN ({marks})", batch)
+                for row in rows.fetchall():
+                    record = _record(row)
+                    found[by_id[record.id].text] = record.mood
+        return found
+
     def latest(self, before: datetime) -> datetime | None:
         """Given a time, return when the newest message said by then was said, or None."""
         with self._lock:
@@ -307,6 +342,44 @@ class StoredMoods:
 
     def score_many(self, texts: Sequence[str]) -> list[MessageMood]:
         return [self._by_text[text] for text in texts]
+
+
+class RememberedMoods:
+    """A scorer (`mood_window.Scorer`) that answers with the moods the history recorded for
+    these texts, and asks the model only for the others."""
+
+    def __init__(self, known: dict[str, MessageMood], model: Scorer) -> None:
+        self.window_calibration = model.window_calibration
+        self._known = known
+        self._model = model
+
+    def score_many(self, texts: Sequence[str]) -> list[MessageMood]:
+        new = [text for text in dict.fromkeys(texts) if text not in self._known]
+        if new:
+            self._known.update(zip(new, self._model.score_many(new), strict=True))
+        return [self._known[text] for text in texts]
+
+
+def remembering(
+    state_dir: Path,
+    messages: Sequence[Message],
+    model: Scorer,
+    extra_secret_patterns: Sequence[str] = (),
+) -> Scorer:
+    """Given the state folder, a window's messages and the mood model, keep the moods of the
+    human messages the history does not hold yet (each message is scored once, ever) and
+    return a scorer that reads the window's moods from the history. When the history cannot
+    be opened, return the model itself (the mood is computed as without a history)."""
+    try:
+        with MoodHistory(
+            history_path(state_dir), extra_secret_patterns=extra_secret_patterns
+        ) as history:
+            history.record(messages, model)
+            known = history.moods_of(messages)
+    except (WorkspaceError, sqlite3.Error, OSError) as error:
+        log.warning("mood history unavailable, scoring the window afresh: %s", error)
+        return model
+    return RememberedMoods(known, model)
 
 
 def window_report(

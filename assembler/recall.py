@@ -16,10 +16,11 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assembler.context import content_words
+from assembler.context import content_words, note_date
 from assembler.errors import ModelError, Problem, UnsafePathError, WorkspaceError
 from assembler.fsutil import read_state_file
 from assembler.routing import redact
@@ -89,6 +90,25 @@ class Floor:
         enough to show."""
         best = max((relevance(hit) for hit in hits), default=0.0)
         return [hit for hit in hits if self.admits(hit, best, chunks)]
+
+
+_LEADING_TIME = re.compile(r"^(\d{1,2}):(\d{2})\b")
+
+
+def written_by(hit: Hit, now: datetime) -> bool:
+    """Given a hit and the run's clock, return whether its note could have been written by
+    then: a daily note of a later day was not, nor a line of today's note timed after the clock
+    (a run with `--now` in the past reads the memory as it is now)."""
+    day = note_date(hit.path)
+    if day is None:
+        return True
+    today = now.date()
+    if day != today:
+        return day < today
+    found = _LEADING_TIME.match(hit.snippet.strip())
+    if found is None:
+        return True
+    return (int(found.group(1)), int(found.group(2))) <= (now.hour, now.minute)
 
 
 def relevance(hit: Hit) -> float:

@@ -203,6 +203,15 @@ def _looks_random(match: re.Match[str]) -> bool:
     return switches / (len(piece) - 1) >= 0.4 and _shannon_entropy(piece) >= 3.8
 
 
+def _looks_random_base64(match: re.Match[str]) -> bool:
+    """Given a 40-character run of base64 characters with a '/' or '+' in it, return True if it
+    looks random: mixed case and digits, high entropy (a path like `src/components/...` is
+    neither)."""
+    token = match.group(0)
+    letters = token.replace("/", "").replace("+", "")
+    return _mixed(letters) and _shannon_entropy(token) >= 4.0 and token.count("/") <= 4
+
+
 def _luhn_ok(digits: str) -> bool:
     total = 0
     for i, char in enumerate(reversed(digits)):
@@ -314,6 +323,19 @@ _BUILTIN_DETECTORS: tuple[_Detector, ...] = (
             r"([A-Za-z0-9_-]{20,})(?![A-Za-z0-9_-])"
         ),
         valid=_api_key_ok,
+    ),
+    _Detector(
+        "secret",
+        "Stripe secret key",
+        re.compile(r"(?<![A-Za-z0-9_])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}(?![A-Za-z0-9_])"),
+    ),
+    _Detector(
+        "secret",
+        # 40 base64 characters: what AWS issues as the secret beside an access key id. Read
+        # as random only when a '/' or '+' splits it (else the generic detector sees it whole).
+        "AWS secret key",
+        re.compile(r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9]*[/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"),
+        valid=_looks_random_base64,
     ),
     _Detector(
         "secret",

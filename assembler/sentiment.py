@@ -36,9 +36,9 @@ from assembler.mood_window import WINDOW_FEATURES as WINDOW_FEATURES
 from assembler.mood_window import MessageMood as MessageMood
 from assembler.mood_window import MoodReport as MoodReport
 from assembler.mood_window import MoodState as MoodState
+from assembler.mood_window import Scorer, read_window
 from assembler.mood_window import TrajectoryPoint as TrajectoryPoint
 from assembler.mood_window import WindowCalibration as WindowCalibration
-from assembler.mood_window import read_window
 from assembler.mood_window import window_features as window_features
 from assembler.transcripts import clip_middle
 
@@ -628,11 +628,12 @@ def analyze(
     *,
     now: datetime,
     half_life: timedelta,
-    model: MoodModel | None = None,
+    model: Scorer | None = None,
 ) -> MoodReport:
     """Given the messages of the window, return the mood of the humans: combined and, when two or
     more named speakers talk, one state per speaker (`mood_window.read_window` says how), the
-    messages scored by `model`, by default the bundled one (loaded only if a human spoke).
+    messages scored by `model` (a `MoodModel`, or the mood history's `RememberedMoods`), by
+    default the bundled one (loaded only if a human spoke).
 
     Raise ValueError if half_life is not positive; ModelError if the bundled model is needed and
     cannot be loaded.

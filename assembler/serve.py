@@ -10,8 +10,10 @@ The page shows what the human said and felt, so it is guarded:
 - bound to 127.0.0.1 unless `--host` says otherwise (the command warns then);
 - every request needs the random token of the URL the command prints (`?token=`, which a
   page visit turns into a cookie, or `Authorization: Bearer`); without it, 401;
-- the Host header must name this machine (localhost, 127.0.0.1, [::1], or the `--host` given),
-  else 400: a web page elsewhere cannot reach the server through a DNS name it controls.
+- the Host header must name this machine (localhost, 127.0.0.1, [::1], or the `--host` given;
+  bound to an address other machines reach, also any IP address), else 400: a web page
+  elsewhere cannot reach the server through a DNS name it controls, and an IP address is no
+  such name.
 A watcher thread notices changes of the file, the journal, the logs and the transcripts (their
 size and time only); a changed transcript is read from its end and its new human messages are
 scored into the mood history.
@@ -24,6 +26,8 @@ import contextlib
 import ipaddress
 import json
 import logging
+import os
+import re
 import secrets
 import socket
 import threading
@@ -65,6 +69,13 @@ log = logging.getLogger(__name__)
 
 DEFAULT_PORT = 8765
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+# Addresses that bind every interface: the page is then opened through loopback or a LAN address.
+UNSPECIFIED = frozenset({"0.0.0.0", "::"})
+# A Host header: a name or IPv4 address, or a bracketed IPv6 address; then an optional port.
+_HOST_HEADER = re.compile(r"(\[[^\[\]]*\]|[^\[\]:]*)(?::[0-9]*)?")
+# /favicon.ico, empty: the pages name an inline icon, but a browser showing an API answer still
+# asks for it, and a 404 there is noise.
+FAVICON = b""
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 PAGES = {
     "/": ("now", "Now"),
@@ -97,21 +108,39 @@ def is_loopback(host: str) -> bool:
 
 
 def host_name(header: str) -> str:
-    """Given a Host header, return the host without the port, lower-cased, IPv6 unbracketed."""
-    value = header.strip().lower()
-    if value.startswith("["):
-        return value[1 : value.find("]")] if "]" in value else ""
-    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+    """Given a Host header, return the host without the port, lower-cased, IPv6 unbracketed;
+    return "" for a header that is not a host with an optional port (`[::1].evil.com`)."""
+    found = _HOST_HEADER.fullmatch(header.strip().lower())
+    return found.group(1).strip("[]") if found else ""
+
+
+def is_ip_literal(host: str) -> bool:
+    """Given a host name from a Host header, return whether it is an IP address (which no DNS
+    rebinding can point elsewhere), not a name."""
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 class Guard:
     """ASGI middleware: refuse a foreign Host header (400) and a request without the token
-    (401); add the security headers to every response."""
+    (401); add the security headers to every response. With `ip_hosts`, a Host header that is
+    any IP address is accepted too (the server is bound to an address other machines reach)."""
 
-    def __init__(self, app: ASGIApp, *, token: str, hosts: Iterable[str]) -> None:
+    def __init__(
+        self, app: ASGIApp, *, token: str, hosts: Iterable[str], ip_hosts: bool = False
+    ) -> None:
         self.app = app
         self.token = token
         self.hosts = frozenset(h.lower().strip("[]") for h in hosts)
+        self.ip_hosts = ip_hosts
+
+    def host_allowed(self, header: str) -> bool:
+        """Given a Host header, return whether it names this server."""
+        name = host_name(header)
+        return bool(name) and (name in self.hosts or (self.ip_hosts and is_ip_literal(name)))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -133,9 +162,10 @@ class Guard:
         await self.app(scope, receive, send_with_headers)
 
     def _refusal(self, request: Request) -> Response | None:
-        if host_name(request.headers.get("host", "")) not in self.hosts:
+        if not self.host_allowed(request.headers.get("host", "")):
             return PlainTextResponse(
-                "Refused: this status page answers only to a local Host (localhost, 127.0.0.1)\n",
+                "Refused: this status page answers only to a local Host (localhost, 127.0.0.1) "
+                "or the address it was started on\n",
                 status_code=400,
             )
         given = [
@@ -161,7 +191,10 @@ class Guard:
         if request.method != "GET" or request.url.path.startswith("/static/"):
             return None
         rest = [(k, v) for k, v in parse_qsl(request.url.query) if k != "token"]
-        target = request.url.path + (f"?{urlencode(rest)}" if rest else "")
+        # One leading slash: a path `//evil.example/x` (or `/\evil.example/x`, which browsers
+        # read alike) would send the browser to another site: an open redirect.
+        path = "/" + request.url.path.lstrip("/\\")
+        target = path + (f"?{urlencode(rest)}" if rest else "")
         response = RedirectResponse(target, status_code=303)
         response.set_cookie(
             cookie_name(request), self.token, httponly=True, samesite="strict", path="/"
@@ -216,8 +249,11 @@ class Watcher:
         state = config.state_dir
         transcripts = []
         for pattern in watched_paths(config):
-            path = Path(pattern).expanduser()
-            full = str(path if path.is_absolute() else config.workspace / path)
+            full = os.path.expanduser(pattern)
+            if not os.path.isabs(full):
+                # The workspace's own path may contain glob characters; only the pattern globs
+                # (as the assembly's `transcripts._match_sources`).
+                full = os.path.join(glob.escape(str(config.workspace)), full)
             for name in sorted(glob.glob(full, recursive=True)):
                 transcripts.append((name, _stat(Path(name))))
         return {
@@ -272,11 +308,13 @@ def create_app(
     clock: Callable[[], datetime],
     token: str,
     hosts: Iterable[str] = LOOPBACK_NAMES,
+    ip_hosts: bool = False,
     poll_seconds: float = 1.0,
 ) -> Starlette:
     """Given the config, the clock, the access token and the host names allowed in the Host
-    header, return the status page's ASGI app. Its watcher thread runs while the app does (its
-    lifespan); `app.state.status` and `app.state.watcher` hold the open state.
+    header (and with `ip_hosts` any IP address), return the status page's ASGI app. Its
+    watcher thread runs while the app does (its lifespan); `app.state.status` and
+    `app.state.watcher` hold the open state.
 
     Raise AssemblerError if the state folder's databases cannot be opened.
     """
@@ -360,23 +398,34 @@ def create_app(
         Route("/api/sections", api(lambda r, now: sections_data(status, now))),
         Route("/api/observations", api(lambda r, now: observations_data(status, now))),
         Route("/api/events", events),
+        Route("/favicon.ico", lambda r: Response(FAVICON, media_type="image/x-icon")),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.status = status
     app.state.watcher = watcher
-    app.add_middleware(Guard, token=token, hosts=hosts)
+    app.add_middleware(Guard, token=token, hosts=hosts, ip_hosts=ip_hosts)
     return app
 
 
 def allowed_hosts(bind: str) -> set[str]:
-    """Given the address the server binds, return the host names its Host header may carry."""
+    """Given the address the server binds, return the host names its Host header may carry:
+    this machine's loopback names and the address itself; bound to every interface, also the
+    machine's name. (Bound to an address other machines reach, any IP address is accepted
+    too: see `accepts_ip_hosts`.)"""
     hosts = set(LOOPBACK_NAMES)
-    if not is_loopback(bind) and bind not in ("0.0.0.0", "::"):
-        hosts.add(bind.lower().strip("[]"))
-    if bind in ("0.0.0.0", "::"):
+    address = bind.lower().strip("[]")
+    if address in UNSPECIFIED:
         hosts.add(socket.gethostname().lower())
+    else:
+        hosts.add(address)
     return hosts
+
+
+def accepts_ip_hosts(bind: str) -> bool:
+    """Given the address the server binds, return whether a Host header may be any IP address:
+    when other machines reach it, they name it by one of this machine's addresses."""
+    return not is_loopback(bind)
 
 
 class StatusServer:
@@ -403,6 +452,7 @@ class StatusServer:
                 clock=clock,
                 token=self.token,
                 hosts=allowed_hosts(host),
+                ip_hosts=accepts_ip_hosts(host),
                 poll_seconds=poll_seconds,
             )
         except BaseException:
@@ -420,11 +470,26 @@ class StatusServer:
 
     @property
     def url(self) -> str:
-        """The address to open, with the access token."""
-        shown = "localhost" if is_loopback(self.host) else self.host
+        """The address to open, with the access token: on this machine when the server is bound
+        to every interface (`0.0.0.0` is no address to open)."""
+        address = self.host.strip("[]")
+        if address.lower() in ("127.0.0.1", "localhost"):
+            shown = "localhost"
+        elif address == "0.0.0.0":
+            shown = "127.0.0.1"
+        elif address == "::":
+            shown = "::1"
+        else:
+            shown = address
         if ":" in shown:
             shown = f"[{shown}]"
         return f"http://{shown}:{self.port}/?token={self.token}"
+
+    @property
+    def everywhere(self) -> bool:
+        """Whether the server is bound to every interface (other machines reach it through any
+        of this machine's addresses)."""
+        return self.host.strip("[]") in UNSPECIFIED
 
     def run(self) -> None:
         """Serve until Ctrl-C or SIGTERM."""

@@ -205,22 +205,30 @@ def mood_data(
     ends (default and at most: now), return the Mood page's data from the mood history: each
     human speaker's messages with valence, arousal and labels; the mood over the assembly's
     window at its end and the strategy it gives; and when the latest message was said.
-    Raise ValueError if `hours` is not positive."""
+    Raise ValueError if `hours` is not positive, or `until` so early that the span would start
+    before the year 1."""
 
     if not (isinstance(hours, int | float) and math.isfinite(hours) and hours > 0):
         raise ValueError(f"hours must be a positive number, got {hours!r}")
     hours = min(float(hours), MAX_HOURS)
     config = status.config
     end = min(until, now) if until is not None else now
-    start = end - timedelta(hours=hours)
+    lookback = config.transcripts.lookback_delta
+    try:
+        start = end - timedelta(hours=hours)
+        window_start = end - lookback if lookback is not None else None
+    except OverflowError as error:
+        raise ValueError(
+            f"until={_iso(until)}: too early, the span would start before the year 1; give a "
+            "later time"
+        ) from error
     records = [r for r in status.history.between(start, end) if r.at is not None]
     speakers: dict[str, list[dict[str, Any]]] = {}
     for record in records:
         speakers.setdefault(record.speaker or HUMAN, []).append(_point(record))
     for points in speakers.values():
         _mark_movers(points)
-    lookback = config.transcripts.lookback_delta
-    window = [r for r in records if lookback is None or r.at is None or r.at >= end - lookback]
+    window = [r for r in records if window_start is None or r.at is None or r.at >= window_start]
     window = window[-config.transcripts.max_messages :]
     report = window_report(
         window, now=end, half_life=config.mood.half_life_delta, calibration=_calibration()

@@ -46,7 +46,9 @@ def agent(name: str, content: str, when: datetime = START, source: str = "agent"
 
 
 def scratchpad_entry(data: Any, minute: int, kind: str = "openclaw:scratchpad") -> dict[str, Any]:
-    stamp = (START + timedelta(minutes=minute)).isoformat().replace("+00:00", "Z")
+    # Written in the hour before the renders' clock (RENDER_NOW): a later one is not read.
+    moment = START - timedelta(hours=1) + timedelta(minutes=minute)
+    stamp = moment.isoformat().replace("+00:00", "Z")
     return {"type": "custom", "customType": kind, "data": data, "timestamp": stamp}
 
 

@@ -330,7 +330,8 @@ def test_an_unreadable_transcript_still_writes_but_exits_1_naming_it(
     lines = [line for line in err.splitlines() if line.startswith("assemble: error:")]
     assert len(lines) == 1
     post = frontmatter.load(frustrated_workspace / "SCRATCHPAD.md")
-    assert post.metadata["degraded"] == "transcript"  # the agent is told, in a word
+    # The agent reads four fields; the source line says what could not be read.
+    assert set(post.metadata) == {"updated", "expires", "ttl_minutes", "source"}
     assert post.metadata["source"] == "2 transcripts, 5 messages (1 unreadable); memory 1 chunk"
     diagnostics = recorded(capsys, frustrated_workspace)
     assert diagnostics["messages_read"] == 5  # the readable source still counted

@@ -209,3 +209,79 @@ def test_each_daemon_assembly_is_logged_and_fills_the_mood_history(
         assert runs.last()[0].record["messages_read"] == 2
     with MoodHistory(history_path(config.state_dir)) as history:
         assert history.count() == 2
+
+
+def test_an_assembly_reads_its_windows_moods_from_the_history_scoring_each_message_once(
+    tmp_path: Path,
+) -> None:
+    from assembler.mood_history import remembering
+
+    state = tmp_path / ".scratchpad"
+    model = CountingModel()
+    model.window_calibration = model.model.window_calibration  # type: ignore[attr-defined]
+    window = [message(40, "why is it failing AGAIN"), message(20, "ok, that worked, thanks")]
+    first = analyze(
+        window, now=NOW, half_life=timedelta(minutes=20), model=remembering(state, window, model)
+    )  # type: ignore[arg-type]
+    later = [*window, message(5, "night")]
+    second = analyze(
+        later, now=NOW, half_life=timedelta(minutes=20), model=remembering(state, later, model)
+    )  # type: ignore[arg-type]
+
+    assert model.scored == [m.text for m in later]  # each text once, across both assemblies
+    fresh = analyze(later, now=NOW, half_life=timedelta(minutes=20), model=load_mood_model())
+    assert second.combined.trajectory == fresh.combined.trajectory
+    assert second.combined.primary == fresh.combined.primary
+    assert first.combined.messages == 2
+    with MoodHistory(history_path(state)) as history:
+        assert history.count() == 3
+
+
+def test_without_a_usable_history_the_window_is_scored_afresh(tmp_path: Path) -> None:
+    from assembler.mood_history import remembering
+
+    state = tmp_path / ".scratchpad"
+    state.mkdir()
+    (state / "mood.sqlite").symlink_to(tmp_path / "elsewhere.sqlite")
+    model = load_mood_model()
+    window = [message(10, "why is it failing AGAIN")]
+    assert remembering(state, window, model) is model
+    assert not (tmp_path / "elsewhere.sqlite").exists()
+
+
+@pytest.mark.parametrize("session", ["s1", None])
+def test_the_same_messages_read_from_a_moved_workspace_are_kept_once(
+    history: MoodHistory, session: str | None
+) -> None:
+    def read_from(folder: str) -> list[Message]:
+        source = f"{folder}/transcripts/chat.jsonl"
+        return [
+            Message("user", text, NOW - timedelta(minutes=m), source, "ray", session)  # type: ignore[arg-type]
+            for m, text in ((30, "why is it failing AGAIN"), (5, "ok thanks, that worked"))
+        ]
+
+    model = CountingModel()
+    history.record(read_from("/home/ray/ws"), model)
+    added = history.record(read_from("/mnt/backup/ws-copy"), model)
+
+    assert added == 0
+    assert history.count() == 2
+    assert len(history.between(NOW - timedelta(hours=1), NOW)) == 2
+
+
+def test_a_history_of_the_older_schema_is_moved_aside_and_refilled(tmp_path: Path) -> None:
+    import sqlite3
+
+    from assembler.mood_history import _SCHEMA
+
+    path = history_path(tmp_path / ".scratchpad")
+    path.parent.mkdir()
+    old = sqlite3.connect(path)
+    old.executescript(_SCHEMA)  # the table is the same; the ids in it were made otherwise
+    old.execute("PRAGMA user_version = 1")
+    old.commit()
+    old.close()
+
+    with MoodHistory(path) as history:
+        assert history.record([message(1, "hello there, all good")], load_mood_model()) == 1
+    assert path.with_name("mood.sqlite.broken").exists()

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from assembler.memory_search import Hit
-from assembler.recall import Floor, conversation_queries, recall_memories, repeats
+from assembler.recall import Floor, conversation_queries, recall_memories, repeats, written_by
 from assembler.transcripts import Message
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
@@ -289,3 +290,16 @@ def test_an_unwatched_warm_memory_syncs_before_every_assembly(tmp_path: Path) ->
     assert again.report.files_changed == 1
     assert again.index.search("tomatoes", k=1)[0].path == "MEMORY.md"
     warm.close()
+
+
+def test_a_note_written_after_the_runs_clock_is_not_a_memory_yet() -> None:
+    now = datetime(2026, 3, 2, 19, 42, tzinfo=UTC)
+
+    def said(path: str, snippet: str) -> bool:
+        return written_by(replace(hit(path, 0.9), snippet=snippet), now)
+
+    assert said("memory/2026-03-01.md", "21:12 Not raising it again")  # an earlier day
+    assert said("memory/2026-03-02.md", "14:00 Deploy attempt 2 timed out")  # earlier today
+    assert said("MEMORY.md", "20:00 a time in an undated note says nothing")
+    assert not said("memory/2026-03-02.md", "20:00 Upgrade with the secret name")  # later today
+    assert not said("memory/2026-03-03.md", "08:00 standup")  # a later day

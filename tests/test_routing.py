@@ -30,6 +30,8 @@ ANTHROPIC_KEY = "sk-" + "ant-api03-" + _random(48)
 SLACK_TOKEN = "xo" + "xb-" + "2731984650-5839201746-" + _random(24)
 JWT = "eyJ" + "hbGciOiJIUzI1NiJ9" + "." + "eyJ" + "zdWIiOiJyYXkifQ" + "." + _random(43)
 GENERIC_TOKEN = _random(40)
+STRIPE_KEY = "sk_" + "live_" + _random(24)
+AWS_SECRET = _random(12) + "/" + _random(14) + "/" + _random(12)
 DB_PASSWORD = "Tr0ub4dor-" + _random(6)
 PRIVATE_KEY_BODY = _random(64)
 PRIVATE_KEY = (
@@ -40,6 +42,8 @@ PRIVATE_KEY = (
 
 SECRET_CASES = [
     (f"the key is {AWS_KEY}, don't lose it", AWS_KEY, "AWS access key"),
+    (f"my stripe key is {STRIPE_KEY} please rotate it", STRIPE_KEY, "Stripe secret key"),
+    (f"and the secret {AWS_SECRET}, fix the s3 upload", AWS_SECRET, "AWS secret key"),
     (f"export GITHUB_TOKEN={GITHUB_TOKEN}", GITHUB_TOKEN, "GitHub token"),
     (f"OPENAI_API_KEY={OPENAI_KEY}", OPENAI_KEY, "OpenAI/Anthropic API key"),
     (f"use {ANTHROPIC_KEY} for the eval run", ANTHROPIC_KEY, "OpenAI/Anthropic API key"),
@@ -180,6 +184,9 @@ TECHNICAL_TEXTS = [
     "/dev/sdb1       1.8T  1.6T  166G  91% /srv",
     "call toolu_01A2b3C4d5E6f7G8h9I0j1K2 returned; msg_01XyZabc and req_011CabcdEFGH",
     "order #1004 total 129.95 for 3 items, ids 100234, 100235, 100236",
+    "see src/components/widgets/ButtonGroup/index.tsx and lib/hooks/useScratchpadView.ts",
+    "commit 4f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39 fixed the chart",
+    "the pk_live_ publishable key prefix is public by design",
 ]
 
 

@@ -14,7 +14,14 @@ from starlette.testclient import TestClient
 from assembler.assembly_log import AssemblyLog, log_path
 from assembler.cli import main
 from assembler.config import Config
-from assembler.serve import allowed_hosts, create_app, host_name, is_loopback
+from assembler.serve import (
+    StatusServer,
+    accepts_ip_hosts,
+    allowed_hosts,
+    create_app,
+    host_name,
+    is_loopback,
+)
 
 TOKEN = "test-token-123"
 
@@ -300,3 +307,125 @@ def test_serve_on_an_address_other_machines_reach_warns_before_it_listens(
     err = capsys.readouterr().err
     assert code == 1
     assert "warning: serving on 0.0.0.0, reachable from other machines" in err
+
+
+def guarded(config: Config, bind: str) -> TestClient:
+    """A test client of the app as `StatusServer` sets it up for the address `bind`."""
+    app = create_app(
+        config,
+        clock=lambda: NOW,
+        token=TOKEN,
+        hosts=allowed_hosts(bind),
+        ip_hosts=accepts_ip_hosts(bind),
+        poll_seconds=60,
+    )
+    return TestClient(app, base_url="http://127.0.0.1:8765")
+
+
+def status_of(client: TestClient, host: str) -> int:
+    return client.get(f"/api/now?token={TOKEN}", headers={"host": host}).status_code
+
+
+def test_bound_to_every_interface_the_page_answers_to_ip_addresses_but_not_to_names(
+    config: Config,
+) -> None:
+    with guarded(config, "0.0.0.0") as client:
+        assert status_of(client, "0.0.0.0:8765") == 200
+        assert status_of(client, "192.168.1.5:8765") == 200  # the machine's LAN address
+        assert status_of(client, "[fe80::1]:8765") == 200
+        assert status_of(client, "evil.example:8765") == 400
+        assert status_of(client, "192.168.1.5.evil.example") == 400
+
+
+def test_bound_to_loopback_the_page_refuses_other_ip_addresses(config: Config) -> None:
+    with guarded(config, "127.0.0.1") as client:
+        assert status_of(client, "192.168.1.5:8765") == 400
+        assert status_of(client, "127.0.0.1:8765") == 200
+
+
+def test_a_host_header_that_only_starts_with_a_loopback_address_is_refused(
+    client: TestClient,
+) -> None:
+    assert host_name("[::1].evil.com") == ""
+    assert host_name("localhost:80.evil.com") == ""
+    assert status_of(client, "[::1].evil.com") == 400
+    assert status_of(client, "[::1].evil.com:8765") == 400
+    assert status_of(client, "[::1]") == 200
+
+
+@pytest.mark.parametrize(
+    ("bind", "shown"),
+    [("0.0.0.0", "127.0.0.1"), ("127.0.0.2", "127.0.0.2"), ("127.0.0.1", "localhost")],
+)
+def test_the_printed_url_opens_the_page(config: Config, bind: str, shown: str) -> None:
+    from http.cookiejar import CookieJar
+    from urllib.request import HTTPCookieProcessor, build_opener
+
+    server = StatusServer(config, host=bind, port=0, clock=lambda: NOW, poll_seconds=60)
+    server.start()
+    try:
+        # As a browser: the printed URL sets the cookie and redirects to the page.
+        with build_opener(HTTPCookieProcessor(CookieJar())).open(server.url, timeout=10) as page:
+            status, text = page.status, page.read().decode()
+    finally:
+        server.stop()
+
+    assert server.url.startswith(f"http://{shown}:{server.port}/?token=")
+    assert status == 200
+    assert 'data-page="now"' in text
+
+
+def test_serve_on_every_interface_prints_a_url_that_works_and_says_others_reach_it(
+    config: Config, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(StatusServer, "run", lambda self: self.socket.close())
+
+    code = main(["serve", "-w", str(config.workspace), "--host", "0.0.0.0", "--port", "0"])
+
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "http://127.0.0.1:" in out and "0.0.0.0" not in out
+    assert "also reachable from other machines" in out
+
+
+def test_the_redirect_that_drops_the_token_stays_on_this_server(client: TestClient) -> None:
+    response = client.get(
+        f"http://127.0.0.1:8765//evil.example/x?token={TOKEN}", follow_redirects=False
+    )
+
+    assert response.status_code == 303
+    assert response.headers["location"] == "/evil.example/x"
+
+
+def test_mood_with_an_until_too_early_for_its_span_is_a_400_naming_until(
+    client: TestClient,
+) -> None:
+    response = client.get(f"/api/mood?until=0001-01-01T00:00:00%2B00:00&token={TOKEN}")
+
+    assert response.status_code == 400
+    assert response.json()["error"].startswith("until=")
+
+
+def test_a_transcript_change_is_seen_in_a_workspace_whose_path_has_glob_characters(
+    tmp_path: Path,
+) -> None:
+    make_status_workspace(tmp_path / "ws")  # what the unescaped pattern `w[s]` would match
+    odd = make_status_workspace(tmp_path / "w[s]")
+    app = create_app(odd, clock=lambda: NOW, token=TOKEN, poll_seconds=60)
+    with TestClient(app, base_url="http://127.0.0.1:8765"):
+        watcher = app.state.watcher
+        watcher.ready.wait(10)
+        append_line(odd.workspace, 170, "sam", "all green now, good night everyone")
+
+        changed = watcher.check()
+
+    assert "transcripts" in changed
+    watched = [name for name, _ in watcher.signatures()["transcripts"]]
+    assert watched == [str(odd.workspace / "transcripts" / "chat.jsonl")]
+
+
+def test_pages_carry_an_inline_icon_and_favicon_is_no_404(client: TestClient) -> None:
+    page = client.get(f"/mood?token={TOKEN}")
+
+    assert '<link rel="icon" href="data:,">' in page.text
+    assert client.get("/favicon.ico").status_code == 200

@@ -43,7 +43,7 @@ def test_openclaw_import_takes_the_newest_scratchpad_entry_as_main(pad: Scratchp
     assert (main.content, main.source, main.updated) == (
         "newest",
         "openclaw",
-        START + timedelta(minutes=9),
+        START - timedelta(hours=1) + timedelta(minutes=9),
     )
 
 
@@ -127,6 +127,17 @@ def test_a_render_imports_the_newest_openclaw_scratchpad_entry_as_main(ws: Path)
     assert meta["sources"][0]["format"] == "openclaw"
     assert decode_sections(file_text(ws)) == {"main": "newest plan"}
     assert workspace_pad(ws).state()["main"].source == "openclaw"
+
+
+def test_an_entry_the_host_wrote_after_the_renders_clock_is_not_imported(ws: Path) -> None:
+    openclaw_session(
+        ws / "chat" / "session.jsonl",
+        [scratchpad_entry("the plan then", 1), scratchpad_entry("a plan from later", 120)],
+    )
+
+    render(ws)  # at RENDER_NOW: the second entry is an hour after it
+
+    assert decode_sections(file_text(ws)) == {"main": "the plan then"}
 
 
 def test_openclaw_entries_are_read_from_the_tail_only_when_asked(tmp_path: Path) -> None:
