@@ -318,7 +318,9 @@ def compose(config: Config, auto: Draft, agent: AgentInputs) -> Assembly:
         "valid_until": f"{expires:%Y-%m-%d %H:%M} {expires.tzname() or ''}".strip(),
         "ttl_minutes": config.output.ttl_minutes,
         "generator": GENERATOR,
-        "auto_notice": f"{edited_at.astimezone(tz):%H:%M}" if edited_at else "",
+        "auto_notice": _auto_notice(edited_at.astimezone(tz), agent.sync.auto_saved)
+        if edited_at
+        else "",
         "agent_part": "",
     }
     fields = _frontmatter(config, auto, expires)
@@ -433,6 +435,11 @@ def _auto_digest(sections: Sequence[Section]) -> str:
         if item.gist != ""
     ]
     return hashlib.sha256("\n".join(lines).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _auto_notice(edited_at: datetime, saved: str | None) -> str:
+    """When the auto part was edited by hand, and where what was typed there is kept."""
+    return f"{edited_at:%H:%M} (a copy is in {saved})" if saved else f"{edited_at:%H:%M}"
 
 
 def _frontmatter(config: Config, auto: Draft, expires: datetime) -> dict[str, Any]:

@@ -39,6 +39,7 @@ from assembler.pad import Scratchpad, scratchpad_for
 from assembler.scratchpad_file import (
     RenderRecord,
     auto_hash,
+    auto_part,
     body_hash,
     closest_record,
     decode_sections,
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
     from assembler.config import Config
 
 CONFLICTS_DIR: Final = "conflicts"
+AUTO_EDIT_NAME: Final = "auto-part"  # the conflict file of text typed into the auto part
 
 
 INVALID_NAME: Final = "unnamed-section"  # the conflict file name of a section badly named
@@ -81,6 +83,7 @@ class FileSync:
     conflicts: list[str] = field(default_factory=list)  # kept in the journal; file text saved
     merged: list[str] = field(default_factory=list)  # changed in both, the changes combined
     auto_edited: bool = False  # the auto part was changed by hand (it is regenerated)
+    auto_saved: str | None = None  # where the lines typed into the auto part were kept
     # Text typed outside the sections' markers: {"appended_to": "main", "tokens": n}, or
     # {"saved": path, "why": reason} when it could not be appended.
     stray: dict[str, Any] | None = None
@@ -103,6 +106,7 @@ class FileSync:
             "merged": self.merged,
             "stray": self.stray,
             "auto_overwritten": self.auto_edited,
+            "auto_saved": self.auto_saved,
         }
 
     def notice(self, now: datetime) -> dict[str, Any] | None:
@@ -256,6 +260,7 @@ def sync_file_edits(pad: Scratchpad, path: Path, seen: Snapshot | None = None) -
     without = "\n".join(line for i, line in enumerate(body.split("\n")) if i not in dropped)
     if record is not None and record.auto_sha256 not in ("", auto_hash(without)):
         sync.auto_edited = True
+        _keep_auto_edit(pad, sync, without, rendered, mtime)
     if record is None:
         sync.problems.append(
             Problem(
@@ -577,6 +582,30 @@ def _keep_stray(
             "hand edits",
         )
     )
+
+
+def _keep_auto_edit(
+    pad: Scratchpad, sync: FileSync, body: str, rendered: str | None, moment: datetime
+) -> None:
+    """The auto part is regenerated, so what was typed into it is overwritten: keep a copy of
+    the lines the render did not write under `conflicts/` (`<time>-auto-part.md`), so that
+    nothing typed in the file is lost, and say where."""
+    known = set(auto_part(rendered).split("\n")) if rendered is not None else set()
+    typed = [line for line in auto_part(body).split("\n") if line.strip() and line not in known]
+    if not typed:
+        return  # only lines removed or reordered: nothing to keep
+    try:
+        saved = _save_conflict(pad, AUTO_EDIT_NAME, "\n".join(typed) + "\n", moment)
+    except OSError as error:
+        sync.problems.append(
+            Problem(
+                "hand edits",
+                f"cannot keep the text typed into the auto part ({error})",
+                "hand edits",
+            )
+        )
+        return
+    sync.auto_saved = f"{saved.parent.parent.name}/{saved.parent.name}/{saved.name}"
 
 
 def save_conflict(state_dir: Path, name: str, text: str, moment: datetime) -> Path:

@@ -100,6 +100,11 @@ def test_an_edit_of_the_auto_part_is_overwritten_and_the_file_says_so(ws: Path) 
     assert meta["file_edits"]["auto_overwritten"] is True
     assert meta["file_edits"]["imported"] == []
     assert "were overwritten; keep notes in the agent sections" in text
+    # Nothing typed is lost: the line is kept, and the notice says where.
+    saved = meta["file_edits"]["auto_saved"]
+    assert saved.startswith(".scratchpad/conflicts/") and saved.endswith("-auto-part.md")
+    assert (ws / saved).read_text() == "- my own note\n"
+    assert f"(a copy is in {saved})" in text
     assert "were overwritten" not in (render(ws) and file_text(ws)), "only the once"
 
 
