@@ -84,6 +84,8 @@ class FileSync:
     merged: list[str] = field(default_factory=list)  # changed in both, the changes combined
     auto_edited: bool = False  # the auto part was changed by hand (it is regenerated)
     auto_saved: str | None = None  # where the lines typed into the auto part were kept
+    # Sections whose edit in the file lost to a newer journal write: (name, where it was kept).
+    set_aside: list[tuple[str, str]] = field(default_factory=list)
     # Text typed outside the sections' markers: {"appended_to": "main", "tokens": n}, or
     # {"saved": path, "why": reason} when it could not be appended.
     stray: dict[str, Any] | None = None
@@ -113,10 +115,17 @@ class FileSync:
         """Given the clock, return the template's `stray` notice (what became of the text typed
         outside the markers, and when it was typed), or None when there was none.
         """
-        if self.stray is None:
+        if self.stray is None and not self.set_aside:
             return None
         at = self.at.astimezone(aware(now).tzinfo) if self.at else aware(now)
-        return {"appended_to": None, "saved": None, "why": None, **self.stray, "at": f"{at:%H:%M}"}
+        return {
+            "appended_to": None,
+            "saved": None,
+            "why": None,
+            **(self.stray or {}),
+            "at": f"{at:%H:%M}",
+            "set_aside": [{"section": name, "saved": path} for name, path in self.set_aside],
+        }
 
 
 def file_edits(rendered: Mapping[str, str], found: Mapping[str, str]) -> dict[str, str | None]:
@@ -363,6 +372,7 @@ def _import_sections(
             if journal_moved or (old is not None and old.kind == "subsystem"):
                 saved = _save_conflict(pad, name, content, mtime)
                 sync.conflicts.append(name)
+                sync.set_aside.append((name, _shown_path(saved)))
                 sync.problems.append(
                     Problem(
                         f"hand edit of section {name}",
@@ -605,7 +615,12 @@ def _keep_auto_edit(
             )
         )
         return
-    sync.auto_saved = f"{saved.parent.parent.name}/{saved.parent.name}/{saved.name}"
+    sync.auto_saved = _shown_path(saved)
+
+
+def _shown_path(saved: Path) -> str:
+    """A conflict file's path as the file shows it: `.scratchpad/conflicts/<name>`."""
+    return f"{saved.parent.parent.name}/{saved.parent.name}/{saved.name}"
 
 
 def save_conflict(state_dir: Path, name: str, text: str, moment: datetime) -> Path:

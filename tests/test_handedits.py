@@ -124,6 +124,13 @@ def test_when_the_journal_also_changed_the_journal_wins_and_the_file_text_is_sav
     (saved,) = (ws / ".scratchpad" / "conflicts").iterdir()
     assert saved.read_text() == "v1 edited by hand"
     assert any(str(saved) in d["why"] for d in meta["degraded"])
+    # The agent reading the file learns that its edit was set aside, and where it is.
+    text = file_text(ws)
+    assert (
+        "Your edit of section findings at" in text
+        and f"your text is in .scratchpad/conflicts/{saved.name}." in text
+    )
+    assert "Your edit of section" not in (render(ws) and file_text(ws)), "only the once"
 
 
 def test_removed_region_markers_import_nothing_and_clear_nothing(ws: Path) -> None:
