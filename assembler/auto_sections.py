@@ -72,7 +72,10 @@ def mood_section(report: MoodReport | None) -> Section | None:
     if report is None or report.combined.messages == 0:
         return None  # nothing the human said: no mood to report
     state = report.combined
-    items = [Item(f"{state.primary} ({state.primary_score:.2f})", "Primary", 1, gist=state.primary)]
+    primary = f"{state.primary} ({state.primary_score:.2f})"
+    if state.speaker is not None:  # a group chat: whose state this is
+        primary += f", {state.speaker}, the latest to speak"
+    items = [Item(primary, "Primary", 1, gist=state.primary)]
     if state.secondary:
         score = f"{state.secondary} ({state.secondary_score:.2f})"
         items.append(Item(score, "Secondary", 4, gist=state.secondary))
@@ -91,7 +94,9 @@ def mood_section(report: MoodReport | None) -> Section | None:
     )
     items.append(Item(confidence, "Confidence", 3, gist=""))
     items.append(Item(state.trajectory, "Trajectory", 3, gist=""))
-    items.extend(speaker_item(name, s) for name, s in report.speakers.items())
+    items.extend(
+        speaker_item(name, s) for name, s in report.speakers.items() if name != state.speaker
+    )
     return Section("emotional_context", TITLES["emotional_context"], tuple(items))
 
 

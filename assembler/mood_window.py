@@ -114,7 +114,8 @@ class MoodState:
 
 @dataclass
 class MoodReport:
-    """The combined state and, when several humans speak, one state per speaker."""
+    """The state the agent adapts to and, when several named humans speak, one state per
+    speaker; then `combined` is the state of the one who spoke last (its `speaker` says who)."""
 
     combined: MoodState
     speakers: dict[str, MoodState] = field(default_factory=dict)
@@ -218,6 +219,12 @@ def read_window(
         for name in names:
             mine = [item for item in items if item[0].speaker == name]
             report.speakers[name] = _state(mine, name, calibration)
+        # A group chat: the lines the agent adapts to are the state of whoever spoke last, the
+        # person it answers next (one speaker's frustration is not the next one's question).
+        # The others' states are listed beside it.
+        latest = human[-1].speaker
+        if latest is not None:
+            report.combined = report.speakers[latest]
     return report
 
 

@@ -393,7 +393,7 @@ def test_an_empty_window_is_neutral_with_zero_confidence() -> None:
         assert report.speakers == {}
 
 
-def test_two_speakers_get_one_state_each_next_to_the_combined_one() -> None:
+def test_two_speakers_get_one_state_each_and_the_latest_speakers_is_adapted_to() -> None:
     window = [
         user("frustrated:-0.8 this is broken", 5, speaker="ana"),
         user("happy:0.7 works for me", 4, speaker="ben"),
@@ -405,7 +405,26 @@ def test_two_speakers_get_one_state_each_next_to_the_combined_one() -> None:
     assert report.speakers["ana"].messages == 2
     assert report.speakers["ben"].primary == "happy"
     assert report.speakers["ben"].speaker == "ben"
-    assert report.combined.messages == 3
+    # The state the agent adapts to is that of whoever spoke last: ana, not the room's mix.
+    assert report.combined is report.speakers["ana"]
+    assert report.combined.messages == 2
+
+
+def test_in_a_group_chat_the_section_leads_with_the_latest_speaker_and_lists_the_others() -> None:
+    from assembler.auto_sections import mood_section
+
+    window = [
+        user("frustrated:-0.8 revert #88 now", 3, speaker="bob"),
+        user("neutral:0.0 where does the staging doc live?", 1, speaker="carol"),
+    ]
+    report = analyze(window, now=NOW, half_life=timedelta(minutes=20), model=FixedModel())
+    section = mood_section(report)
+    assert section is not None
+    lines = {item.label: item.text for item in section.items}
+    assert lines["Primary"].startswith(f"{report.speakers['carol'].primary} (")
+    assert lines["Primary"].endswith(", carol, the latest to speak")
+    assert lines["bob"].startswith("frustrated (")
+    assert "carol" not in lines
 
 
 def test_a_single_named_speaker_gets_no_per_speaker_states() -> None:
@@ -588,7 +607,9 @@ def _valence_of(message: Message) -> float:
 def test_every_state_is_coherent(window: list[Message], trained: bool) -> None:
     scorer = CalibratedModel() if trained else FixedModel()
     report = analyze(window, now=NOW, half_life=timedelta(minutes=20), model=scorer)
-    states = [(report.combined, window)]
+    # In a group chat the state adapted to is the latest speaker's, read from their messages.
+    speaker = report.combined.speaker
+    states = [(report.combined, [m for m in window if speaker is None or m.speaker == speaker])]
     states += [
         (state, [m for m in window if m.speaker == name]) for name, state in report.speakers.items()
     ]
