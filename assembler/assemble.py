@@ -203,11 +203,12 @@ def draft(
     tz = local_timezone(config)
     now = now.astimezone(tz)
     stages: dict[str, float] = {}
-    clock = [time.perf_counter()]
+    mark = time.perf_counter()
 
     def lap(stage: str) -> None:
-        stages[stage] = round((time.perf_counter() - clock[0]) * 1000, 1)
-        clock[0] = time.perf_counter()
+        nonlocal mark
+        stages[stage] = round((time.perf_counter() - mark) * 1000, 1)
+        mark = time.perf_counter()
 
     read = read_recent(
         list(transcript_globs)

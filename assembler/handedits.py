@@ -15,7 +15,7 @@ import difflib
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -59,6 +59,7 @@ from assembler.session_entries import (
     read_openclaw_scratchpad_entries,
 )
 from assembler.tokens import clip
+from assembler.transcript_readers import CLOCK_SKEW
 
 if TYPE_CHECKING:
     from assembler.config import Config
@@ -182,12 +183,13 @@ def import_into_journal(
 
 
 def _after_clock(moment: datetime | None, now: datetime) -> bool:
-    """Whether a host entry stamped `moment` was written more than a minute after `now`."""
+    """Whether a host entry stamped `moment` was written after `now`, beyond the clock skew
+    the transcript readers allow (the same rule as for the messages beside it)."""
     if moment is None:
         return False
     moment = moment if moment.tzinfo else moment.replace(tzinfo=now.tzinfo)
     try:
-        return moment - now.astimezone(moment.tzinfo) > timedelta(minutes=1)
+        return moment - now.astimezone(moment.tzinfo) > CLOCK_SKEW
     except (OverflowError, TypeError):
         return False
 

@@ -574,19 +574,8 @@ def _text_of(content: object) -> str:
     Only `text` blocks count; thinking, tool calls, tool results and images are not what was
     said.
     """
-    pieces: list[str] = []
-    if isinstance(content, str):
-        pieces.append(content)
-    elif isinstance(content, list):
-        for block in content:
-            if (
-                isinstance(block, dict)
-                and block.get("type") == "text"
-                and isinstance(block.get("text"), str)
-            ):
-                pieces.append(block["text"])
     # Stripped once: a pasted piece can be megabytes, and each strip copies it.
-    stripped = (piece.strip() for piece in pieces)
+    stripped = (piece.strip() for piece in claude.text_blocks(content))
     return "\n".join(piece for piece in stripped if piece)
 
 

@@ -85,7 +85,7 @@ def user_turn(line: Mapping[str, Any]) -> UserTurn:
     words: list[str] = []
     speaker: str | None = None
     host = False
-    for piece in _texts(content):
+    for piece in text_blocks(content):
         if _COMMAND_MARK.search(piece):
             # A slash command: its arguments are the human's words; its name is not, nor is the
             # expansion the host adds in the next (isMeta) line.
@@ -114,7 +114,10 @@ def user_turn(line: Mapping[str, Any]) -> UserTurn:
     return HOST if host else NOTHING
 
 
-def _texts(content: object) -> Iterator[str]:
+def text_blocks(content: object) -> Iterator[str]:
+    """Given message content (a string or content blocks, as Claude Code, OpenClaw and pi
+    write it), yield the text of each `text` block; thinking, tool calls, tool results and
+    images are not what was said."""
     if isinstance(content, str):
         yield content
     elif isinstance(content, list):
