@@ -2,6 +2,6 @@
 
 import sys
 
-from assembler.cli import main
+from assembler.cli.main import main
 
 sys.exit(main())

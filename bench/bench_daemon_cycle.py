@@ -33,13 +33,13 @@ from datetime import datetime
 from pathlib import Path
 
 try:
-    from assembler.assemble import run_once
+    from assembler.assembly.pipeline import run_once
 except ImportError:  # run from a checkout without the package installed
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from assembler.assemble import run_once
-from assembler.config import local_timezone
-from assembler.config_load import load_config
-from assembler.recall import WarmMemory
+    from assembler.assembly.pipeline import run_once
+from assembler.config.files import load_config
+from assembler.config.schema import local_timezone
+from assembler.memory.recall import WarmMemory
 
 TARGET_MS = 100.0
 REPO = Path(__file__).resolve().parent.parent

@@ -178,13 +178,13 @@ def start_peak() -> float:
 
 def child(workspace: Path) -> None:
     """Warm up, time one assembly of the long transcript, then each stage; print JSON."""
-    from assembler.assemble import assemble
-    from assembler.config_load import load_config
-    from assembler.context import active_context
-    from assembler.recall import conversation_queries
-    from assembler.routing import route
-    from assembler.sentiment import DEFAULT_MODEL_PATH, MoodModel, analyze
-    from assembler.transcripts import read_recent
+    from assembler.assembly.pipeline import assemble
+    from assembler.assembly.routing import route
+    from assembler.config.files import load_config
+    from assembler.context.active import active_context
+    from assembler.memory.recall import conversation_queries
+    from assembler.mood.model import DEFAULT_MODEL_PATH, MoodModel, analyze
+    from assembler.transcripts.read import read_recent
 
     config = load_config(workspace)
     assemble(config, now=NOW, transcript_globs=[str(workspace / "warmup" / "chat.jsonl")])
@@ -310,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
-    from assembler.sentiment import load_mood_model
+    from assembler.mood.model import load_mood_model
 
     model = load_mood_model()
     model.score("warm up the word cache, please")

@@ -8,7 +8,7 @@ questions that no note answers. The notes are indexed twice in a temporary folde
 bundled all-MiniLM-L6-v2 (hybrid search, the default) and without a model (keywords alone, the
 fallback), whose scores run on another scale; each gets its own floor.
 
-What the section shows is `assembler.recall.recall_memories` with k = 4 (the default top_k and
+What the section shows is `assembler.memory.recall.recall_memories` with k = 4 (the default top_k and
 weights), asked with:
 - the 65 conversations (gold: the current topic's note and the earlier topics' notes),
 - each of the 353 queries as a one-message conversation (gold: its answer note),
@@ -55,10 +55,10 @@ from bench_retrieval import (  # type: ignore[import-not-found]
     make_embedder,
 )
 
-from assembler.config import MemoryConfig
-from assembler.embeddings import Embedder
-from assembler.memory import MemoryIndex
-from assembler.recall import Floor, RememberedQueries, recall_memories
+from assembler.config.schema import MemoryConfig
+from assembler.memory.embeddings import Embedder
+from assembler.memory.index import MemoryIndex
+from assembler.memory.recall import Floor, RememberedQueries, recall_memories
 
 K = MemoryConfig().top_k
 HYBRID_FLOORS = [0.0, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4]

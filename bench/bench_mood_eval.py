@@ -165,7 +165,7 @@ def evaluate(model: object, data: Path) -> tuple[Figures, Figures]:
     """Given a MoodModel and the data folder, return the dev figures of the model and of VADER."""
     from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
-    from assembler.sentiment import MoodModel
+    from assembler.mood.model import MoodModel
 
     assert isinstance(model, MoodModel)
     texts, gold = single_label_gold(load_goemotions(data, "dev"))
@@ -212,7 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="development data folder")
     args = parser.parse_args(argv)
-    from assembler.sentiment import DEFAULT_MODEL_PATH, load_mood_model
+    from assembler.mood.model import DEFAULT_MODEL_PATH, load_mood_model
 
     data: Path = args.data
     if not (data / "goemotions" / "dev.tsv").is_file():

@@ -49,13 +49,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     probe = (
         "import time; t = time.perf_counter(); "
-        "from assembler.sentiment import load_mood_model; load_mood_model(); "
+        "from assembler.mood.model import load_mood_model; load_mood_model(); "
         "print(time.perf_counter() - t)"
     )
     cold = subprocess.run(
         [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True
     )
-    from assembler.sentiment import DEFAULT_MODEL_PATH, MoodModel
+    from assembler.mood.model import DEFAULT_MODEL_PATH, MoodModel
 
     started = time.perf_counter()
     model = MoodModel.from_file(DEFAULT_MODEL_PATH)

@@ -56,8 +56,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from assembler.sentiment import MoodModel, MoodState
-    from assembler.transcripts import Message
+    from assembler.mood.model import MoodModel, MoodState
+    from assembler.transcripts.read import Message
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO.parent / "shared" / "data"
@@ -226,7 +226,7 @@ def windows(dialogues: Sequence[Dialogue], k: int = DEFAULT_K) -> Iterator[Windo
 def window_messages(window: Window) -> tuple[list[Message], datetime]:
     """Given a window, return its utterances as human `Message`s one UTTERANCE_GAP apart and
     the time of the last (the `now` to read them at)."""
-    from assembler.transcripts import Message
+    from assembler.transcripts.read import Message
 
     now = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
     n = len(window.utterances)
@@ -246,7 +246,7 @@ def window_messages(window: Window) -> tuple[list[Message], datetime]:
 def speaker_state(window: Window, model: MoodModel, half_life: timedelta) -> MoodState:
     """Given a window, the mood model and the half-life, return the `MoodState` of the window's
     last speaker (their own state when two or more speak, else the combined one)."""
-    from assembler.sentiment import analyze
+    from assembler.mood.model import analyze
 
     messages, now = window_messages(window)
     report = analyze(messages, now=now, half_life=half_life, model=model)
@@ -343,8 +343,8 @@ def read_windows(found: Sequence[Window], model: MoodModel) -> tuple[list[Readin
     message alone)."""
     from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
-    from assembler.config import MoodConfig, StrategyConfig
-    from assembler.strategy import choose_strategy
+    from assembler.config.schema import MoodConfig, StrategyConfig
+    from assembler.mood.strategy import choose_strategy
 
     half_life = MoodConfig().half_life_delta
     config = StrategyConfig()
@@ -441,8 +441,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "training/README.md) there, or pass --data PATH"
         )
         return 0
-    from assembler.config import MoodConfig, StrategyConfig
-    from assembler.sentiment import DEFAULT_MODEL_PATH, load_mood_model
+    from assembler.config.schema import MoodConfig, StrategyConfig
+    from assembler.mood.model import DEFAULT_MODEL_PATH, load_mood_model
 
     corpora = {
         "MELD dev": load_meld(data, "dev"),

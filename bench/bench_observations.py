@@ -33,10 +33,10 @@ from pathlib import Path
 from typing import Any
 
 try:
-    from assembler.observations import ObservationStore
+    from assembler.observations.store import ObservationStore
 except ImportError:  # run from a checkout without the package installed
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from assembler.observations import ObservationStore
+    from assembler.observations.store import ObservationStore
 
 SIZES = {"1KB": 1024, "1MB": 1024 * 1024, "50MB": 50 * 1024 * 1024}
 PATHS = ["/api/v1/orders", "/api/v1/users/{id}", "/healthz", "/api/v1/search", "/login"]

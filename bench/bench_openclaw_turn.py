@@ -54,8 +54,8 @@ from e2e.turns import (  # noqa: E402
     write_openclaw_config,
 )
 
-from assembler.config_load import load_config  # noqa: E402
-from assembler.setup import openclaw_plugin_dir, openclaw_setup  # noqa: E402
+from assembler.config.files import load_config  # noqa: E402
+from assembler.hosts.setup import openclaw_plugin_dir, openclaw_setup  # noqa: E402
 
 TARGET_MS = 100.0
 HEADER = "[Session Scratchpad - your persistent working memory]"

@@ -1,10 +1,10 @@
 """Benchmark: how long an agent waits for a scratchpad tool call made as a command.
 
 Times, as fresh subprocesses (median and fastest of --repeat runs, default 15):
-- `python -c pass` and `python -c "import assembler.pad"`, the floor;
+- `python -c pass` and `python -c "import assembler.pad.sections"`, the floor;
 - `assemble pad write`, `assemble pad read` and `assemble section set`, when the CLI has the
   `pad` and `section` commands (checked with `assemble pad --help`); until then, the same
-  operations through the API in `python -c "from assembler.pad import ...; ..."`, and the
+  operations through the API in `python -c "from assembler.pad.sections import ...; ..."`, and the
   output says which was timed;
 - and, in this process, the API calls alone (no interpreter start).
 
@@ -35,12 +35,12 @@ from datetime import timedelta
 from pathlib import Path
 
 try:
-    from assembler.journal import Journal, journal_path
-    from assembler.pad import Scratchpad
+    from assembler.pad.journal import Journal, journal_path
+    from assembler.pad.sections import Scratchpad
 except ImportError:  # run from a checkout without the package installed
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from assembler.journal import Journal, journal_path
-    from assembler.pad import Scratchpad
+    from assembler.pad.journal import Journal, journal_path
+    from assembler.pad.sections import Scratchpad
 
 FINDING = "The deploy fails because the manifest pins api:v2.14.3, which was never pushed."
 PLAN = "\n".join(
@@ -110,7 +110,7 @@ def time_calls(call: Callable[[], object], repeat: int) -> tuple[float, float]:
 def assemble_command() -> list[str] | None:
     """Return the `assemble` command if it has `pad` and `section`, else None."""
     script = Path(sys.executable).with_name("assemble")
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "assembler.cli"]
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "assembler.cli.main"]
     for sub in ("pad", "section"):
         probe = subprocess.run([*command, sub, "--help"], capture_output=True)
         if probe.returncode != 0:
@@ -121,7 +121,7 @@ def assemble_command() -> list[str] | None:
 def api_snippet(path: Path, body: str) -> list[str]:
     code = (
         "from datetime import timedelta\n"
-        "from assembler.journal import Journal\nfrom assembler.pad import Scratchpad\n"
+        "from assembler.pad.journal import Journal\nfrom assembler.pad.sections import Scratchpad\n"
         f"pad = Scratchpad(Journal({str(path)!r}, max_events=10**6), agent_cap=1_000_000)\n"
         f"answer = {body}\n"
         "assert answer.ok, answer.message\n"
@@ -148,8 +148,8 @@ def main() -> None:
         rows: list[tuple[str, list[str]]] = [
             ("python -c pass", [sys.executable, "-c", "pass"]),
             (
-                "python -c 'import assembler.pad'",
-                [sys.executable, "-c", "import assembler.pad"],
+                "python -c 'import assembler.pad.sections'",
+                [sys.executable, "-c", "import assembler.pad.sections"],
             ),
         ]
         if cli is not None:

@@ -15,7 +15,7 @@
    and reports how many hits those still get.
 4. Conversations: for each, the current topic's note and the earlier topics' notes among the
    hits shown (k=4) when the query is (a) all the human messages joined, (b) the last human
-   message alone, (c) `assembler.recall.recall_memories` (skipped when not importable).
+   message alone, (c) `assembler.memory.recall.recall_memories` (skipped when not importable).
 
 Recall@5 counts a query as found when any of its first 5 hits (chunks) comes from the answer
 note; its reciprocal rank is 1 / the position of the first such hit in the top 10, else 0.
@@ -39,18 +39,18 @@ from pathlib import Path
 from typing import Any
 
 try:
-    from assembler.config import MemoryConfig
-    from assembler.embeddings import Embedder, load_embedder
-    from assembler.memory import MemoryIndex
-    from assembler.memory_search import Hit
-    from assembler.transcripts import Message
+    from assembler.config.schema import MemoryConfig
+    from assembler.memory.embeddings import Embedder, load_embedder
+    from assembler.memory.index import MemoryIndex
+    from assembler.memory.search import Hit
+    from assembler.transcripts.read import Message
 except ImportError:  # run from a checkout without the package installed
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from assembler.config import MemoryConfig
-    from assembler.embeddings import Embedder, load_embedder
-    from assembler.memory import MemoryIndex
-    from assembler.memory_search import Hit
-    from assembler.transcripts import Message
+    from assembler.config.schema import MemoryConfig
+    from assembler.memory.embeddings import Embedder, load_embedder
+    from assembler.memory.index import MemoryIndex
+    from assembler.memory.search import Hit
+    from assembler.transcripts.read import Message
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = ROOT / "bench" / "data" / "memory"
@@ -473,7 +473,7 @@ RecallFn = Callable[..., Any]
 
 def load_recall() -> RecallFn | None:
     try:
-        from assembler.recall import recall_memories
+        from assembler.memory.recall import recall_memories
     except ImportError:
         return None
     return recall_memories
@@ -527,7 +527,7 @@ def print_conversations(bench: Bench, modes: dict[str, Weights]) -> None:
     for way, texts in (
         ("(a) all human messages joined", joined),
         ("(b) last human message alone", last),
-        ("(c) assembler.recall", None),
+        ("(c) assembler.memory.recall", None),
     ):
         for mode, weights in modes.items():
             if texts is not None:
@@ -535,7 +535,7 @@ def print_conversations(bench: Bench, modes: dict[str, Weights]) -> None:
             else:
                 shown = bench.assembler(**weight_options(weights))
             if shown is None:
-                print(f"{way:31} skipped: assembler.recall is not importable yet")
+                print(f"{way:31} skipped: assembler.memory.recall is not importable yet")
                 break
             s = conversation_score(conversations, shown)
             print(
@@ -548,7 +548,7 @@ def print_conversations(bench: Bench, modes: dict[str, Weights]) -> None:
 class SweepRow:
     weights: Weights
     queries: dict[str, Score]
-    conversations: ConversationScore | None  # (c), None without assembler.recall
+    conversations: ConversationScore | None  # (c), None without assembler.memory.recall
 
     def key(self) -> tuple[float, float]:
         """Shown-rate first (recall@5, averaged with (c)'s current-topic rate), then MRR."""
@@ -680,7 +680,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     recall = load_recall()
     if recall is None:
-        print("assembler.recall is not importable yet: way (c) is skipped")
+        print("assembler.memory.recall is not importable yet: way (c) is skipped")
     with (
         tempfile.TemporaryDirectory(prefix="bench-retrieval-") as tmp,
         build_index(data, Path(tmp), embedder) as index,

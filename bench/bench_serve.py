@@ -36,8 +36,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from assembler.config_load import load_config
-from assembler.scratchpad_file import compose
+from assembler.config.files import load_config
+from assembler.file.codec import compose
 
 NOW = datetime(2026, 3, 9, 23, 0, tzinfo=UTC)
 SPEAKERS = ("ray", "priya", "sam")
@@ -112,9 +112,9 @@ def first_data(base: str, token: str, hours: int) -> tuple[float, dict[str, floa
 def fill_week(config: object, days: int, messages: int) -> float:
     """Record the week's messages into the mood history, as the assemblies of a week do;
     return the ms it took (each message scored once)."""
-    from assembler.mood_history import MoodHistory, history_path
-    from assembler.sentiment import load_mood_model
-    from assembler.transcripts import read_recent
+    from assembler.mood.history import MoodHistory, history_path
+    from assembler.mood.model import load_mood_model
+    from assembler.transcripts.read import read_recent
 
     read = read_recent(
         ["transcripts/chat.jsonl"],
@@ -131,9 +131,9 @@ def fill_week(config: object, days: int, messages: int) -> float:
 
 def rescore(config: object, days: int, messages: int) -> float:
     """Return the ms of the other way: read the window and score it all again."""
-    from assembler.mood_window import read_window
-    from assembler.sentiment import load_mood_model
-    from assembler.transcripts import read_recent
+    from assembler.mood.model import load_mood_model
+    from assembler.mood.window import read_window
+    from assembler.transcripts.read import read_recent
 
     started = time.perf_counter()
     read = read_recent(
@@ -144,7 +144,7 @@ def rescore(config: object, days: int, messages: int) -> float:
         lookback=timedelta(days=days),
     )
     model = load_mood_model(
-        Path(__file__).resolve().parent.parent / "assembler" / "mood_model" / "mood_model.npz"
+        Path(__file__).resolve().parent.parent / "assembler" / "mood" / "weights" / "mood_model.npz"
     )  # a fresh model: its cache of recent texts would hide the scoring
     read_window(read.messages, now=NOW, half_life=timedelta(minutes=45), scorer=model, load=None)  # type: ignore[arg-type]
     return (time.perf_counter() - started) * 1000
@@ -157,7 +157,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
 
-    from assembler.serve import StatusServer
+    from assembler.serve.app import StatusServer
 
     with tempfile.TemporaryDirectory(prefix="bench-serve-") as temp:
         folder = Path(temp) / "ws"

@@ -27,10 +27,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 try:
-    from assembler.transcripts import TranscriptRead, read_recent
+    from assembler.transcripts.read import TranscriptRead, read_recent
 except ImportError:  # run from a checkout without the package installed
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from assembler.transcripts import TranscriptRead, read_recent
+    from assembler.transcripts.read import TranscriptRead, read_recent
 
 MAX_MESSAGES = 200
 TARGET_RATIO = 2.0

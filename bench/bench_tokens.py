@@ -39,10 +39,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "workspace-example"
 CLOCKS = {"23:25": "2026-03-02T23:25:00+11:00", "19:57": "2026-03-02T19:57:00+11:00"}
-RUN = "import sys; from assembler.cli import main; sys.exit(main(sys.argv[1:]))"
+RUN = "import sys; from assembler.cli.main import main; sys.exit(main(sys.argv[1:]))"
 
 sys.path.insert(0, str(REPO))
-from assembler.scratchpad_file import split_frontmatter  # noqa: E402
+from assembler.file.codec import split_frontmatter  # noqa: E402
 from assembler.tokens import estimate_tokens  # noqa: E402
 
 

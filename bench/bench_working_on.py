@@ -6,10 +6,10 @@ keyword list, on the project's own conversation set (bench/conversations/working
 Each conversation (our own text) is written into its host's real shape in a temporary folder
 (OpenClaw session JSONL with compactions and group-chat senders, Claude Code project JSONL
 with slash commands, compaction summaries and `summary` title lines, or generic JSONL), read
-back through `assembler.transcripts.read_recent` at five minutes after its last message, and
+back through `assembler.transcripts.read.read_recent` at five minutes after its last message, and
 given to:
 
-- new, embeddings: `assembler.task.current_task` with the bundled all-MiniLM-L6-v2;
+- new, embeddings: `assembler.context.task.current_task` with the bundled all-MiniLM-L6-v2;
 - new, TF-IDF: the same without a model (what runs in keyword mode or without the model);
 - old: the key phrases of the window (`context.extract_topics`, recency-weighted, top 3
   joined), or the 'Goal' line of the newest compaction summary when there is one.
@@ -44,16 +44,16 @@ from pathlib import Path
 from typing import Any
 
 try:
-    from assembler.context import extract_topics
+    from assembler.context.active import extract_topics
+    from assembler.context.task import TaskChoice, current_task
     from assembler.errors import ModelError
-    from assembler.task import TaskChoice, current_task
-    from assembler.transcripts import Message, Summary, read_recent
+    from assembler.transcripts.read import Message, Summary, read_recent
 except ImportError:  # run from a checkout without the package installed
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from assembler.context import extract_topics
+    from assembler.context.active import extract_topics
+    from assembler.context.task import TaskChoice, current_task
     from assembler.errors import ModelError
-    from assembler.task import TaskChoice, current_task
-    from assembler.transcripts import Message, Summary, read_recent
+    from assembler.transcripts.read import Message, Summary, read_recent
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = ROOT / "bench" / "conversations" / "working_on.jsonl"
@@ -124,7 +124,7 @@ def main() -> int:
 
 def _embedder() -> Any:
     try:
-        from assembler.embeddings import load_embedder
+        from assembler.memory.embeddings import load_embedder
 
         return load_embedder()
     except (ModelError, ImportError) as error:

@@ -22,11 +22,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from assembler.assemble import run_once  # noqa: E402
-from assembler.assembly_log import record_run  # noqa: E402
-from assembler.config_load import load_config  # noqa: E402
-from assembler.observations import store_for  # noqa: E402
-from assembler.serve import StatusServer  # noqa: E402
+from assembler.assembly.log import record_run  # noqa: E402
+from assembler.assembly.pipeline import run_once  # noqa: E402
+from assembler.config.files import load_config  # noqa: E402
+from assembler.observations.store import store_for  # noqa: E402
+from assembler.serve.app import StatusServer  # noqa: E402
 
 DEMO_NOW = datetime.fromisoformat("2026-03-02T23:25:00+11:00")
 PAGES = ("now", "mood", "memory", "sections", "observations")

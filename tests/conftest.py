@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from pads import Clock, make_workspace
 
-from assembler.journal import Journal
-from assembler.pad import Scratchpad
+from assembler.pad.journal import Journal
+from assembler.pad.sections import Scratchpad
 
 
 @pytest.fixture(autouse=True)

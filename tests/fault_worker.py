@@ -64,8 +64,8 @@ def ready() -> None:
 def append(
     ack: str, journal: str, prefix: str, count: str, sections: str, events: str, size: str
 ) -> None:
-    from assembler.journal import Journal
-    from assembler.pad import Scratchpad
+    from assembler.pad.journal import Journal
+    from assembler.pad.sections import Scratchpad
 
     pad = Scratchpad(Journal(journal, max_events=int(events), max_bytes=int(size)), agent_cap=10**9)
     names = sections.split(",")
@@ -80,9 +80,9 @@ def append(
 
 
 def render(ack: str, workspace: str, until: str) -> None:
-    from assembler.assemble import run_once
-    from assembler.config import local_timezone
-    from assembler.config_load import load_config
+    from assembler.assembly.pipeline import run_once
+    from assembler.config.files import load_config
+    from assembler.config.schema import local_timezone
 
     config = load_config(Path(workspace))
     zone = local_timezone(config)
@@ -100,7 +100,7 @@ def render(ack: str, workspace: str, until: str) -> None:
 def index(ack: str, workspace: str, delay: str) -> None:
     from fakes import FakeEmbedder
 
-    from assembler.memory import MemoryIndex
+    from assembler.memory.index import MemoryIndex
 
     root = Path(workspace)
     acks = Acks(ack)
@@ -132,7 +132,7 @@ def observation(seed: str, number: int) -> tuple[Any, str]:
 
 
 def obs(ack: str, store_path: str, seed: str, count: str) -> None:
-    from assembler.observations import ObservationStore
+    from assembler.observations.store import ObservationStore
 
     store = ObservationStore(Path(store_path), ttl=timedelta(days=7))
     acks = Acks(ack)
@@ -147,7 +147,7 @@ def obs(ack: str, store_path: str, seed: str, count: str) -> None:
 
 
 def edit(ack: str, path: str, prefix: str, count: str, seed: str, max_pause: str) -> None:
-    from assembler.scratchpad_file import end_marker
+    from assembler.file.codec import end_marker
 
     target = Path(path)
     marker = end_marker("findings")

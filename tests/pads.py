@@ -11,15 +11,15 @@ from typing import Any
 import frontmatter
 from hypothesis import strategies as st
 
-from assembler.journal import (
-    Journal,
-    SectionState,
-)
-from assembler.pad import Scratchpad
-from assembler.scratchpad_file import (
+from assembler.file.codec import (
     REGION_BEGIN,
     REGION_END,
 )
+from assembler.pad.journal import (
+    Journal,
+    SectionState,
+)
+from assembler.pad.sections import Scratchpad
 
 START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
@@ -105,8 +105,8 @@ def make_workspace(folder: Path, extra: str = "") -> Path:
 def render(workspace: Path, now: datetime = RENDER_NOW) -> dict[str, Any]:
     """Run one assembly as `assemble --once` does; return the frontmatter written with what
     the run recorded in the state folder (last-assembly.json) over it."""
-    from assembler.assemble import run_once
-    from assembler.config_load import load_config
+    from assembler.assembly.pipeline import run_once
+    from assembler.config.files import load_config
 
     run_once(load_config(workspace), now=now)
     return file_meta(workspace)
@@ -120,8 +120,8 @@ def file_meta(workspace: Path) -> dict[str, Any]:
 
 
 def workspace_pad(workspace: Path, now: datetime = RENDER_NOW) -> Scratchpad:
-    from assembler.config_load import load_config
-    from assembler.pad import scratchpad_for
+    from assembler.config.files import load_config
+    from assembler.pad.sections import scratchpad_for
 
     return scratchpad_for(load_config(workspace), now=lambda: now)
 

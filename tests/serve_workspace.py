@@ -8,16 +8,16 @@ import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from assembler.config import Config
-from assembler.config_load import load_config
-from assembler.observations import store_for
-from assembler.pad import scratchpad_for
-from assembler.scratchpad_file import (
+from assembler.config.files import load_config
+from assembler.config.schema import Config
+from assembler.file.codec import (
     AssemblyState,
     compose,
     render_record,
     write_assembly_state,
 )
+from assembler.observations.store import store_for
+from assembler.pad.sections import scratchpad_for
 
 NOW = datetime(2026, 3, 2, 12, 25, tzinfo=UTC)
 START = NOW - timedelta(hours=3)

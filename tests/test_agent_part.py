@@ -19,11 +19,7 @@ from pads import (
     workspace_pad,
 )
 
-from assembler.journal import (
-    Event,
-)
-from assembler.pad import Scratchpad
-from assembler.scratchpad_file import (
+from assembler.file.codec import (
     REGION_BEGIN,
     REGION_END,
     decode_sections,
@@ -32,7 +28,11 @@ from assembler.scratchpad_file import (
     heading_shift,
     unnest_headings,
 )
-from assembler.scratchpad_file import begin_marker as begin_marker_line
+from assembler.file.codec import begin_marker as begin_marker_line
+from assembler.pad.journal import (
+    Event,
+)
+from assembler.pad.sections import Scratchpad
 from assembler.tokens import estimate_tokens
 
 
@@ -165,8 +165,8 @@ def test_a_tiny_total_cap_leaves_every_section_with_its_note_and_drops_none_sile
 
 
 def test_plan_agent_part_cuts_the_largest_section_first() -> None:
-    from assembler.agent_part import plan_agent_part
-    from assembler.render import Renderer
+    from assembler.file.render import Renderer
+    from assembler.pad.agent_part import plan_agent_part
 
     states = {
         "goal": agent("goal", "g" * 40),

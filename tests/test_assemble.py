@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from assembler.assemble import assemble
-from assembler.config_load import load_config
+from assembler.assembly.pipeline import assemble
+from assembler.config.files import load_config
 
 NOW = datetime.fromisoformat("2026-03-02T23:25:00+11:00")
 
@@ -124,7 +124,7 @@ def test_a_model_that_fails_on_the_queries_is_reported_and_search_goes_on_by_key
 
     # The sync embeds the three notes in one call; the queries' call is the one that fails.
     monkeypatch.setattr(
-        "assembler.embeddings.LazyEmbedder",
+        "assembler.memory.embeddings.LazyEmbedder",
         lambda model, batch_size: FakeEmbedder(fail_after_calls=1),
     )
     assembly = assemble(load_config(make_workspace(workspace, 'model = "bundled"')), now=NOW)
@@ -147,9 +147,9 @@ def _sections_workspace(folder: Path) -> Path:
 def test_a_hand_edit_landing_while_the_render_runs_is_imported_not_lost(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import assembler.assemble as module
-    from assembler.assemble import run_once
-    from assembler.pad import scratchpad_for
+    import assembler.assembly.pipeline as module
+    from assembler.assembly.pipeline import run_once
+    from assembler.pad.sections import scratchpad_for
 
     config = load_config(_sections_workspace(workspace))
     scratchpad_for(config).write("step 1", section="findings")
@@ -176,8 +176,8 @@ def test_a_hand_edit_landing_while_the_render_runs_is_imported_not_lost(
 def test_a_file_that_keeps_changing_is_left_as_it_is_and_the_run_says_so(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import assembler.assemble as module
-    from assembler.assemble import WRITE_ATTEMPTS, run_once
+    import assembler.assembly.pipeline as module
+    from assembler.assembly.pipeline import WRITE_ATTEMPTS, run_once
 
     config = load_config(_sections_workspace(workspace))
     run_once(config, now=NOW)
@@ -198,9 +198,9 @@ def test_a_file_that_keeps_changing_is_left_as_it_is_and_the_run_says_so(
 
 
 def test_a_dry_run_writes_nothing_and_imports_nothing(workspace: Path) -> None:
-    from assembler.assemble import run_once
-    from assembler.journal import journal_path
-    from assembler.pad import scratchpad_for
+    from assembler.assembly.pipeline import run_once
+    from assembler.pad.journal import journal_path
+    from assembler.pad.sections import scratchpad_for
 
     config = load_config(_sections_workspace(workspace))
     scratchpad_for(config).write("the plan")
@@ -219,7 +219,7 @@ def test_a_dry_run_writes_nothing_and_imports_nothing(workspace: Path) -> None:
 def test_an_output_path_that_is_a_link_is_not_written_through(
     workspace: Path, tmp_path: Path
 ) -> None:
-    from assembler.assemble import run_once
+    from assembler.assembly.pipeline import run_once
     from assembler.errors import UnsafePathError
 
     victim = tmp_path / "victim.md"
@@ -234,7 +234,7 @@ def test_an_output_path_that_is_a_link_is_not_written_through(
 def test_an_output_folder_that_links_out_of_the_workspace_is_not_written_to(
     workspace: Path, tmp_path: Path
 ) -> None:
-    from assembler.assemble import run_once
+    from assembler.assembly.pipeline import run_once
     from assembler.errors import UnsafePathError
 
     elsewhere = tmp_path / "elsewhere"
@@ -251,7 +251,7 @@ def test_an_output_folder_that_links_out_of_the_workspace_is_not_written_to(
 def test_a_memory_index_that_cannot_be_opened_degrades_the_section_not_the_run(
     workspace: Path, tmp_path: Path
 ) -> None:
-    from assembler.assemble import run_once
+    from assembler.assembly.pipeline import run_once
 
     make_workspace(workspace)
     victim = tmp_path / "victim.sqlite"

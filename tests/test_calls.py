@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from assembler.calls import Answer
-from assembler.journal import (
+from assembler.pad.journal import (
     Journal,
 )
-from assembler.pad import Scratchpad
+from assembler.pad.sections import Scratchpad
+from assembler.pad.tool_calls import Answer
 
 
 def test_an_answer_serialises_to_json_with_ok_message_and_data() -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import frontmatter
 import pytest
 
-from assembler.cli import main
+from assembler.cli.main import main
 from assembler.tokens import estimate_tokens
 
 NOW = "2026-03-02T23:25:00+11:00"
@@ -78,7 +78,7 @@ def recorded(capsys: pytest.CaptureFixture[str], workspace: Path) -> dict[str, A
 def test_once_logs_its_run_with_each_stages_time_and_a_dry_run_logs_nothing(
     frustrated_workspace: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from assembler.assembly_log import AssemblyLog, log_path
+    from assembler.assembly.log import AssemblyLog, log_path
 
     state = frustrated_workspace / ".scratchpad"
     assert run(capsys, "--once", "--dry-run", "-w", str(frustrated_workspace), "--now", NOW)[0] == 0
@@ -485,12 +485,12 @@ def test_unexpected_errors_exit_3_with_the_traceback_in_the_log(
     monkeypatch: pytest.MonkeyPatch,
     isolated_home: Path,
 ) -> None:
-    import assembler.assemble
+    import assembler.assembly.pipeline
 
     def explode(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(assembler.assemble, "run_once", explode)
+    monkeypatch.setattr(assembler.assembly.pipeline, "run_once", explode)
     code, _, err = run(capsys, "--once", "-w", str(frustrated_workspace))
     assert code == 3
     assert "RuntimeError: boom" in err and "Traceback" not in err
@@ -519,7 +519,7 @@ def test_light_commands_do_not_import_torch_or_numpy(frustrated_workspace: Path)
     )
     for argv, expected in light:
         probe = (
-            "import sys; from assembler.cli import main\n"
+            "import sys; from assembler.cli.main import main\n"
             f"code = main({[*argv, '-w', ws]!r})\n"
             "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
             "('torch', 'numpy', 'sentence_transformers', 'sklearn'))\n"
@@ -624,7 +624,7 @@ def test_obs_resolve_replaces_step_references_with_the_full_content(
 def test_obs_commands_do_not_import_torch_or_numpy(workspace: Path) -> None:
     log, _ = obs_log(workspace)
     probe = (
-        "import json, sys, io, contextlib; from assembler.cli import main\n"
+        "import json, sys, io, contextlib; from assembler.cli.main import main\n"
         f"ws = ['-w', {str(workspace)!r}]\n"
         "out = io.StringIO()\n"
         "with contextlib.redirect_stdout(out):\n"
@@ -999,7 +999,7 @@ def test_invalid_utf8_on_stdin_is_refused_with_the_offset_not_replaced(
 def test_check_says_broken_frontmatter_in_one_line_and_the_hook_agrees(
     frustrated_workspace: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from assembler.hooks import run_claude_code_hook
+    from assembler.hosts.claude_code.hook import run_claude_code_hook
 
     ws = str(frustrated_workspace)
     assert run(capsys, "--once", "-w", ws, "--now", NOW)[0] == 0

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from assembler.config import Config, parse_duration
-from assembler.config_load import init_config, load_config, sample_config_path, to_toml, validate
+from assembler.config.files import init_config, load_config, sample_config_path, to_toml, validate
+from assembler.config.schema import Config, parse_duration
 from assembler.errors import ConfigError, WorkspaceError
 
 
@@ -188,8 +188,8 @@ def test_a_rule_named_as_the_fallback_need_not_be_a_mood(tmp_path: Path) -> None
 
 
 def test_the_default_rules_name_exactly_the_mood_models_labels() -> None:
-    from assembler.config import StrategyConfig
-    from assembler.sentiment import MOODS
+    from assembler.config.schema import StrategyConfig
+    from assembler.mood.model import MOODS
 
     # Rule names are checked against the default table, so it must follow the labels.
     assert sorted(StrategyConfig().rules) == sorted(MOODS)
@@ -198,7 +198,7 @@ def test_the_default_rules_name_exactly_the_mood_models_labels() -> None:
 def test_config_validate_rejects_what_once_would_reject(
     workspace: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from assembler.cli import main
+    from assembler.cli.main import main
 
     (workspace / "assembler.toml").write_text('[output]\ntemplate_dir = "nope"\n')
     assert main(["config", "validate", "--workspace", str(workspace)]) == 1
@@ -226,7 +226,7 @@ def test_check_exits_2_with_one_line_when_the_workspace_or_config_is_wrong(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from assembler.cli import main
+    from assembler.cli.main import main
 
     if problem == "workspace":
         monkeypatch.setenv("ASSEMBLER_WORKSPACE", str(workspace / "gone"))
@@ -305,7 +305,7 @@ def test_complexity_keywords_are_checked_and_reach_the_routing_hint(workspace: P
         validate(
             {"routing": {"complexity_keywords": {"huge": ["x"]}}}, source=None, workspace=workspace
         )
-    from assembler.routing import route
+    from assembler.assembly.routing import route
 
     config = validate(
         {"routing": {"complexity_keywords": {"high": ["kerfuffle"]}}},
@@ -494,7 +494,7 @@ def test_any_config_that_validates_runs_without_crashing(
     numbers: list[tuple[tuple[str, str], object]],
     durations: list[tuple[tuple[str, str], str]],
 ) -> None:
-    from assembler.assemble import run_once
+    from assembler.assembly.pipeline import run_once
 
     workspace = tmp_path_factory.mktemp("ws")
     (workspace / "chat.jsonl").write_text(

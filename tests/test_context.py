@@ -8,8 +8,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from assembler import context
-from assembler.context import (
+from assembler.context import active as context
+from assembler.context.active import (
     active_context,
     daily_context,
     extract_topics,
@@ -17,7 +17,7 @@ from assembler.context import (
     time_context,
 )
 from assembler.errors import ModelError
-from assembler.transcripts import Message, Summary
+from assembler.transcripts.read import Message, Summary
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 SYDNEY = ZoneInfo("Australia/Sydney")

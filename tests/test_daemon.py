@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from assembler.config_load import load_config, validate
-from assembler.daemon import (
+from assembler.config.files import load_config, validate
+from assembler.daemon.service import (
     NUDGE_NAME,
     ActiveHours,
     Daemon,
@@ -187,7 +187,7 @@ def test_the_daemons_own_write_does_not_trigger_it_but_an_agent_edit_does(
 def test_a_memory_file_event_and_every_scheduled_run_sync_the_warm_index(
     tmp_path: Path,
 ) -> None:
-    from assembler.recall import WarmMemory, synced_memory
+    from assembler.memory.recall import WarmMemory, synced_memory
 
     (tmp_path / "MEMORY.md").write_text("# Ray\n\n- Prefers the command.\n")
     config = validate({"memory": {"model": "none"}}, source=None, workspace=tmp_path)
@@ -217,7 +217,7 @@ def test_a_memory_file_event_and_every_scheduled_run_sync_the_warm_index(
 def test_remembered_queries_embed_only_the_new_query_of_a_cycle() -> None:
     from fakes import FakeEmbedder
 
-    from assembler.recall import RememberedQueries
+    from assembler.memory.recall import RememberedQueries
 
     fake = FakeEmbedder()
     remembered = RememberedQueries(fake, size=8)
@@ -233,7 +233,7 @@ def test_remembered_queries_embed_only_the_new_query_of_a_cycle() -> None:
 
 
 def test_warm_memory_keeps_one_index_open_across_assemblies(tmp_path: Path) -> None:
-    from assembler.recall import WarmMemory, synced_memory
+    from assembler.memory.recall import WarmMemory, synced_memory
 
     (tmp_path / "MEMORY.md").write_text("# Ray\n\n- Prefers the command, not a lecture.\n")
     config = validate({"memory": {"model": "none"}}, source=None, workspace=tmp_path)

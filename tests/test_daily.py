@@ -1,4 +1,4 @@
-"""Today's daily note in the file: `assembler.context.daily_context` (which lines, newest
+"""Today's daily note in the file: `assembler.context.active.daily_context` (which lines, newest
 first) and the Daily Context section beside Relevant Memories in a whole assembly."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import json
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from assembler.assemble import assemble
-from assembler.config_load import load_config
-from assembler.context import daily_context
+from assembler.assembly.pipeline import assemble
+from assembler.config.files import load_config
+from assembler.context.active import daily_context
 
 NOW = datetime.fromisoformat("2026-03-02T23:25:00+11:00")
 

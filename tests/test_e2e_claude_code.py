@@ -37,11 +37,11 @@ from e2e.hosts import Hosts
 from e2e.mock_model import LoggedRequest, MockModel, Reply, Text, ToolCall
 from e2e.turns import HostRun, claude_session_files, run_claude, run_claude_command_line, run_host
 
-from assembler.assemble import run_once
-from assembler.config_load import load_config
-from assembler.setup import claude_code_setup
-from assembler.transcripts import read_recent
-from assembler.units import assemble_executable
+from assembler.assembly.pipeline import run_once
+from assembler.config.files import load_config
+from assembler.daemon.systemd import assemble_executable
+from assembler.hosts.setup import claude_code_setup
+from assembler.transcripts.read import read_recent
 
 pytestmark = pytest.mark.e2e
 

@@ -1,6 +1,6 @@
 """End-to-end smoke tests: each agent host's real program (installed from npm, pinned) runs one
 turn against the mock model on 127.0.0.1, with an isolated HOME, and the transcript it writes
-reads back through `assembler.transcripts.read_recent`.
+reads back through `assembler.transcripts.read.read_recent`.
 
 The tests marked `e2e` need npm (they skip, saying why, without it) and install the hosts into
 a cache on first use (about 20 s and 1.1 GB; see tests/e2e/hosts.py). The unmarked tests here
@@ -42,7 +42,7 @@ from e2e.turns import (
     write_openclaw_config,
 )
 
-from assembler.transcripts import TranscriptRead, read_recent
+from assembler.transcripts.read import TranscriptRead, read_recent
 
 
 def _read_back(pattern: str, base: Path) -> TranscriptRead:

@@ -46,9 +46,9 @@ from e2e.turns import (
     write_openclaw_config,
 )
 
-from assembler.setup import OPENCLAW_FALLBACK_OUTPUT, OPENCLAW_PLUGIN_ID, openclaw_plugin_dir
-from assembler.transcripts import read_recent
-from assembler.units import assemble_executable
+from assembler.daemon.systemd import assemble_executable
+from assembler.hosts.setup import OPENCLAW_FALLBACK_OUTPUT, OPENCLAW_PLUGIN_ID, openclaw_plugin_dir
+from assembler.transcripts.read import read_recent
 
 pytestmark = pytest.mark.e2e
 

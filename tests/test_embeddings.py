@@ -12,13 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from assembler.embeddings import (
+from assembler.errors import ModelError
+from assembler.memory.embeddings import (
     BUNDLED_MODEL_ID,
     LazyEmbedder,
     bundled_model_path,
     load_embedder,
 )
-from assembler.errors import ModelError
 
 
 def fake_model_folder(folder: Path, *, hidden: int = 384) -> Path:
@@ -32,8 +32,8 @@ def fake_model_folder(folder: Path, *, hidden: int = 384) -> Path:
 def test_importing_memory_and_naming_the_model_does_not_import_torch() -> None:
     code = (
         "import sys\n"
-        "from assembler.embeddings import LazyEmbedder\n"
-        "import assembler.memory\n"
+        "from assembler.memory.embeddings import LazyEmbedder\n"
+        "import assembler.memory.index\n"
         "print(LazyEmbedder('bundled').model_id)\n"
         "assert 'torch' not in sys.modules, 'torch was imported'\n"
         "assert 'sentence_transformers' not in sys.modules\n"

@@ -48,15 +48,11 @@ import pytest
 import yaml
 from fakes import FakeEmbedder
 
-from assembler.assemble import run_once
-from assembler.config import local_timezone
-from assembler.config_load import load_config
+from assembler.assembly.pipeline import run_once
+from assembler.config.files import load_config
+from assembler.config.schema import local_timezone
 from assembler.errors import ObservationError
-from assembler.journal import Journal
-from assembler.memory import MemoryIndex, chunk_markdown
-from assembler.observations import ObservationStore
-from assembler.pad import Scratchpad
-from assembler.scratchpad_file import (
+from assembler.file.codec import (
     body_hash,
     decode_sections,
     end_marker,
@@ -64,6 +60,10 @@ from assembler.scratchpad_file import (
     read_assembly_state,
     split_frontmatter,
 )
+from assembler.memory.index import MemoryIndex, chunk_markdown
+from assembler.observations.store import ObservationStore
+from assembler.pad.journal import Journal
+from assembler.pad.sections import Scratchpad
 
 pytestmark = pytest.mark.faults
 

@@ -19,16 +19,16 @@ from pads import (
     workspace_pad,
 )
 
-from assembler.agent_part import encode_sections
-from assembler.handedits import file_edits
-from assembler.journal import (
-    Event,
-)
-from assembler.scratchpad_file import (
+from assembler.file.codec import (
     REGION_BEGIN,
     REGION_END,
     decode_sections,
     end_marker,
+)
+from assembler.pad.agent_part import encode_sections
+from assembler.pad.hand_edits import file_edits
+from assembler.pad.journal import (
+    Event,
 )
 
 
@@ -303,8 +303,8 @@ def test_notes_added_to_a_file_without_agent_sections_go_to_main(ws: Path) -> No
 
 
 def test_a_dry_run_before_the_real_run_does_not_append_the_text_twice(ws: Path) -> None:
-    from assembler.assemble import run_once
-    from assembler.config_load import load_config
+    from assembler.assembly.pipeline import run_once
+    from assembler.config.files import load_config
 
     pad = workspace_pad(ws)
     pad.write("the plan")
@@ -333,7 +333,7 @@ def test_without_the_copy_of_the_last_render_text_after_the_region_is_still_kept
 
 
 def test_stray_lines_are_the_added_lines_after_the_auto_part_outside_any_markers() -> None:
-    from assembler.handedits import stray_lines, stray_text
+    from assembler.pad.hand_edits import stray_lines, stray_text
 
     rendered = encode_sections([agent("goal", "fix it")]).replace(
         REGION_BEGIN, f"# Auto\n- mood\n\n{REGION_BEGIN}"
@@ -384,7 +384,7 @@ def test_an_edit_saved_with_crlf_line_ends_is_imported_without_carriage_returns(
 
 
 def test_line_ends_are_normalised_only_when_every_line_ends_in_crlf() -> None:
-    from assembler.scratchpad_file import normalise_line_ends
+    from assembler.file.codec import normalise_line_ends
 
     assert normalise_line_ends("a\r\nb\r\n") == "a\nb\n"
     assert normalise_line_ends("a\r\r\nb\r\n") == "a\r\nb\n"
@@ -421,7 +421,7 @@ def test_a_hand_typed_section_name_never_builds_a_path_outside_the_conflicts_fol
 
 
 def test_two_conflicts_of_one_section_in_one_second_keep_both_texts(tmp_path: Path) -> None:
-    from assembler.handedits import save_conflict
+    from assembler.pad.hand_edits import save_conflict
 
     first = save_conflict(tmp_path / ".scratchpad", "findings", "one", RENDER_NOW)
     second = save_conflict(tmp_path / ".scratchpad", "findings", "two", RENDER_NOW)
@@ -434,8 +434,8 @@ def test_two_conflicts_of_one_section_in_one_second_keep_both_texts(tmp_path: Pa
 def test_a_link_in_place_of_the_state_folder_stops_the_agent_sections_not_the_render(
     ws: Path, tmp_path: Path
 ) -> None:
-    from assembler.assemble import run_once
-    from assembler.config_load import load_config
+    from assembler.assembly.pipeline import run_once
+    from assembler.config.files import load_config
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -472,7 +472,7 @@ def test_a_link_in_place_of_the_state_folder_stops_the_agent_sections_not_the_re
 def test_merge_texts_combines_changes_that_do_not_overlap(
     base: str, ours: str, theirs: str, merged: str | None
 ) -> None:
-    from assembler.handedits import merge_texts
+    from assembler.pad.hand_edits import merge_texts
 
     assert merge_texts(base, ours, theirs) == merged
 
@@ -486,7 +486,7 @@ def test_merge_texts_combines_changes_that_do_not_overlap(
 def test_a_merge_keeps_every_line_either_side_added_or_reports_a_conflict(
     base: list[str], ours: list[str], theirs: list[str]
 ) -> None:
-    from assembler.handedits import merge_texts
+    from assembler.pad.hand_edits import merge_texts
 
     text = merge_texts("\n".join(base), "\n".join(ours), "\n".join(theirs))
     assert merge_texts("\n".join(base), "\n".join(ours), "\n".join(base)) == "\n".join(ours)
@@ -539,7 +539,7 @@ def test_without_the_record_of_the_last_render_edits_are_imported_and_nothing_cl
 def test_a_run_stopped_between_its_record_and_its_swap_loses_no_edit(
     ws: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import assembler.assemble
+    import assembler.assembly.pipeline
 
     pad = workspace_pad(ws)
     pad.write("step 1", section="findings")
@@ -549,7 +549,7 @@ def test_a_run_stopped_between_its_record_and_its_swap_loses_no_edit(
     def killed(*args: object) -> None:
         raise KeyboardInterrupt  # the process dies after the record, before the swap
 
-    monkeypatch.setattr(assembler.assemble, "replace_if_unchanged", killed)
+    monkeypatch.setattr(assembler.assembly.pipeline, "replace_if_unchanged", killed)
     with pytest.raises(KeyboardInterrupt):
         render(ws, RENDER_NOW + timedelta(minutes=1))
     monkeypatch.undo()

@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from assembler.cli import main
-from assembler.daemon import NUDGE_NAME, DaemonLock
-from assembler.hooks import (
+from assembler.cli.main import main
+from assembler.daemon.service import NUDGE_NAME, DaemonLock
+from assembler.file.codec import compose, prefix_block, read_scratchpad, remember_render
+from assembler.hosts.claude_code.hook import (
     HookInputError,
     fresh_context,
     parse_claude_code_input,
     run_claude_code_hook,
 )
-from assembler.scratchpad_file import compose, prefix_block, read_scratchpad, remember_render
 
 NOW = datetime(2026, 3, 2, 23, 25, tzinfo=UTC)
 BODY = "# SCRATCHPAD.md\n\n## Emotional Context\n- **Primary:** frustrated (0.71)\n"
@@ -90,8 +90,8 @@ def test_a_stale_or_missing_scratchpad_prints_nothing(workspace: Path) -> None:
 def test_the_fast_reader_agrees_with_the_full_parser_on_an_assembled_file(
     workspace: Path,
 ) -> None:
-    from assembler.assemble import run_once
-    from assembler.config_load import validate
+    from assembler.assembly.pipeline import run_once
+    from assembler.config.files import validate
 
     config = validate({"memory": {"enabled": False}}, source=None, workspace=workspace)
     assembly = run_once(config, now=NOW)
@@ -103,10 +103,10 @@ def test_the_fast_reader_agrees_with_the_full_parser_on_an_assembled_file(
 def test_the_hook_gives_the_same_block_as_show_prefix_without_the_section_markers(
     workspace: Path,
 ) -> None:
-    from assembler.assemble import run_once
-    from assembler.config_load import validate
-    from assembler.pad import scratchpad_for
-    from assembler.view import prefix_for
+    from assembler.assembly.pipeline import run_once
+    from assembler.config.files import validate
+    from assembler.file.view import prefix_for
+    from assembler.pad.sections import scratchpad_for
 
     config = validate({"memory": {"enabled": False}}, source=None, workspace=workspace)
     scratchpad_for(config, now=lambda: NOW).write("Ship 1.14.4 tonight", section="goal")
@@ -185,7 +185,7 @@ def test_the_hook_imports_no_torch_numpy_yaml_or_jinja2(workspace: Path) -> None
     _write_pad(workspace, datetime.now(UTC))
     probe = (
         "import sys\n"
-        "from assembler.cli import main\n"
+        "from assembler.cli.main import main\n"
         "code = main(['hook', 'claude-code'])\n"
         "heavy = [m for m in ('torch', 'numpy', 'sentence_transformers', 'yaml', 'jinja2')"
         " if m in sys.modules]\n"

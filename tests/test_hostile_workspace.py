@@ -22,7 +22,7 @@ from pathlib import Path
 import frontmatter
 import pytest
 
-from assembler.cli import main
+from assembler.cli.main import main
 
 CANARY = "CANARY-7f3e9b21"
 NOW = "2026-03-02T23:25:00+11:00"

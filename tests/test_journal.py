@@ -18,7 +18,7 @@ from pads import (
 )
 
 from assembler.errors import SectionError
-from assembler.journal import (
+from assembler.pad.journal import (
     Event,
     Journal,
     SectionState,
@@ -27,7 +27,7 @@ from assembler.journal import (
     ordered,
     validate_section_name,
 )
-from assembler.pad import Scratchpad
+from assembler.pad.sections import Scratchpad
 
 
 def test_record_appends_one_json_line_with_time_section_action_content_source_ttl(
@@ -233,8 +233,8 @@ def test_a_clear_survives_compaction_as_a_tombstone_so_an_older_openclaw_entry_s
 WRITER = """
 import sys, time
 from pathlib import Path
-from assembler.journal import Journal
-from assembler.pad import Scratchpad
+from assembler.pad.journal import Journal
+from assembler.pad.sections import Scratchpad
 path, writer, count, section, max_events = sys.argv[1:]
 go = Path(path).parent / "go"
 while not go.exists():
@@ -302,7 +302,7 @@ def test_a_new_process_folds_the_journal_to_the_same_state(
     pad.set_section("alerts", "Standup at 10", ttl=timedelta(days=3650), source="calendar")
     code = (
         "import json, sys\n"
-        "from assembler.journal import Journal\n"
+        "from assembler.pad.journal import Journal\n"
         "state = Journal(sys.argv[1]).fold()\n"
         "print(json.dumps({n: [s.content, s.updated.isoformat(), s.source, s.kind,\n"
         "    s.expires.isoformat() if s.expires else None] for n, s in state.items()}))\n"

@@ -19,10 +19,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from mcp import Client, StdioServerParameters, types
 
-from assembler.config_load import load_config
-from assembler.mcp_server import RejectedLine, read_message
-from assembler.observations import store_for
-from assembler.pad import scratchpad_for
+from assembler.config.files import load_config
+from assembler.hosts.mcp.server import RejectedLine, read_message
+from assembler.observations.store import store_for
+from assembler.pad.sections import scratchpad_for
 
 REPO = Path(__file__).resolve().parent.parent
 TOOLS = {
@@ -57,7 +57,7 @@ def server_command(workspace: Path) -> list[str]:
     return [
         sys.executable,
         "-c",
-        "import sys; from assembler.cli import main; sys.exit(main())",
+        "import sys; from assembler.cli.main import main; sys.exit(main())",
         "mcp",
         "--workspace",
         str(workspace),
@@ -376,8 +376,8 @@ def test_the_scratchpad_is_a_read_only_tool_and_a_resource_for_hosts_that_never_
 def test_the_view_shows_the_assembled_part_while_the_file_is_fresh(tmp_path: Path) -> None:
     from datetime import datetime, timedelta
 
-    from assembler.assemble import run_once
-    from assembler.mcp_server import Tools
+    from assembler.assembly.pipeline import run_once
+    from assembler.hosts.mcp.server import Tools
 
     workspace = make_workspace(tmp_path)
     config = load_config(workspace)

@@ -21,9 +21,9 @@ import numpy as np
 import pytest
 from fakes import FakeEmbedder
 
-from assembler.embeddings import Embedder
-from assembler.memory import MemoryIndex, SyncReport, chunk_markdown
-from assembler.memory_search import Hit, fts_query, sentences, snippet
+from assembler.memory.embeddings import Embedder
+from assembler.memory.index import MemoryIndex, SyncReport, chunk_markdown
+from assembler.memory.search import Hit, fts_query, sentences, snippet
 from assembler.tokens import estimate_tokens
 
 SOURCES = ["MEMORY.md", "memory/**/*.md"]
@@ -506,7 +506,7 @@ import sys, time
 from pathlib import Path
 sys.path.insert(0, {tests!r})
 from fakes import FakeEmbedder
-from assembler.memory import MemoryIndex
+from assembler.memory.index import MemoryIndex
 
 workspace = Path(sys.argv[1])
 stage_to_kill = sys.argv[2]
@@ -927,7 +927,7 @@ ACCEPTANCE_NOTES = {
 @pytest.fixture(scope="session")
 def real_embedder() -> Iterator[Embedder]:
     """The bundled all-MiniLM-L6-v2, loaded once for the whole session."""
-    from assembler.embeddings import load_embedder
+    from assembler.memory.embeddings import load_embedder
 
     yield load_embedder("bundled")
 

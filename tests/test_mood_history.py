@@ -10,12 +10,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from assembler.assembly_log import AssemblyLog, log_path, record_run
+from assembler.assembly.log import AssemblyLog, log_path, record_run
+from assembler.assembly.routing import redact
 from assembler.errors import UnsafePathError
-from assembler.mood_history import MoodHistory, history_path, message_id, window_report
-from assembler.routing import redact
-from assembler.sentiment import MessageMood, analyze, load_mood_model
-from assembler.transcripts import Message
+from assembler.mood.history import MoodHistory, history_path, message_id, window_report
+from assembler.mood.model import MessageMood, analyze, load_mood_model
+from assembler.transcripts.read import Message
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 
@@ -182,9 +182,9 @@ def test_record_run_never_raises_when_the_state_folder_is_unusable(tmp_path: Pat
 def test_each_daemon_assembly_is_logged_and_fills_the_mood_history(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from assembler import assemble
-    from assembler.config_load import load_config
-    from assembler.daemon import Daemon
+    from assembler.assembly import pipeline as assemble
+    from assembler.config.files import load_config
+    from assembler.daemon.service import Daemon
 
     (tmp_path / "assembler.toml").write_text("[memory]\nenabled = false\n")
     config = load_config(str(tmp_path), None)
@@ -214,7 +214,7 @@ def test_each_daemon_assembly_is_logged_and_fills_the_mood_history(
 def test_an_assembly_reads_its_windows_moods_from_the_history_scoring_each_message_once(
     tmp_path: Path,
 ) -> None:
-    from assembler.mood_history import remembering
+    from assembler.mood.history import remembering
 
     state = tmp_path / ".scratchpad"
     model = CountingModel()
@@ -238,7 +238,7 @@ def test_an_assembly_reads_its_windows_moods_from_the_history_scoring_each_messa
 
 
 def test_without_a_usable_history_the_window_is_scored_afresh(tmp_path: Path) -> None:
-    from assembler.mood_history import remembering
+    from assembler.mood.history import remembering
 
     state = tmp_path / ".scratchpad"
     state.mkdir()
@@ -272,7 +272,7 @@ def test_the_same_messages_read_from_a_moved_workspace_are_kept_once(
 def test_a_history_of_the_older_schema_is_moved_aside_and_refilled(tmp_path: Path) -> None:
     import sqlite3
 
-    from assembler.mood_history import _SCHEMA
+    from assembler.mood.history import _SCHEMA
 
     path = history_path(tmp_path / ".scratchpad")
     path.parent.mkdir()

@@ -13,10 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assembler import observation_reads, observations
-from assembler.config_load import validate
+from assembler.config.files import validate
 from assembler.errors import ObservationError
-from assembler.observations import NOTE, ObservationStore, store_for
+from assembler.observations import reads as observation_reads
+from assembler.observations import store as observations
+from assembler.observations.store import NOTE, ObservationStore, store_for
 
 T0 = datetime(2026, 4, 26, 10, 0, tzinfo=UTC)
 

@@ -11,10 +11,10 @@ from pads import (
     Clock,
 )
 
-from assembler.journal import (
+from assembler.pad.journal import (
     Journal,
 )
-from assembler.pad import Scratchpad
+from assembler.pad.sections import Scratchpad
 from assembler.tokens import count_chars, estimate_tokens, truncate_to_tokens
 
 
@@ -451,9 +451,9 @@ def test_file_edit_import_keeps_text_over_the_caps_and_skips_subsystem_sections(
 
 def test_importing_sections_pulls_in_no_heavy_module() -> None:
     code = (
-        "import sys, assembler.journal, assembler.calls, assembler.pad, assembler.handedits\n"
+        "import sys, assembler.pad.journal, assembler.pad.tool_calls, assembler.pad.sections, assembler.pad.hand_edits\n"
         "heavy = ('torch', 'numpy', 'jinja2', 'frontmatter', 'yaml', 'filelock', "
-        "'sentence_transformers', 'assembler.config')\n"
+        "'sentence_transformers', 'assembler.config.schema')\n"
         "print([m for m in heavy if m in sys.modules])\n"
     )
 

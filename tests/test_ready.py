@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from assembler.cli import main
-from assembler.ready import read_ready, ready_path
-from assembler.scratchpad_file import body_prefix, read_scratchpad
+from assembler.cli.main import main
+from assembler.file.codec import body_prefix, read_scratchpad
+from assembler.file.ready import read_ready, ready_path
 
 NOW = datetime.fromisoformat("2026-03-02T23:25:00+11:00")
 
@@ -82,7 +82,7 @@ def test_a_broken_or_planted_block_is_not_read(rendered: Path, tmp_path: Path) -
 
 
 def test_a_section_whose_age_alone_moved_keeps_the_digest_hosts_compare() -> None:
-    from assembler.ready import digest_of
+    from assembler.file.ready import digest_of
 
     three = digest_of("auto", "## Goal (updated 3h ago)\nship it")
     assert three == digest_of("auto", "## Goal (updated 4h ago)\nship it")

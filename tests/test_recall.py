@@ -6,9 +6,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from assembler.memory_search import Hit
-from assembler.recall import Floor, conversation_queries, recall_memories, repeats, written_by
-from assembler.transcripts import Message
+from assembler.memory.recall import (
+    Floor,
+    conversation_queries,
+    recall_memories,
+    repeats,
+    written_by,
+)
+from assembler.memory.search import Hit
+from assembler.transcripts.read import Message
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 
@@ -253,8 +259,8 @@ def test_a_snippet_that_repeats_a_shown_line_is_a_repeat_and_a_new_fact_is_not()
 
 
 def test_a_watched_warm_memory_syncs_only_after_files_changed(tmp_path: Path) -> None:
-    from assembler.config_load import validate
-    from assembler.recall import WarmMemory, synced_memory
+    from assembler.config.files import validate
+    from assembler.memory.recall import WarmMemory, synced_memory
 
     (tmp_path / "MEMORY.md").write_text("# Ray\n\n- Prefers the command, not a lecture.\n")
     config = validate({"memory": {"model": "none"}}, source=None, workspace=tmp_path)
@@ -277,8 +283,8 @@ def test_a_watched_warm_memory_syncs_only_after_files_changed(tmp_path: Path) ->
 
 
 def test_an_unwatched_warm_memory_syncs_before_every_assembly(tmp_path: Path) -> None:
-    from assembler.config_load import validate
-    from assembler.recall import WarmMemory, synced_memory
+    from assembler.config.files import validate
+    from assembler.memory.recall import WarmMemory, synced_memory
 
     (tmp_path / "MEMORY.md").write_text("# Ray\n\n- Prefers the command, not a lecture.\n")
     config = validate({"memory": {"model": "none"}}, source=None, workspace=tmp_path)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from assembler.render import Item, Renderer, Section, fit_sections
+from assembler.file.render import Item, Renderer, Section, fit_sections
 from assembler.tokens import estimate_tokens
 
 

@@ -17,11 +17,8 @@ from pads import (
     texts,
 )
 
-from assembler.agent_part import encode_sections
 from assembler.errors import ScratchpadError
-from assembler.handedits import file_edits
-from assembler.pad import Scratchpad
-from assembler.scratchpad_file import (
+from assembler.file.codec import (
     ASSEMBLY_NAME,
     MAX_ASSEMBLY_BYTES,
     REGION_BEGIN,
@@ -48,7 +45,10 @@ from assembler.scratchpad_file import (
     unnest_headings,
     write_assembly_state,
 )
-from assembler.view import check_freshness
+from assembler.file.view import check_freshness
+from assembler.pad.agent_part import encode_sections
+from assembler.pad.hand_edits import file_edits
+from assembler.pad.sections import Scratchpad
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 

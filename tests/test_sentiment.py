@@ -20,9 +20,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
-from assembler import sentiment, transcripts
 from assembler.errors import ModelError
-from assembler.sentiment import (
+from assembler.mood import model as sentiment
+from assembler.mood.model import (
     DEFAULT_MODEL_PATH,
     FRUSTRATED_PATTERNS,
     MOODS,
@@ -37,7 +37,8 @@ from assembler.sentiment import (
     rule_hits,
     word_ngrams,
 )
-from assembler.transcripts import Message
+from assembler.transcripts import read as transcripts
+from assembler.transcripts.read import Message
 
 REPO = Path(__file__).resolve().parent.parent
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
@@ -282,7 +283,7 @@ def test_the_bundled_model_is_small_and_loaded_once_per_process() -> None:
 
 def test_loading_the_model_imports_neither_torch_nor_scikit_learn() -> None:
     code = (
-        "import sys, assembler.sentiment as s; m = s.load_mood_model(); m.score('hi there!'); "
+        "import sys, assembler.mood.model as s; m = s.load_mood_model(); m.score('hi there!'); "
         "heavy = [n for n in ('torch', 'sentence_transformers', 'sklearn', 'scipy') "
         "if n in sys.modules]; print(heavy)"
     )
@@ -411,7 +412,7 @@ def test_two_speakers_get_one_state_each_and_the_latest_speakers_is_adapted_to()
 
 
 def test_in_a_group_chat_the_section_leads_with_the_latest_speaker_and_lists_the_others() -> None:
-    from assembler.auto_sections import mood_section
+    from assembler.assembly.sections import mood_section
 
     window = [
         user("frustrated:-0.8 revert #88 now", 3, speaker="bob"),

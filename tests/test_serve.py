@@ -11,10 +11,10 @@ import pytest
 from serve_workspace import HOSTILE, LINES, NOW, append_line, make_status_workspace
 from starlette.testclient import TestClient
 
-from assembler.assembly_log import AssemblyLog, log_path
-from assembler.cli import main
-from assembler.config import Config
-from assembler.serve import (
+from assembler.assembly.log import AssemblyLog, log_path
+from assembler.cli.main import main
+from assembler.config.schema import Config
+from assembler.serve.app import (
     StatusServer,
     accepts_ip_hosts,
     allowed_hosts,

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from serve_workspace import LINES, NOW, append_line, make_status_workspace
 
-from assembler.serve import StatusServer
+from assembler.serve.app import StatusServer
 
 pytestmark = pytest.mark.browser
 

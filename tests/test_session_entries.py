@@ -18,14 +18,14 @@ from pads import (
     workspace_pad,
 )
 
-from assembler.journal import (
-    Journal,
-)
-from assembler.pad import Scratchpad
-from assembler.scratchpad_file import (
+from assembler.file.codec import (
     decode_sections,
 )
-from assembler.session_entries import read_openclaw_scratchpad_entries
+from assembler.hosts.openclaw.entries import read_openclaw_scratchpad_entries
+from assembler.pad.journal import (
+    Journal,
+)
+from assembler.pad.sections import Scratchpad
 
 
 def test_openclaw_import_takes_the_newest_scratchpad_entry_as_main(pad: Scratchpad) -> None:

@@ -11,16 +11,16 @@ from pathlib import Path
 import pytest
 from e2e.turns import printed_openclaw_commands
 
-from assembler.cli import main
-from assembler.config_load import load_config
-from assembler.mcp_server import SCRATCHPAD_DESCRIPTION, SCRATCHPAD_SCHEMA
-from assembler.setup import (
+from assembler.cli.main import main
+from assembler.config.files import load_config
+from assembler.daemon.systemd import assemble_executable
+from assembler.hosts.mcp.server import SCRATCHPAD_DESCRIPTION, SCRATCHPAD_SCHEMA
+from assembler.hosts.setup import (
     OPENCLAW_FALLBACK_OUTPUT,
     OPENCLAW_PLUGIN_ID,
     openclaw_plugin_dir,
     openclaw_setup,
 )
-from assembler.units import assemble_executable
 
 REPO = Path(__file__).resolve().parent.parent
 

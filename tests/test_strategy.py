@@ -4,10 +4,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from assembler.config import StrategyConfig
-from assembler.sentiment import MoodState, analyze, load_mood_model
-from assembler.strategy import Strategy, choose_strategy
-from assembler.transcripts import Message
+from assembler.config.schema import StrategyConfig
+from assembler.mood.model import MoodState, analyze, load_mood_model
+from assembler.mood.strategy import Strategy, choose_strategy
+from assembler.transcripts.read import Message
 
 RULES = StrategyConfig().rules
 
@@ -39,7 +39,7 @@ def test_frustration_gets_the_concise_no_preamble_rule_of_the_seed() -> None:
 
 
 def test_every_mood_label_has_a_default_rule() -> None:
-    from assembler.sentiment import MOODS
+    from assembler.mood.model import MOODS
 
     assert set(MOODS) <= set(RULES)
 

@@ -5,9 +5,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from assembler import task
-from assembler.embeddings import Embedder
-from assembler.task import (
+from assembler.context import task as task
+from assembler.context.task import (
     MAX_WORDS,
     clip_words,
     current_task,
@@ -15,7 +14,8 @@ from assembler.task import (
     summary_line,
     tfidf_similarity,
 )
-from assembler.transcripts import ELISION, Message, Summary
+from assembler.memory.embeddings import Embedder
+from assembler.transcripts.read import ELISION, Message, Summary
 from tests.fakes import FakeEmbedder
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
@@ -158,7 +158,7 @@ def test_only_a_few_dozen_sentences_are_compared(monkeypatch: pytest.MonkeyPatch
 
 @pytest.fixture(scope="module")
 def real_embedder() -> Iterator[Embedder]:
-    from assembler.embeddings import load_embedder
+    from assembler.memory.embeddings import load_embedder
 
     yield load_embedder("bundled")
 

@@ -16,10 +16,10 @@ import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assembler import transcripts
-from assembler import transcripts_openclaw as openclaw_names
 from assembler.errors import TranscriptError
-from assembler.transcripts import (
+from assembler.hosts.openclaw import turns as openclaw_names
+from assembler.transcripts import read as transcripts
+from assembler.transcripts.read import (
     CLOCK_SKEW,
     Format,
     Message,
@@ -1120,7 +1120,7 @@ def test_an_explicit_glob_that_matches_nothing_names_the_glob_and_the_folder(
 def test_once_reads_a_transcripts_path_relative_to_the_shell_not_the_workspace(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from assembler.cli import main
+    from assembler.cli.main import main
 
     workspace = tmp_path / "gen"
     (workspace / "assembler.toml").parent.mkdir()
@@ -1504,8 +1504,8 @@ def test_any_timestamp_value_gives_a_message_or_a_bad_line_never_an_error(
 def test_an_impossible_timestamp_does_not_stop_the_render_and_is_reported(
     workspace: Path,
 ) -> None:
-    from assembler.assemble import run_once
-    from assembler.config_load import load_config
+    from assembler.assembly.pipeline import run_once
+    from assembler.config.files import load_config
 
     write_jsonl(
         workspace / "chat.jsonl",
@@ -2847,7 +2847,7 @@ def test_default_sources_use_claude_config_dir_and_ignore_a_linked_record(
 
 
 def test_an_empty_sources_setting_means_the_defaults(workspace: Path) -> None:
-    from assembler.config_load import load_config
+    from assembler.config.files import load_config
 
     config = load_config(workspace)
 
@@ -2860,8 +2860,8 @@ def test_an_empty_sources_setting_means_the_defaults(workspace: Path) -> None:
 def assemble_with_defaults(workspace: Path) -> Any:
     """Run one assembly of `workspace` with the default transcript sources (keyword search
     only, for speed) and return it."""
-    from assembler.assemble import run_once
-    from assembler.config_load import load_config
+    from assembler.assembly.pipeline import run_once
+    from assembler.config.files import load_config
 
     (workspace / "MEMORY.md").write_text(
         "# Notes\n\nThe migration step runs alembic upgrade head.\n\nRelease notes live in "
@@ -2913,7 +2913,7 @@ def test_a_whole_run_on_openclaw_2026_4_does_not_read_checkpoints_or_traces(
 def test_the_cli_exits_0_on_openclaw_2026_4_with_the_default_config(
     isolated_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from assembler.cli import main
+    from assembler.cli.main import main
 
     write_openclaw_2026_4(openclaw_state(isolated_home))
     workspace = default_workspace(isolated_home)

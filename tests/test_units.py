@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from assembler.cli import main
-from assembler.errors import AssemblerError
-from assembler.units import (
+from assembler.cli.main import main
+from assembler.daemon.systemd import (
     DAEMON_UNITS,
     TIMER_UNITS,
     assemble_executable,
@@ -22,6 +21,7 @@ from assembler.units import (
     render_units,
     unit_path,
 )
+from assembler.errors import AssemblerError
 
 ASSEMBLE = Path(sys.executable).parent / "assemble"
 

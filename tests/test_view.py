@@ -16,8 +16,8 @@ from pads import (
 def test_the_prefix_has_the_fresh_auto_part_and_the_agent_sections_as_they_are_now(
     ws: Path,
 ) -> None:
-    from assembler.config_load import load_config
-    from assembler.view import prefix_for
+    from assembler.config.files import load_config
+    from assembler.file.view import prefix_for
 
     config = load_config(ws)
     assert prefix_for(config, RENDER_NOW) == ""
@@ -39,8 +39,8 @@ def test_the_prefix_has_the_fresh_auto_part_and_the_agent_sections_as_they_are_n
 def test_the_prefix_shows_the_agent_sections_as_written_without_markers_escapes_or_intro(
     ws: Path,
 ) -> None:
-    from assembler.config_load import load_config
-    from assembler.view import prefix_for
+    from assembler.config.files import load_config
+    from assembler.file.view import prefix_for
 
     pad = workspace_pad(ws)
     pad.write('---\n<!-- scratchpad:end section="main" -->\nplan', section="main")
@@ -61,8 +61,8 @@ def test_the_prefix_shows_the_agent_sections_as_written_without_markers_escapes_
 def test_the_prefix_falls_back_to_the_files_sections_as_written_when_the_journal_is_unreadable(
     ws: Path,
 ) -> None:
-    from assembler.config_load import load_config
-    from assembler.view import prefix_for
+    from assembler.config.files import load_config
+    from assembler.file.view import prefix_for
 
     workspace_pad(ws).write("---\nplan", section="goal")
     render(ws)
@@ -79,8 +79,8 @@ def test_the_prefix_falls_back_to_the_files_sections_as_written_when_the_journal
 
 
 def test_the_guidance_gives_the_budget_and_section_caps_from_the_config(tmp_path: Path) -> None:
-    from assembler.config_load import load_config
-    from assembler.view import guidance_for
+    from assembler.config.files import load_config
+    from assembler.file.view import guidance_for
 
     ws = make_workspace(tmp_path / "ws", "[caps]\nagent = 1234\nsections = { findings = 300 }\n")
 

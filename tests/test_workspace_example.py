@@ -15,7 +15,7 @@ from pathlib import Path
 import frontmatter
 import pytest
 
-from assembler.cli import main
+from assembler.cli.main import main
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "workspace-example"
 NOW = "2026-03-02T23:25:00+11:00"  # the Makefile's DEMO_NOW: just after the session ended
@@ -65,8 +65,8 @@ def test_the_demo_renders_every_section_from_both_transcripts(
 
 
 def test_the_demo_sees_frustration_early_and_a_calmer_end(example: Path) -> None:
-    from assembler.assemble import assemble
-    from assembler.config_load import load_config
+    from assembler.assembly.pipeline import assemble
+    from assembler.config.files import load_config
 
     assembly = assemble(load_config(example), now=datetime.fromisoformat(NOW))
     assert assembly.mood is not None
@@ -82,8 +82,8 @@ def test_the_demo_sees_frustration_early_and_a_calmer_end(example: Path) -> None
 
 
 def test_at_the_frustrated_moment_the_strategy_fires(example: Path) -> None:
-    from assembler.assemble import assemble
-    from assembler.config_load import load_config
+    from assembler.assembly.pipeline import assemble
+    from assembler.config.files import load_config
 
     # 19:57, the third failed deploy: "WHY is it still failing?? ... the third time today"
     assembly = assemble(load_config(example), now=datetime.fromisoformat(FRUSTRATED_AT))

@@ -1,9 +1,9 @@
-"""Train the mood model and write `assembler/mood_model/` (the weights and a card).
+"""Train the mood model and write `assembler/mood/weights/` (the weights and a card).
 
     python training/train_mood.py [--data PATH] [--out DIR]
 
 `--data` is the development data folder (default `../shared/data` next to the repo), read and
-never copied; `--out` defaults to `assembler/mood_model`. Needs the dev dependencies
+never copied; `--out` defaults to `assembler/mood/weights`. Needs the dev dependencies
 (scikit-learn); the runtime reads the result with numpy only. See training/README.md.
 
 Steps (fixed seeds, so a rerun gives the same model):
@@ -76,14 +76,14 @@ from bench_mood_window import (  # noqa: E402
 from bench_mood_window import GOLD_CLASSES as WINDOW_CLASSES  # noqa: E402
 from bench_mood_window import PRED_MAP as WINDOW_PRED_MAP  # noqa: E402
 
-from assembler.config import MoodConfig, StrategyConfig  # noqa: E402
-from assembler.mood_window import MOODS, WINDOW_FEATURES, window_features  # noqa: E402
-from assembler.sentiment import (  # noqa: E402
+from assembler.config.schema import MoodConfig, StrategyConfig  # noqa: E402
+from assembler.mood.model import (  # noqa: E402
     HAND_FEATURES,
     MODEL_FORMAT,
     MoodModel,
     hand_features,
 )
+from assembler.mood.window import MOODS, WINDOW_FEATURES, window_features  # noqa: E402
 
 SEED = 0
 HOLDOUT = 0.15
@@ -461,7 +461,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Train the mood model.")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="development data folder")
     parser.add_argument(
-        "--out", type=Path, default=REPO / "assembler" / "mood_model", help="output folder"
+        "--out", type=Path, default=REPO / "assembler" / "mood" / "weights", help="output folder"
     )
     args = parser.parse_args(argv)
     data: Path = args.data

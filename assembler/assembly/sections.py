@@ -1,0 +1,220 @@
+"""The auto sections of SCRATCHPAD.md, each from what one stage of an assembly found: the
+mood, the response strategy, what the session is about, the memories, today's note, the time
+and the routing hint. Pure: values in, `render.Section`s out."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from assembler.assembly.routing import RoutingHint, redact
+from assembler.context.active import ActiveContext, DailyContext, TimeContext, format_duration
+from assembler.file.render import Item, Section
+from assembler.memory.recall import RecallResult
+from assembler.mood.strategy import Strategy
+from assembler.mood.window import MoodReport, MoodState
+from assembler.transcripts.read import TranscriptRead
+
+TITLES = {
+    "emotional_context": "Emotional Context",
+    "response_strategy": "Response Strategy",
+    "active_context": "Active Context",
+    "relevant_memories": "Relevant Memories",
+    "daily_context": "Daily Context",
+    "time_context": "Time Context",
+    "routing_hint": "Routing Hint",
+}
+
+
+@dataclass
+class MemoryRecall:
+    """What the memory search gave this assembly."""
+
+    result: RecallResult
+    chunks_total: int
+    chunks_embedded: int
+
+
+def redacted(section: Section, extra_secret_patterns: Sequence[str]) -> Section:
+    """Given a section, return it with secrets and personal data in its lines redacted."""
+    items = tuple(
+        replace(item, text=redact(item.text, extra_secret_patterns=extra_secret_patterns))
+        for item in section.items
+    )
+    return replace(section, items=items)
+
+
+def memories_section(recall: MemoryRecall | None) -> Section | None:
+    """The hits, then the spare ones: `_fit_without_repeats` shows the first `top_k` that do
+    not repeat the rest of the file."""
+    if recall is None or not recall.result.hits:
+        return None
+    hits = [*recall.result.hits, *recall.result.spare]
+    items = [
+        Item(f"`{hit.path}:{hit.start_line}-{hit.end_line}` {hit.snippet}", None, 3 + rank)
+        for rank, hit in enumerate(hits)
+    ]
+    return Section("relevant_memories", TITLES["relevant_memories"], tuple(items))
+
+
+def valence_word(valence: float) -> str:
+    return "negative" if valence <= -0.2 else "positive" if valence >= 0.2 else "neutral"
+
+
+def arousal_word(arousal: float) -> str:
+    return "high" if arousal >= 0.6 else "low" if arousal <= 0.3 else "moderate"
+
+
+def mood_section(report: MoodReport | None) -> Section | None:
+    if report is None or report.combined.messages == 0:
+        return None  # nothing the human said: no mood to report
+    state = report.combined
+    primary = f"{state.primary} ({state.primary_score:.2f})"
+    if state.speaker is not None:  # a group chat: whose state this is
+        primary += f", {state.speaker}, the latest to speak"
+    items = [Item(primary, "Primary", 1, gist=state.primary)]
+    if state.secondary:
+        score = f"{state.secondary} ({state.secondary_score:.2f})"
+        items.append(Item(score, "Secondary", 4, gist=state.secondary))
+    items.append(
+        Item(
+            f"{state.valence:+.2f} ({valence_word(state.valence)}) | **Arousal:** "
+            f"{state.arousal:.2f} ({arousal_word(state.arousal)})",
+            "Valence",
+            2,
+            gist=f"{valence_word(state.valence)} {arousal_word(state.arousal)}",
+        )
+    )
+    plural = "s" if state.messages != 1 else ""
+    confidence = (
+        f"{state.confidence:.2f} that an emotion shows ({state.messages} human message{plural})"
+    )
+    items.append(Item(confidence, "Confidence", 3, gist=""))
+    items.append(Item(state.trajectory, "Trajectory", 3, gist=""))
+    items.extend(
+        speaker_item(name, s) for name, s in report.speakers.items() if name != state.speaker
+    )
+    return Section("emotional_context", TITLES["emotional_context"], tuple(items))
+
+
+def speaker_item(name: str, state: MoodState) -> Item:
+    text = f"{state.primary} ({state.primary_score:.2f}), valence {state.valence:+.2f}"
+    text += f", {state.messages} messages; {state.trajectory}"
+    return Item(text, name, 5, gist=state.primary)
+
+
+def strategy_section(strategy: Strategy | None) -> Section | None:
+    if strategy is None:
+        return None
+    if strategy.no_signal:
+        # Nothing to adapt to: one line instead of the fallback rule's defaults.
+        line = Item(f"{strategy.reason}; answer as usual", "No clear signal", 1, gist="none")
+        return Section("response_strategy", TITLES["response_strategy"], (line,))
+    items = [
+        Item(strategy.style, "Style", 1),
+        Item(strategy.tone, "Tone", 2),
+        Item(strategy.verbosity, "Verbosity", 2),
+        Item("yes" if strategy.preamble else "NO", "Preamble", 3),
+    ]
+    if strategy.note:
+        items.append(Item(strategy.note, "Note", 4))
+    return Section("response_strategy", TITLES["response_strategy"], tuple(items))
+
+
+def active_section(active: ActiveContext, now: datetime) -> Section:
+    items = [Item(active.working_on or "nothing identified in the window", "Working on", 1)]
+    if active.last_topic:
+        items.append(Item(active.last_topic, "Last topic", 2))
+    if active.session_gap is not None:
+        gap = f"{format_duration(active.session_gap)} ({active.gap_note})"
+    else:
+        gap = active.gap_note
+    items.append(Item(gap, "Session gap", 3, gist=active.gap_note))
+    read = f"{active.messages_read} ({active.human_messages} from the human"
+    read += f", {active.sessions} session{'s' if active.sessions != 1 else ''})"
+    if active.last_message_at is not None:
+        since = now - active.last_message_at
+        read += (
+            "; last just now"
+            if since < timedelta(minutes=1)
+            else (f"; last {format_duration(since)} ago")
+        )
+    items.append(Item(read, "Messages read", 5, gist=""))
+    return Section("active_context", TITLES["active_context"], tuple(items))
+
+
+def daily_section(daily: DailyContext | None, workspace: Path) -> Section | None:
+    if daily is None or not daily.lines:
+        return None
+    # The newest lines (by their time, see `daily_context`) are the ones worth keeping under
+    # the cap: the newest two rank with the best memories, older ones go first.
+    newness = daily.newness or range(len(daily.lines) - 1, -1, -1)
+    items = [Item(line, None, 3 + new) for line, new in zip(daily.lines, newness, strict=True)]
+    source = display_path(daily.path, workspace)
+    omitted = ", older ones omitted" if daily.truncated else ""
+    items.insert(0, Item(f"{source} (newest lines{omitted})", "From", 3, heading=True))
+    return Section("daily_context", TITLES["daily_context"], tuple(items), style="quote")
+
+
+def time_section(times: TimeContext) -> Section:
+    local = f"{times.local:%H:%M %Z, %a %d %b} ({times.part_of_day})"
+    return Section(
+        "time_context",
+        TITLES["time_context"],
+        (Item(local, "Local time", 2, gist=times.part_of_day), Item(times.note, "Note", 3)),
+    )
+
+
+def nothing_read(sections: Sequence[Section], read: TranscriptRead) -> list[Section]:
+    """Given the sections of a window without a message (a new workspace), return what is
+    worth saying: one line that nothing is known yet in place of the conversation's sections
+    (no strategy, routing or context computed from nothing); the notes and the clock stay."""
+    if not read.sources:
+        why = "no transcripts found yet"
+    else:
+        why = f"no messages in the window of the {count_of(len(read.sources), 'transcript')} read"
+    line = Item(f"{why}, so nothing about the conversation", "Nothing known yet", 1)
+    quiet = ("emotional_context", "response_strategy", "routing_hint")
+    return [
+        Section("active_context", TITLES["active_context"], (line,))
+        if section.name == "active_context"
+        else section
+        for section in sections
+        if section.name not in quiet
+    ]
+
+
+def routing_section(hint: RoutingHint) -> Section:
+    return Section(
+        "routing_hint",
+        TITLES["routing_hint"],
+        (
+            Item(
+                f"{hint.sensitivity.upper()} ({hint.sensitivity_reason})",
+                "Content sensitivity",
+                3,
+                gist=hint.sensitivity,
+            ),
+            # Plain words: "complex: a design or architecture task with 3 code blocks".
+            Item(hint.complexity_reason, "Task complexity", 4, gist=hint.complexity),
+            Item(hint.tier, "Suggested model", 4),
+        ),
+    )
+
+
+def display_path(path: Path, workspace: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(workspace))
+    except ValueError:
+        home = Path(os.path.expanduser("~"))
+        try:
+            return "~/" + str(path.relative_to(home))
+        except ValueError:
+            return str(path)
+
+
+def count_of(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"

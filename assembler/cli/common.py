@@ -1,0 +1,85 @@
+"""What every command group of the CLI shares: the config from --workspace and --config, the
+clock from --now, text from stdin, the exit codes, and printing a scratchpad answer."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from datetime import UTC, datetime
+
+from assembler.config.files import load_config
+from assembler.config.schema import Config, local_timezone
+from assembler.errors import AssemblerError
+from assembler.pad.tool_calls import Answer
+
+log = logging.getLogger("assembler")
+
+EXIT_USER_ERROR = 1
+
+
+EXIT_UNEXPECTED = 3
+
+
+EXIT_INTERRUPTED = 130
+
+
+def load(args: argparse.Namespace) -> Config:
+    return load_config(args.workspace, args.config)
+
+
+def parse_now(value: str | None, config: Config) -> datetime:
+    tz = local_timezone(config)
+    if value is None:
+        return datetime.now(tz)
+    try:
+        parsed = datetime.fromisoformat(value)
+        parsed = parsed if parsed.tzinfo else parsed.replace(tzinfo=tz)
+        # A time the clock cannot carry in UTC (year 1 at +14:00) is no time to run at.
+        parsed.astimezone(UTC)
+    except (ValueError, OverflowError) as error:
+        raise AssemblerError(
+            f"--now {value!r} is not an ISO-8601 time; write it like 2026-03-02T23:25:00+11:00"
+        ) from error
+    return parsed
+
+
+def read_text(value: str | None, what: str) -> str:
+    """Return TEXT, or stdin for `-` (without the one newline a shell pipe adds)."""
+    if value is None:
+        raise AssemblerError(f"{what}: give the TEXT, or - to read it from stdin")
+    if value != "-":
+        return value
+    text = read_stdin(what)
+    return text[:-1] if text.endswith("\n") else text
+
+
+def read_stdin(what: str) -> str:
+    """Return all of stdin as text. Raise AssemblerError if it is not UTF-8: a replacement
+    character in place of the bytes would be stored as if the agent had written it."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:  # a text stream put in place of stdin (in-process callers): text already
+        return sys.stdin.read()
+    return decoded(buffer.read(), what)
+
+
+def decoded(data: bytes, what: str, line: int | None = None) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        where = f"line {line} of stdin" if line is not None else "stdin"
+        raise AssemblerError(
+            f"{what}: {where} is not UTF-8 text (byte {error.object[error.start]:#04x} at "
+            f"offset {error.start}); convert it to UTF-8"
+        ) from error
+
+
+def print_answer(answer: Answer, as_json: bool) -> int:
+    """Print a scratchpad answer (JSON, else its message); return 1 if the call was refused."""
+    if as_json:
+        print(answer.to_json())
+    elif answer.ok:
+        print(answer.message)
+    else:
+        print(f"assemble: {answer.message}", file=sys.stderr)
+    return 0 if answer.ok else EXIT_USER_ERROR

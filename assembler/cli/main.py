@@ -1,0 +1,671 @@
+"""The `assemble` command: its flags, the top-level error handler, and the dispatch to the
+command groups (`cli_scratchpad`, `cli_pad`, `cli_memory`, `cli_obs`, `cli_hosts`), where each
+command calls one core function and prints the result.
+
+A command imports only its own group's module, so light commands (`show`, `check`, `pad`,
+the hook) start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+from assembler import __version__
+from assembler.cli.common import EXIT_INTERRUPTED, EXIT_UNEXPECTED, EXIT_USER_ERROR
+from assembler.config.files import user_state_dir
+from assembler.errors import AssemblerError
+
+DESCRIPTION = """\
+Assemble SCRATCHPAD.md, the working memory of an LLM agent: the human's mood and what the
+session is about (from the recent transcripts), a response strategy, the memories that bear
+on it, today's notes, the time of day and a routing hint, stamped with a TTL; plus the
+sections the agent writes for itself, kept across runs under a token budget.
+
+common uses:
+  assemble --once                 assemble once (heartbeat, cron, debugging)
+  assemble --once --dry-run       print the file instead of writing it
+  assemble daemon                 keep the file fresh (on changes and on a schedule)
+  assemble check                  exit 0 if SCRATCHPAD.md is fresh, 1 if stale, 2 if missing
+  assemble show --format prefix   the block a host prepends to each message
+  assemble pad append --section findings "Port is 8080"   the agent's own notes
+  assemble search "the rollout keeps crashing"   search the memory
+  assemble obs put big-output.json   park a large tool output, read it back in slices
+  assemble mood "WHY is it failing again"   score texts with the mood model
+"""
+
+
+def _add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    # Sub-commands accept the global options too; SUPPRESS keeps them from overwriting a value
+    # given before the sub-command's name.
+    default: Any = argparse.SUPPRESS if suppress else None
+    group = parser.add_argument_group("workspace")
+    group.add_argument(
+        "-w",
+        "--workspace",
+        metavar="PATH",
+        default=default,
+        help="the agent workspace (default: $ASSEMBLER_WORKSPACE, else the current folder)",
+    )
+    group.add_argument(
+        "-c",
+        "--config",
+        metavar="FILE",
+        default=default,
+        help="read this config file alone (default: $ASSEMBLER_CONFIG, else "
+        "~/.config/scratchpad-assembler/config.toml with the workspace's .scratchpad/config.toml "
+        "or assembler.toml over it; the workspace's may not name code or outside places)",
+    )
+    verbosity = parser.add_argument_group("logging")
+    verbosity.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=argparse.SUPPRESS if suppress else 0,
+        help="more log output on stderr (-vv for debug)",
+    )
+    verbosity.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        default=argparse.SUPPRESS if suppress else False,
+        help="only errors on stderr",
+    )
+
+
+def _add_once_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    def default(value: Any) -> Any:
+        return argparse.SUPPRESS if suppress else value
+
+    group = parser.add_argument_group("assembly (--once)")
+    group.add_argument(
+        "--dry-run",
+        action="store_true",
+        default=default(False),
+        help="print the file instead of writing it",
+    )
+    group.add_argument(
+        "--json",
+        action="store_true",
+        default=default(False),
+        help="print a machine-readable summary of the run",
+    )
+    group.add_argument(
+        "--explain",
+        action="store_true",
+        default=default(False),
+        help="also print why each value is what it is",
+    )
+    group.add_argument(
+        "--transcripts",
+        metavar="GLOB",
+        action="append",
+        default=default(None),
+        help="read these transcripts instead of the configured sources (repeatable; relative "
+        "to the current folder; one that matches no file is an error)",
+    )
+    _add_now(group, suppress=suppress)
+
+
+def _add_now(parser: argparse.ArgumentParser | Any, *, suppress: bool) -> None:
+    parser.add_argument(
+        "--now",
+        metavar="ISO-8601",
+        default=argparse.SUPPRESS if suppress else None,
+        help="the clock for this run, e.g. 2026-03-02T23:25:00+11:00 (for reproducible runs); "
+        "without an offset it is read in the configured time zone",
+    )
+
+
+OBS_HELP = "park large tool outputs and read them back in slices"
+OBS_DESCRIPTION = """\
+Parked observations: `put` parks a tool output whose JSON is over
+observations.threshold_bytes (4096) in .scratchpad/observations.sqlite and prints the
+synthetic observation the agent sees instead (scratchpad_id, size, head+tail summary);
+`read` prints a slice of it. Entries live observations.ttl (1h) and are visible only in
+the turn that stored them; `turn` starts a new turn, `gc` removes expired entries.
+
+examples:
+  some-tool | assemble obs put - --step 1 --executor fs_read
+  assemble obs read 485d7beae4e144eb --mode tail -n 500
+  assemble obs read 485d7beae4e144eb --mode grep --pattern 'ERROR|Traceback' --context 3
+  assemble obs read 485d7beae4e144eb --mode lines --start 120 --end 160
+"""
+
+
+def _add_obs_command(obs: argparse.ArgumentParser) -> None:
+    actions = obs.add_subparsers(dest="obs_command", metavar="ACTION", required=True)
+
+    def action(name: str, help_text: str, description: str = "") -> argparse.ArgumentParser:
+        sub = actions.add_parser(
+            name,
+            help=help_text,
+            description=description or help_text,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        _add_common(sub, suppress=True)
+        _add_now(sub, suppress=True)
+        return sub
+
+    def turn_option(sub: argparse.ArgumentParser, what: str) -> None:
+        sub.add_argument("--turn", metavar="T", help=f"{what} (default: the current turn)")
+
+    put = action(
+        "put",
+        "park an observation; print what the agent sees instead, as JSON",
+        "Read an observation from FILE (or stdin) and park it if its JSON is over\n"
+        "observations.threshold_bytes: print the synthetic observation (scratchpad_id,\n"
+        "size_bytes, kind, summary, metadata, _note). A smaller one is not parked and is\n"
+        "printed as the observation it was read as: raw input wrapped as\n"
+        '{"ok", "content", "path", "bytes", "encoding"} (path only for a FILE; content\n'
+        'as {"base64": ...} when binary), a --json-input result as its JSON. With --step it\n'
+        "is also recorded whole (not listed by ls) so {{stepN.field}} can refer to it.\n"
+        "The input is the tool's raw output (text, or binary if it is not UTF-8), or with\n"
+        '--json-input a JSON tool result such as {"ok": true, "content": "..."}.',
+    )
+    put.add_argument("file", nargs="?", default="-", metavar="FILE|-", help="default: stdin")
+    turn_option(put, "the turn it belongs to")
+    put.add_argument("--step", type=int, metavar="N", help="the step number, for {{stepN.field}}")
+    put.add_argument("--executor", metavar="NAME", help="the tool that produced it")
+    put.add_argument("--ttl", metavar="DURATION", help="time to live, e.g. 2h (default: 1h)")
+    put.add_argument(
+        "--json-input", action="store_true", help="the input is a JSON observation (tool result)"
+    )
+    put.add_argument("--force", action="store_true", help="park it even under the threshold")
+
+    read = action(
+        "read",
+        "print a slice of a parked observation",
+        "Print a slice of a parked observation exactly as stored (bytes as they are for a\n"
+        "binary), or the slice and where it sits in the whole as JSON with --json.\n"
+        "Characters are Unicode code points: a slice never splits a character (code\n"
+        "point), but can split an emoji made of several (ZWJ sequences, flags). Lines are\n"
+        "numbered from 1. A grep that takes too long (a backtracking pattern such as\n"
+        "(a|aa)+$) stops with an error.",
+    )
+    read.add_argument("id", metavar="ID", help="the scratchpad_id")
+    turn_option(read, "read as this turn")
+    read.add_argument(
+        "--any-turn", action="store_true", help="read an entry of any turn (no isolation)"
+    )
+    read.add_argument(
+        "--mode",
+        choices=("full", "head", "tail", "range", "lines", "grep"),
+        default="head",
+        help="head (default), tail, range (--start/--end), lines (--start/--end, 1-based, "
+        "inclusive), grep (--pattern), full",
+    )
+    read.add_argument(
+        "-n",
+        type=int,
+        metavar="N",
+        help="characters (bytes) for head/tail/range, default 2000; lines for lines, default 100",
+    )
+    read.add_argument("--start", type=int, metavar="S", help="range: offset; lines: first line")
+    read.add_argument("--end", type=int, metavar="E", help="range: end, exclusive; lines: last")
+    read.add_argument("--pattern", metavar="RE", help="grep: a regular expression, per line")
+    read.add_argument("--context", type=int, default=2, metavar="N", help="grep: lines around")
+    read.add_argument(
+        "--max-matches", type=int, default=50, metavar="N", help="grep: matches listed (50)"
+    )
+    read.add_argument("-i", "--ignore-case", action="store_true", help="grep: ignore case")
+    read.add_argument("--json", action="store_true", help="print the slice and its place as JSON")
+
+    ls = action("ls", "list the live parked observations of this turn (or --all)")
+    turn_option(ls, "list this turn")
+    ls.add_argument("--all", action="store_true", help="every turn")
+    ls.add_argument("--json", action="store_true", help="print the entries as a JSON array")
+
+    action("gc", "remove the expired observations now (each turn's start does it too)")
+
+    turn = action(
+        "turn",
+        "start a new turn: collect expired entries, make T (default: a new id) current",
+        "Start a new turn: remove expired entries and make T (default: a new id) the current\n"
+        "turn, which put, read and the MCP tools use when no --turn is given. Run it from the\n"
+        "host's per-turn hook. Prints the turn id.",
+    )
+    turn.add_argument("turn_id", nargs="?", metavar="T")
+
+    resolve = action(
+        "resolve",
+        "replace {{stepN.field}} in a tool call's JSON arguments with the stored values",
+        "Read a tool call's JSON arguments from FILE (or stdin) and print them with every\n"
+        "{{stepN.field}} replaced by that field of step N's observation in this turn, parked\n"
+        "or recorded by `put --step N` (the full content, not the summary).",
+    )
+    resolve.add_argument("file", nargs="?", default="-", metavar="FILE|-", help="default: stdin")
+    turn_option(resolve, "resolve in this turn")
+
+
+PAD_DESCRIPTION = """\
+The agent's own sections of SCRATCHPAD.md (goal, findings, artifacts, errors, main, or a
+custom name such as api-notes), kept in .scratchpad/sections.jsonl across runs and restarts
+and shown after the auto-generated part. Over a cap, `write` is truncated and says both
+sizes; `append` is refused and leaves the section as it was. A refused call exits 1 after
+printing why. TEXT `-` reads stdin (one trailing newline dropped).
+
+examples:
+  assemble pad write --section goal "Fix the failing prod deploy"
+  assemble pad append --section findings "Port is 8080"
+  assemble pad read --section findings
+  assemble pad clear --section errors
+"""
+
+TOOL_DESCRIPTION = """\
+Carry out a call of the sectioned scratchpad tool: {"action": "write|append|read|clear",
+"section": ..., "content": ...}, given as JSON (or - for stdin), and print the answer as
+JSON: {"ok", "message", "data"}. A mistaken or refused call exits 1 after the answer.
+With --session, the call is the whole-notepad tool's {"content", "mode":
+"replace|append"} on section main.
+
+example:
+  assemble tool '{"action": "append", "section": "findings", "content": "Port 8080"}'
+"""
+
+
+class _TrailingTextParser(argparse.ArgumentParser):
+    """A parser whose optional TEXT may also come after the options (`NAME --ttl 2h TEXT`).
+
+    Python 3.11's argparse gives up an optional positional once an option separates it from
+    the positional before it, and reports the word as unrecognized; it is taken back here.
+    """
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        lone = len(extras) == 1 and (extras[0] == "-" or not extras[0].startswith("-"))
+        if lone and getattr(parsed, "text", "") is None:
+            parsed.text = extras.pop()
+        return parsed, extras
+
+
+def _add_pad_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
+    pad = command("pad", "write, append, read or clear the agent's sections", PAD_DESCRIPTION)
+    actions = pad.add_subparsers(dest="pad_command", metavar="ACTION", required=True)
+    helps = {
+        "write": "replace a section's text (truncated to its cap, saying so)",
+        "append": "add a line to a section (refused if over its cap)",
+        "read": "print a section's text exactly as written, or all sections",
+        "clear": "erase a section, or every agent section",
+    }
+    for name, help_text in helps.items():
+        sub = actions.add_parser(name, help=help_text, description=help_text)
+        _add_common(sub, suppress=True)
+        default = "main" if name in ("write", "append") else "all sections"
+        sub.add_argument("-s", "--section", metavar="S", help=f"the section (default: {default})")
+        if name in ("write", "append"):
+            sub.add_argument("text", nargs="?", metavar="TEXT|-", help="the text, or - for stdin")
+        sub.add_argument("--json", action="store_true", help="print the answer as JSON")
+
+    tool = command(
+        "tool",
+        "carry out a JSON scratchpad tool call; answer in JSON",
+        TOOL_DESCRIPTION,
+    )
+    tool.add_argument("call", metavar="JSON|-", help="the call as a JSON object, or - for stdin")
+    tool.add_argument(
+        "--session", action="store_true", help="the call is {content, mode} on section main"
+    )
+
+    section = command(
+        "section",
+        "set or remove a section written by another program (alerts, calendar)",
+        "Sections that other programs write, such as Proactive Alerts: shown after the agent's\n"
+        "sections until their TTL runs out; the agent cannot change them.\n\n"
+        "examples:\n"
+        '  assemble section set proactive-alerts --ttl 2h --source calendar "Standup at 10:30"\n'
+        "  assemble section rm proactive-alerts",
+    )
+    verbs = section.add_subparsers(
+        dest="section_command", metavar="ACTION", required=True, parser_class=_TrailingTextParser
+    )
+    set_ = verbs.add_parser("set", help="set a section's text", description="set a section's text")
+    set_.add_argument("name", metavar="NAME")
+    set_.add_argument("text", nargs="?", metavar="TEXT|-", help="the text, or - for stdin")
+    set_.add_argument("--ttl", metavar="DURATION", help="expire after this long, e.g. 2h")
+    set_.add_argument("--source", default="cli", help="who wrote it, e.g. calendar")
+    rm = verbs.add_parser("rm", help="remove a section", description="remove a section")
+    rm.add_argument("name", metavar="NAME")
+    for sub in (set_, rm):
+        _add_common(sub, suppress=True)
+        sub.add_argument("--json", action="store_true", help="print the answer as JSON")
+
+    command(
+        "guidance",
+        "print the system-prompt text that tells the agent how to use its scratchpad",
+        "Print the guidance for the agent's system prompt: the sections, the ways to write\n"
+        "them and the token budget (numbers from the config). Hosts add it once per session.",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser of `assemble` and its sub-commands."""
+    parser = argparse.ArgumentParser(
+        prog="assemble",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--once", action="store_true", help="assemble SCRATCHPAD.md once and exit")
+    _add_common(parser, suppress=False)
+    _add_once_options(parser, suppress=False)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def command(name: str, help_text: str, description: str = "") -> argparse.ArgumentParser:
+        sub = commands.add_parser(
+            name,
+            help=help_text,
+            description=description or help_text,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        _add_common(sub, suppress=True)
+        return sub
+
+    once = command("once", "assemble SCRATCHPAD.md once (the same as --once)")
+    _add_once_options(once, suppress=True)
+
+    show = command(
+        "show",
+        "print SCRATCHPAD.md",
+        "Print SCRATCHPAD.md: as written (md), as JSON with its frontmatter and body, or as\n"
+        "the block hosts prepend to each message (prefix): the auto part while the file is\n"
+        "fresh, and the agent's sections as they are now, as written (no markers), even when\n"
+        "the file is stale; empty when there is neither. With --fresh-only, a stale file\n"
+        "prints nothing and exits 1.",
+    )
+    show.add_argument("--format", choices=("md", "prefix", "json"), default="md")
+    show.add_argument("--json", action="store_true", help="the same as --format json")
+    show.add_argument(
+        "--explain",
+        action="store_true",
+        help="after the file, what its last assembly measured: tokens against the caps, the "
+        "sources read, the memory, what the caps dropped, what failed and why",
+    )
+    show.add_argument(
+        "--fresh-only",
+        action="store_true",
+        help="print nothing and exit 1 when the file has expired",
+    )
+    _add_now(show, suppress=True)
+
+    check = command(
+        "check",
+        "exit 0 if SCRATCHPAD.md is fresh, 1 if stale, 2 if missing or unreadable",
+        "For heartbeat scripts and monitoring: prints one line saying which, and exits\n"
+        "0 (fresh), 1 (stale) or 2 (missing or unreadable, also when the workspace or the\n"
+        "config is wrong).",
+    )
+    _add_now(check, suppress=True)
+
+    _add_pad_commands(command)
+
+    mood = command(
+        "mood",
+        "score texts with the mood model",
+        "Score texts with VADER and the mood model: valence (-1..1), arousal (0..1), and the\n"
+        "primary and secondary mood with scores. Texts come as arguments, or one per line on\n"
+        "stdin with --stdin (tens of thousands of lines are fine).",
+    )
+    mood.add_argument("texts", nargs="*", metavar="TEXT")
+    mood.add_argument("--stdin", action="store_true", help="read one text per line from stdin")
+    mood.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object per text: valence, arousal, primary, secondary, scores, compound",
+    )
+
+    index = command(
+        "index",
+        "bring the memory index up to date",
+        "Index the workspace's memory (MEMORY.md, memory/**/*.md and memory.sources):\n"
+        "new and changed files are re-chunked, only new chunks are embedded, deleted files\n"
+        "leave the index. Assemblies and searches do this themselves; run it to index ahead.",
+    )
+    index.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="re-chunk every file (embeddings of unchanged chunks are kept)",
+    )
+    index.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+    search = command(
+        "search",
+        "search the memory (hybrid: embeddings + BM25)",
+        "Search the workspace's memory, after bringing the index up to date. With --stdin,\n"
+        "every line is a query and every output line a JSON array of its hits.",
+    )
+    search.add_argument("query", nargs="?", metavar="QUERY")
+    search.add_argument("-k", type=int, default=5, metavar="N", help="hits to show (default 5)")
+    search.add_argument("--json", action="store_true", help="print the hits as a JSON array")
+    search.add_argument(
+        "--explain", action="store_true", help="show the score parts (vector, BM25, recency)"
+    )
+    search.add_argument(
+        "--stdin",
+        action="store_true",
+        help="one query per line on stdin; one JSON array of hits per line on stdout",
+    )
+
+    _add_obs_command(command("obs", OBS_HELP, OBS_DESCRIPTION))
+    command(
+        "mcp",
+        "serve the agent tools over MCP (stdio)",
+        "Run an MCP server on stdin/stdout for an agent host (Claude Code, any MCP client):\n"
+        "tools scratchpad, session_scratchpad, scratchpad_put, scratchpad_read, scratchpad_view,\n"
+        "memory_search, and the resource scratchpad://current (the scratchpad as hosts prepend\n"
+        "it).\n"
+        "`assemble setup claude-code` or `assemble setup mcp` prints how to register it.",
+    )
+
+    setup = command(
+        "setup",
+        "print the exact commands that connect an agent host to this workspace",
+        "Print what connects a host to the workspace, with this install's absolute paths:\n"
+        "  claude-code  hooks that add the scratchpad before each prompt, and the MCP tools\n"
+        "  openclaw     the plugin that adds it before each prompt, and how to enable it\n"
+        "  mcp          the mcpServers entry for Claude Desktop, Cursor and other MCP hosts\n"
+        "Nothing is changed: run or paste what it prints.",
+    )
+    setup.add_argument("host", choices=("claude-code", "openclaw", "mcp"), help="the host")
+
+    daemon = command(
+        "daemon",
+        "keep SCRATCHPAD.md fresh: assemble on changes and on a schedule",
+        "Run until SIGTERM or Ctrl-C: assemble at start, every daemon.interval (within\n"
+        "daemon.active_hours, if set), daemon.debounce after the transcripts, the memory files,\n"
+        "SCRATCHPAD.md or the sections change, and daemon.refresh_before the file expires.\n"
+        "One daemon per workspace (.scratchpad/daemon.lock); the memory index and its model\n"
+        "stay loaded. Logs one line per assembly on stderr (journald's format under systemd;\n"
+        "-v for debug, -q for errors only). Install it as a service: assemble systemd install",
+    )
+    daemon.add_argument(
+        "--transcripts",
+        metavar="GLOB",
+        action="append",
+        default=argparse.SUPPRESS,
+        help="read and watch these transcripts instead of the configured sources (repeatable; "
+        "relative to the current folder; one that matches no file is an error)",
+    )
+
+    serve = command(
+        "serve",
+        "a local status page: the file, the mood over the day, memory, sections",
+        "Serve a status page of the workspace on this machine: the file as the agent reads\n"
+        "it and whether it is fresh, the last assemblies, the human's mood over the day (per\n"
+        "speaker), the memory search, the agent's sections and the parked observations;\n"
+        "it updates itself when they change. Prints the URL to open, which carries a random\n"
+        "access token; every request needs it. Runs until Ctrl-C.",
+    )
+    serve.add_argument("--port", type=int, default=8765, help="the port (default 8765; 0: any)")
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address to listen on (default 127.0.0.1; another one is reachable from other "
+        "machines and is warned about)",
+    )
+    _add_now(serve, suppress=True)
+
+    _add_hook_command(commands)
+
+    systemd = command("systemd", "install the systemd user units")
+    systemd_actions = systemd.add_subparsers(
+        dest="systemd_command", metavar="ACTION", required=True
+    )
+    install = systemd_actions.add_parser(
+        "install",
+        help="write the units to ~/.config/systemd/user and print how to enable them",
+        description="Write scratchpad-assembler.service (the daemon), or with --timer\n"
+        "scratchpad-assembler-once.service and .timer (an assembly every 10 minutes), to\n"
+        "$XDG_CONFIG_HOME/systemd/user, starting this install's assemble on the workspace\n"
+        "with the config file in use now (passed as --config by its absolute path).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    install.add_argument(
+        "--timer", action="store_true", help="a oneshot service and a timer instead of the daemon"
+    )
+    install.add_argument(
+        "--force", action="store_true", help="replace unit files that differ from these"
+    )
+    _add_common(install, suppress=True)
+
+    config = command("config", "validate, show or create the configuration")
+    actions = config.add_subparsers(dest="config_command", metavar="ACTION", required=True)
+    validate = actions.add_parser("validate", help="check the config; exit 1 listing all problems")
+    show_config = actions.add_parser("show", help="print the effective config as TOML")
+    init = actions.add_parser(
+        "init",
+        help="write a commented sample config",
+        description="Write a commented sample config: the workspace's (the agent can edit it, "
+        "so it may not name code or places outside the workspace), or with --user your own, "
+        "which applies to every workspace and may name them.",
+    )
+    where = init.add_mutually_exclusive_group()
+    where.add_argument(
+        "--path",
+        metavar="FILE",
+        help="where to write it (default: <workspace>/assembler.toml)",
+    )
+    where.add_argument(
+        "--user",
+        action="store_true",
+        help="write your own config, ~/.config/scratchpad-assembler/config.toml",
+    )
+    init.add_argument("--force", action="store_true", help="overwrite an existing file")
+    for sub in (validate, show_config, init):
+        _add_common(sub, suppress=True)
+    return parser
+
+
+def _add_hook_command(commands: Any) -> None:
+    hook = commands.add_parser(
+        "hook",
+        help="print the fresh scratchpad for an agent host's hook",
+        description="For Claude Code's settings.json hooks: reads the hook's JSON from stdin "
+        "and, for\nUserPromptSubmit and SessionStart, prints the fresh scratchpad as\n"
+        '{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}; nothing when\n'
+        "it is stale or missing, or for other events. Nudges a running daemon. The workspace\n"
+        "is --workspace, else $ASSEMBLER_WORKSPACE, else the session's cwd. Exits 1 (never 2,\n"
+        "which would block the prompt) on bad input.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_common(hook, suppress=True)
+    hook.add_argument("host", choices=("claude-code",), help="the agent host")
+
+
+def _hook_parser() -> argparse.ArgumentParser:
+    """Return a parser of `assemble hook` alone: hooks run before every prompt, and building
+    the parsers of all the other sub-commands would cost them tens of milliseconds."""
+    parser = argparse.ArgumentParser(prog="assemble")
+    _add_common(parser, suppress=False)
+    parser.set_defaults(once=False)
+    _add_hook_command(parser.add_subparsers(dest="command", metavar="COMMAND"))
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run `assemble` with the given arguments and return its exit code.
+
+    User errors print one line and return 1; Ctrl-C returns 130; anything unexpected writes
+    its traceback to the log file and returns 3.
+    """
+    words = sys.argv[1:] if argv is None else argv
+    parser = _hook_parser() if list(words[:1]) == ["hook"] else build_parser()
+    args = parser.parse_args(argv)
+    _setup_logging(args.verbose, args.quiet)
+    try:
+        return _dispatch(parser, args)
+    except AssemblerError as error:
+        print(f"assemble: error: {error}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        print("assemble: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader (e.g. `| head`) went away; nothing left to say.
+        sys.stderr.close()
+        return 0
+    except Exception as error:
+        where = _log_traceback()
+        print(
+            f"assemble: unexpected error: {type(error).__name__}: {error} "
+            f"(traceback in {where}; please report it)",
+            file=sys.stderr,
+        )
+        return EXIT_UNEXPECTED
+
+
+def _setup_logging(verbose: int, quiet: bool) -> None:
+    level = (
+        logging.ERROR if quiet else [logging.WARNING, logging.INFO, logging.DEBUG][min(verbose, 2)]
+    )
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+
+
+def _log_traceback() -> str:
+    text = traceback.format_exc()
+    try:
+        folder = user_state_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / "assembler.log"
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(f"--- {datetime.now().isoformat()} assemble {' '.join(sys.argv[1:])}\n")
+            handle.write(text)
+        return str(path)
+    except OSError:
+        sys.stderr.write(text)
+        return "stderr"
+
+
+def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    if args.command is None and not args.once:
+        parser.print_help(sys.stderr)
+        print("\nassemble: error: name a COMMAND or pass --once", file=sys.stderr)
+        return 2
+    command = args.command or "once"
+    return _commands_of(command)[command](args)
+
+
+def _commands_of(command: str) -> dict[str, Callable[[argparse.Namespace], int]]:
+    """Given a command, return the handlers of its group. Only that group's module is imported:
+    together the groups load every stage of the pipeline, and a hook must answer within a few
+    tens of milliseconds of the interpreter's start."""
+    if command in ("once", "show", "check", "daemon"):
+        from assembler.cli.scratchpad import COMMANDS
+    elif command in ("pad", "tool", "section", "guidance"):
+        from assembler.cli.pad import COMMANDS
+    elif command in ("index", "search", "mood"):
+        from assembler.cli.memory import COMMANDS
+    elif command == "obs":
+        from assembler.cli.observations import COMMANDS
+    elif command == "serve":
+        from assembler.cli.serve import COMMANDS
+    else:
+        from assembler.cli.hosts import COMMANDS
+    return COMMANDS

@@ -1,0 +1,346 @@
+"""What the session is about and when it is: active context, today's daily note, time of day."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, tzinfo
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
+
+from assembler.context.task import current_task
+from assembler.errors import UnsafePathError
+from assembler.fsutil import allowed_root, resolves_within
+from assembler.transcripts.read import Message, Summary
+from assembler.words import CODE_BLOCK, content_runs
+from assembler.words import content_words as content_words  # re-exported: recall uses it
+
+if TYPE_CHECKING:
+    from assembler.memory.embeddings import Embedder
+
+_TOPICS = 5  # the main topics listed
+
+
+@dataclass
+class Topic:
+    phrase: str
+    score: float
+
+
+@dataclass
+class ActiveContext:
+    """What the session is about, from the recent messages."""
+
+    working_on: str | None
+    last_topic: str | None
+    topics: list[Topic]
+    last_message_at: datetime | None
+    session_gap: timedelta | None  # the pause before the current stretch of activity
+    gap_note: str
+    messages_read: int
+    human_messages: int
+    sessions: int
+    explain: list[str] = field(default_factory=list)
+
+
+def extract_topics(
+    texts: Sequence[str], weights: Sequence[float] | None = None, *, limit: int | None = None
+) -> list[Topic]:
+    """Given texts (and a weight for each), return their key phrases, best first: the best
+    `limit` of them, or all when `limit` is None.
+
+    Candidates are the runs of content words between stopwords and punctuation (the RAKE idea)
+    and every shorter phrase inside a run, so "helm deploy" said twice beats "helm deploy
+    failing" said once. A phrase scores its weighted count times the square root of its
+    length; a phrase inside a better one, or containing one, is not listed again.
+    Each text is read whole: pass `Message.text`, which holds the head and tail of a long
+    message. The phrases cost their number times the topics listed, so ask for few.
+    """
+    weights = weights if weights is not None else [1.0] * len(texts)
+    phrase_weight: dict[str, float] = {}
+    surface: dict[str, str] = {}
+    for text, weight in zip(texts, weights, strict=True):
+        seen: set[str] = set()  # a phrase repeated inside one message counts once
+        for run in content_runs(CODE_BLOCK.sub(" ", text)):
+            for size in range(1, min(3, len(run)) + 1):
+                for start in range(len(run) - size + 1):
+                    words = run[start : start + size]
+                    key = " ".join(w.lower() for w in words)
+                    if key not in seen:
+                        seen.add(key)
+                        phrase_weight[key] = phrase_weight.get(key, 0.0) + weight
+                        surface.setdefault(key, " ".join(words))
+    ranked = sorted(
+        phrase_weight.items(), key=lambda kv: (-kv[1] * math.sqrt(len(kv[0].split())), kv[0])
+    )
+    topics: list[Topic] = []
+    for key, weight in ranked:
+        if limit is not None and len(topics) >= limit:
+            break  # a pasted log has tens of thousands of phrases: compare only with the best
+        padded = f" {key} "
+        if any(
+            padded in f" {t.phrase.lower()} " or f" {t.phrase.lower()} " in padded for t in topics
+        ):
+            continue
+        topics.append(Topic(surface[key], round(weight * math.sqrt(len(key.split())), 3)))
+    return topics
+
+
+def active_context(
+    messages: Sequence[Message],
+    summaries: Sequence[Summary],
+    *,
+    now: datetime,
+    half_life: timedelta,
+    workspace: Path | None = None,
+    gap_threshold: timedelta = timedelta(minutes=45),
+    embedder: Embedder | None = None,
+) -> ActiveContext:
+    """Given the recent messages (oldest first) and the hosts' summaries (oldest first), return
+    what the session is about: the sentence that says the current task (see
+    `assembler.context.task`), the subject of the newest topic when it is another, the main key
+    phrases, and the pause before the current stretch of activity.
+
+    `embedder` measures which sentences are central; without one, or when it fails, TF-IDF
+    does.
+    """
+    texts = [m.text for m in messages]
+    weights = [_recency(m.timestamp, now, half_life) for m in messages]
+    topics = extract_topics(texts, weights, limit=_TOPICS)
+    humans = [m for m in messages if m.role == "user"]
+    explain: list[str] = []
+    try:
+        task = current_task(messages, summaries, embedder=embedder)
+    except Exception as error:  # a failing model degrades this line, never the run
+        explain.append(f"embeddings failed ({error}); sentences compared by TF-IDF")
+        task = current_task(messages, summaries)
+    working_on = task.working_on
+    project = _project_name(messages, workspace)
+    if working_on and project:
+        working_on = f"{working_on} (in {project})"
+    last_topic = _subject(task.last_sentence, task.working_on)
+    stamps = [m.timestamp for m in messages if m.timestamp is not None]
+    gap, gap_note = _session_gap(stamps, now, gap_threshold)
+    explain += task.explain
+    explain += [f"topic {t.phrase!r} scored {t.score}" for t in topics]
+    if summaries:
+        explain.append(f"{len(summaries)} host summary(ies) or title(s) read")
+    return ActiveContext(
+        working_on=working_on,
+        last_topic=last_topic,
+        topics=topics,
+        last_message_at=max(stamps) if stamps else None,
+        session_gap=gap,
+        gap_note=gap_note,
+        messages_read=len(messages),
+        human_messages=len(humans),
+        sessions=len({m.session_id or m.source for m in messages}),
+        explain=explain,
+    )
+
+
+def _subject(sentence: str | None, working_on: str | None) -> str | None:
+    """The key phrase of a sentence, unless Working on already says it."""
+    if not sentence:
+        return None
+    found = extract_topics([sentence], limit=1)
+    if not found:
+        return None
+    phrase = found[0].phrase
+    said = {w.lower() for w in content_words(working_on or "")}
+    if all(w.lower() in said for w in content_words(phrase)):
+        return None
+    return phrase
+
+
+def _recency(at: datetime | None, now: datetime, half_life: timedelta) -> float:
+    if at is None:
+        return 1.0
+    age = max((now - at).total_seconds(), 0.0)
+    return float(0.5 ** (age / max(half_life.total_seconds(), 1.0)))
+
+
+def _project_name(messages: Sequence[Message], workspace: Path | None) -> str | None:
+    """Return the folder most of the messages were in, unless it is the agent's own workspace
+    (OpenClaw records its workspace as the cwd of every session: that names no project).
+    """
+    own = {str(workspace)} if workspace is not None else set()
+    cwds = Counter(
+        m.cwd for m in messages if m.cwd and m.cwd not in own and "/.openclaw/" not in m.cwd
+    )
+    if not cwds:
+        return None
+    return PurePosixPath(cwds.most_common(1)[0][0]).name or None
+
+
+def _session_gap(
+    stamps: Sequence[datetime], now: datetime, threshold: timedelta
+) -> tuple[timedelta | None, str]:
+    """Return the pause before the current stretch of activity and a note on what it means."""
+    if not stamps:
+        return None, "no messages in the window"
+    ordered = sorted(stamps)
+    since_last = now - ordered[-1]
+    gap: timedelta | None = since_last
+    if since_last < threshold:
+        # The last pause longer than the threshold inside the window marks where this stretch
+        # of work began; without one, the whole window is one stretch.
+        pauses = [b - a for a, b in itertools.pairwise(ordered) if b - a >= threshold]
+        gap = pauses[-1] if pauses else None
+    if gap is None:
+        return None, "continuous session, no break in the window"
+    if gap < timedelta(hours=4):
+        note = "short, no context resurrection needed"
+    elif gap < timedelta(days=1):
+        note = "medium, recap where things stood before diving in"
+    else:
+        note = "long, resurrect context before continuing"
+    return gap, note
+
+
+def format_duration(delta: timedelta) -> str:
+    """Given a duration, return it compactly: '45m', '2h 10m', '3d 4h'.
+
+    A negative duration (a message stamped ahead of our clock) is '0m', as a future time
+    counts as now everywhere else.
+    """
+    minutes = max(delta // timedelta(minutes=1), 0)  # exact: a float loses minutes past years
+    days, minutes = divmod(minutes, 1440)
+    hours, minutes = divmod(minutes, 60)
+    if days:
+        return f"{days}d {hours}h" if hours else f"{days}d"
+    if hours:
+        return f"{hours}h {minutes}m" if minutes else f"{hours}h"
+    return f"{minutes}m"
+
+
+@dataclass
+class DailyContext:
+    """The newest lines of today's daily note."""
+
+    path: Path
+    lines: list[str]  # the lines shown, in the note's order (no blank lines, no headings)
+    truncated: bool  # the note has lines that are not shown
+    start_line: int = 1  # the 1-based line number of the first line shown
+    line_numbers: list[int] = field(default_factory=list)  # 1-based, one per line shown
+    newness: list[int] = field(default_factory=list)  # 0 for the newest line, one per line
+
+
+# "- 21:52 Ray: ..." or "21:52 ...": a daily note's timed entry.
+_ENTRY_TIME = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*)?(\d{1,2}):(\d{2})\b")
+_HEADING = re.compile(r"^ {0,3}#{1,6}(?:\s|$)")
+
+
+def daily_context(workspace: Path, folder: str, today: datetime, tail_bytes: int) -> DailyContext:
+    """Given the workspace, the daily-notes folder and the local clock, return the newest lines
+    of today's note (`<folder>/YYYY-MM-DD.md`), up to `tail_bytes` bytes, shown in the note's
+    order.
+
+    Newest means by the entry's time ("- 21:52 ..."), newest first; an indented line goes
+    with the entry above it. Lines without a time of their own at the top level (lessons,
+    lists under their own heading) come after every timed line: memory search finds them
+    when they matter. A note without times is read from its end. Headings and blank lines are
+    not shown, nor entries timed after `today`'s clock (and what follows them): the note may
+    be newer than the clock asked for.
+
+    A missing note gives no lines. Raise OSError if the note exists but cannot be read, and
+    UnsafePathError if it is a link out of the folder its setting points into.
+    """
+
+    path = workspace / folder / f"{today:%Y-%m-%d}.md"
+    if not path.is_file():
+        return DailyContext(path, [], False)
+    root = allowed_root(folder, workspace)
+    if not resolves_within(path, root):
+        raise UnsafePathError(
+            f"{path} is a link to {os.path.realpath(path)}, outside {root}; not shown"
+        )
+    text = path.read_bytes().decode("utf-8", errors="replace")  # daily notes are small
+    clock = today.hour * 60 + today.minute
+    # (line number, text, sort key): timed entries by time, then untimed ones by position.
+    entries: list[tuple[int, str, tuple[int, int, int]]] = []
+    latest: int | None = None  # the time of the last timed entry above
+    key = (0, 0, 0)
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or _HEADING.match(line):
+            continue
+        timed = _ENTRY_TIME.match(line)
+        if timed is not None and int(timed.group(2)) < 60:
+            latest = int(timed.group(1)) * 60 + int(timed.group(2))
+            key = (1, latest, number)
+        elif not line[:1].isspace() or not entries:
+            key = (0, 0, number)
+        # An indented line keeps the key of the entry it continues.
+        if latest is not None and latest > clock:
+            continue
+        entries.append((number, line.rstrip(), key))
+    order = sorted(range(len(entries)), key=lambda i: entries[i][2], reverse=True)
+    chosen: list[int] = []
+    used = 0
+    for i in order:
+        size = len(entries[i][1].encode()) + 1
+        if used + size > tail_bytes:
+            break
+        chosen.append(i)
+        used += size
+    rank = {i: r for r, i in enumerate(chosen)}
+    shown = sorted(chosen)
+    return DailyContext(
+        path,
+        [entries[i][1].strip() for i in shown],
+        truncated=len(shown) < len(entries),
+        start_line=entries[shown[0]][0] if shown else 1,
+        line_numbers=[entries[i][0] for i in shown],
+        newness=[rank[i] for i in shown],
+    )
+
+
+@dataclass
+class TimeContext:
+    local: datetime
+    part_of_day: str
+    late_night: bool
+    note: str
+
+
+def time_context(
+    now: datetime, tz: tzinfo, *, late_night_start: int, late_night_end: int, morning_end: int
+) -> TimeContext:
+    """Given the clock, the time zone and the hour bounds, return the local time, the part of
+    the day and the note for the agent (late night: suggest deferral).
+    """
+    local = now.astimezone(tz)
+    hour = local.hour
+    if late_night_start <= late_night_end:
+        late = late_night_start <= hour < late_night_end
+    else:
+        late = hour >= late_night_start or hour < late_night_end
+    if late:
+        part, note = "late night", "Late night: suggest deferring non-urgent work"
+    elif hour < morning_end:
+        part, note = "morning", "Morning: fresh start, good for complex work"
+    elif hour < 17:
+        part, note = "afternoon" if hour >= 12 else "late morning", "Active hours"
+    else:
+        part, note = "evening", "Evening: keep it focused, wind down long tasks"
+    return TimeContext(local=local, part_of_day=part, late_night=late, note=note)
+
+
+_DATED_NAME = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+
+
+def note_date(path: str) -> date | None:
+    """Given a memory file's path, return the day its name says (`memory/2026-03-02.md`), or
+    None for a file not named by a day."""
+    found = _DATED_NAME.search(path.rsplit("/", 1)[-1])
+    if found is None:
+        return None
+    try:
+        return date(int(found.group(1)), int(found.group(2)), int(found.group(3)))
+    except ValueError:
+        return None

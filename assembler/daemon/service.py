@@ -1,0 +1,711 @@
+"""The daemon: what triggers an assembly, and the one process per workspace that runs them.
+
+Triggers: an APScheduler interval job (`daemon.interval`, paused outside
+`daemon.active_hours`); watchdog observers on the transcript sources, the memory files,
+SCRATCHPAD.md (agent edits), the sections journal and a nudge file the hooks touch, debounced
+(`daemon.debounce`) so a burst of writes gives one assembly; and a refresh shortly before the
+file's TTL lapses (`daemon.refresh_before`), so a live daemon never leaves a stale file. Its own
+writes do not trigger it again. The memory index and its model stay loaded between runs.
+
+The decisions (active hours, debounce, refresh time) are the pure `ActiveHours`, `Debouncer`
+and `Planner`, given the clock; `Daemon` only wires them to APScheduler, watchdog, signals and
+systemd. This module's top level imports only the standard library and the config, because
+the hooks import `nudge` from it and must start fast.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import fnmatch
+import logging
+import os
+import signal
+import socket
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from datetime import time as dt_time
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+from assembler.config.schema import Config, local_timezone
+from assembler.errors import AssemblerError
+from assembler.fsutil import open_nofollow, real_dir
+from assembler.memory.recall import WarmMemory
+from assembler.pad.journal import JOURNAL_NAME, journal_path
+from assembler.transcripts.read import default_sources
+
+if TYPE_CHECKING:
+    from assembler.memory.recall import WarmMemory
+
+log = logging.getLogger("assembler.daemon")
+
+LOCK_NAME = "daemon.lock"
+NUDGE_NAME = "nudge"
+# A stream of writes that never pauses still gets an assembly every this many debounce periods.
+MAX_DEFER_FACTOR = 10
+# An assembly running longer than this is taken as hung: the systemd watchdog pings stop, so
+# systemd restarts the service. A first index of a large memory on a slow CPU takes minutes.
+HUNG_AFTER = timedelta(minutes=15)
+_GLOB_CHARS = frozenset("*?[")
+
+
+class DaemonRunningError(AssemblerError):
+    """Another daemon holds the workspace's lock."""
+
+
+# --- Scheduling decisions (pure, the clock is an argument) -----------------------------------
+
+
+@dataclass(frozen=True)
+class ActiveHours:
+    """Local hours in which scheduled assemblies run; `end` before `start` wraps past midnight."""
+
+    start: dt_time
+    end: dt_time
+
+    def contains(self, now: datetime) -> bool:
+        """Given a local time, return whether it falls within the hours (start included)."""
+        moment = now.time()
+        if self.start < self.end:
+            return self.start <= moment < self.end
+        return moment >= self.start or moment < self.end
+
+
+class Debouncer:
+    """Turns a burst of changes into one run: each change moves the run to `delay` after it,
+    but never further than `max_defer` after the first change of the burst.
+    """
+
+    def __init__(self, delay: timedelta, max_defer: timedelta | None = None) -> None:
+        self.delay = delay
+        self.max_defer = max_defer if max_defer is not None else delay * MAX_DEFER_FACTOR
+        self._first: datetime | None = None
+
+    def change(self, now: datetime) -> datetime:
+        """Given the time of a change, return when the run should happen."""
+        if self._first is None:
+            self._first = now
+        return min(now + self.delay, self._first + self.max_defer)
+
+    def fired(self) -> None:
+        """Start a new burst: the run the last changes asked for is starting."""
+        self._first = None
+
+    @property
+    def pending(self) -> bool:
+        return self._first is not None
+
+
+def refresh_time(updated: datetime, expires: datetime, before: timedelta) -> datetime:
+    """Given when the file was written, when it expires and how long before that to refresh,
+    return when to re-render it. The margin is at most half the TTL, so a short TTL cannot
+    make the daemon re-render in a tight loop.
+    """
+    return expires - min(before, (expires - updated) / 2)
+
+
+@dataclass
+class Planner:
+    """When the daemon assembles: interval and refresh runs only within the active hours;
+    changes always count (someone is active when a transcript grows)."""
+
+    interval: timedelta
+    debounce: timedelta
+    refresh_before: timedelta
+    active_hours: ActiveHours | None = None
+
+    @classmethod
+    def from_config(cls, config: Config) -> Planner:
+        """Given the config, return its planner."""
+        daemon = config.daemon
+        hours = daemon.active_range
+        return cls(
+            interval=daemon.interval_delta,
+            debounce=daemon.debounce_delta,
+            refresh_before=daemon.refresh_before_delta,
+            active_hours=ActiveHours(*hours) if hours else None,
+        )
+
+    def is_active(self, now: datetime) -> bool:
+        """Given the local time, return whether scheduled runs may happen now."""
+        return self.active_hours is None or self.active_hours.contains(now)
+
+    def scheduled_run_due(self, reason: str, now: datetime) -> bool:
+        """Given why a run was triggered and the local time, return whether it should run."""
+        return reason not in ("interval", "refresh") or self.is_active(now)
+
+    def refresh_at(self, updated: datetime, expires: datetime) -> datetime | None:
+        """Given the written file's times, return when to refresh it, or None when that falls
+        outside the active hours (the next interval run within them renders it anew)."""
+        when = refresh_time(updated, expires, self.refresh_before)
+        return when if self.is_active(when) else None
+
+
+# --- What is watched -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Watch:
+    """Files named like `name` (fnmatch) in `folder` (and below, if `recursive`)."""
+
+    kind: str
+    folder: Path
+    name: str
+    recursive: bool
+
+    def matches(self, path: Path) -> bool:
+        if not fnmatch.fnmatchcase(path.name, self.name):
+            return False
+        if path.parent == self.folder:
+            return True
+        return self.recursive and self.folder in path.parents
+
+
+def watch_for(kind: str, pattern: str, base: Path) -> Watch:
+    """Given a glob (absolute, `~`, or relative to `base`), return what to watch for it: the
+    folder before the first wildcard, and whether files below it count too.
+    """
+    path = Path(os.path.expanduser(pattern.strip()))
+    if not path.is_absolute():
+        path = base / path
+    parts = path.parts
+    first = next((i for i, part in enumerate(parts) if _GLOB_CHARS & set(part)), None)
+    if first is None or first == len(parts) - 1:
+        return Watch(kind, path.parent, path.name, recursive=False)
+    return Watch(kind, Path(*parts[:first]), parts[-1], recursive=True)
+
+
+def watch_plan(config: Config, transcript_globs: Sequence[str] | None = None) -> list[Watch]:
+    """Given the config (and --transcripts, which replaces its sources), return the watches,
+    most specific kind first: a path is classified by the first watch that matches it.
+
+    With no sources configured, the transcripts found where the hosts keep them are watched
+    (see `transcripts.default_sources`); an SQLite store is watched with its write-ahead log,
+    which is what the host writes to between checkpoints.
+    """
+    workspace = config.workspace
+    state = config.state_dir
+    watches = [
+        Watch("nudge", state, NUDGE_NAME, recursive=False),
+        Watch("sections", state, JOURNAL_NAME, recursive=False),
+        Watch("scratchpad", config.output_path.parent, config.output_path.name, recursive=False),
+    ]
+    sources = transcript_globs or config.transcripts.sources or default_sources(workspace, state)
+    for pattern in sources:
+        watch = watch_for("transcript", pattern, workspace)
+        watches.append(watch)
+        if pattern.endswith(".sqlite"):
+            watches.append(Watch("transcript", watch.folder, f"{watch.name}-wal", watch.recursive))
+    if config.memory.enabled:
+        watches.extend(watch_for("memory", p, workspace) for p in config.memory.sources)
+    return watches
+
+
+def classify(path: Path, watches: Iterable[Watch], state_dir: Path) -> str | None:
+    """Given a changed path, return the kind of the first watch it matches, or None for files
+    that never trigger: temp files of atomic writes and the state folder's other files (the
+    index, the lock)."""
+    if path.name.startswith(".") and path.name.endswith(".tmp"):
+        return None
+    for watch in watches:
+        if watch.matches(path):
+            if watch.kind not in ("nudge", "sections") and state_dir in path.parents:
+                return None
+            return watch.kind
+    return None
+
+
+# --- One daemon per workspace --------------------------------------------------------------
+
+
+class DaemonLock:
+    """An exclusive flock on `.scratchpad/daemon.lock`, which holds the owner's pid.
+
+    The kernel releases a flock when its process dies, even by kill -9, so a stale lock is
+    simply taken by the next daemon; no pid liveness guessing.
+    """
+
+    def __init__(self, path: Path, fd: int) -> None:
+        self.path = path
+        self._fd: int | None = fd
+
+    @classmethod
+    def acquire(cls, state_dir: Path) -> DaemonLock:
+        """Given the state folder, take the lock and write our pid into it.
+
+        Raise DaemonRunningError naming the holder's pid if another process holds it.
+        """
+        path = real_dir(state_dir) / LOCK_NAME
+        # Not through a link: the lock file is truncated, and a link could aim that elsewhere.
+        fd = open_nofollow(path, os.O_RDWR | os.O_CREAT)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as error:
+            os.close(fd)
+            if error.errno not in (errno.EAGAIN, errno.EACCES):
+                raise AssemblerError(f"Cannot lock {path} ({error}); check the folder") from error
+            holder = _read_pid(path)
+            who = f"pid {holder}" if holder else "another process"
+            stop = f"kill {holder}" if holder else "stop it"
+            raise DaemonRunningError(
+                f"A daemon ({who}) already runs for {state_dir.parent} (lock {path}); "
+                f"{stop} first, or let it do the work"
+            ) from error
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        return cls(path, fd)
+
+    def release(self) -> None:
+        """Empty the lock file (nobody holds it now) and release the lock."""
+        if self._fd is None:
+            return
+        # The file stays: removing it would let a starting daemon lock a deleted inode while
+        # a third one creates and locks a new file.
+        with contextlib.suppress(OSError):
+            os.ftruncate(self._fd, 0)
+        os.close(self._fd)
+        self._fd = None
+
+
+def _read_pid(path: Path) -> int | None:
+    try:
+        text = path.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def lock_holder(state_dir: Path) -> int | None:
+    """Given the state folder, return the pid of the daemon that holds its lock (0 if its pid
+    is not written yet), or None when no daemon runs."""
+    path = state_dir / LOCK_NAME
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return _read_pid(path) or 0
+    finally:
+        os.close(fd)  # also drops our shared lock, if we got it
+    return None
+
+
+def nudge(state_dir: Path, reason: str = "hook") -> bool:
+    """Given the state folder, ask a running daemon to assemble soon (it watches the nudge
+    file); return whether a daemon runs. Without one, nothing is written.
+    """
+    if lock_holder(state_dir) is None:
+        return False
+    with contextlib.suppress(OSError):
+        fd = open_nofollow(state_dir / NUDGE_NAME, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(f"{reason} {time.time():.3f}\n")
+    return True
+
+
+# --- systemd and logging -------------------------------------------------------------------
+
+
+def sd_notify(message: str, environ: Mapping[str, str] | None = None) -> bool:
+    """Given a notification such as "READY=1", send it to systemd's $NOTIFY_SOCKET; return
+    whether it was sent (False when not run by systemd or the socket is gone)."""
+    address = (environ if environ is not None else os.environ).get("NOTIFY_SOCKET", "")
+    if not address:
+        return False
+    if address.startswith("@"):  # an abstract socket
+        address = "\0" + address[1:]
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as sock:
+            sock.connect(address)
+            sock.sendall(message.encode())
+    except OSError as error:
+        log.debug("sd_notify %s failed: %s", message, error)
+        return False
+    return True
+
+
+def watchdog_period(environ: Mapping[str, str] | None = None) -> float | None:
+    """Return how often to send WATCHDOG=1 (half of systemd's WatchdogSec), in seconds, or None
+    when systemd does not watch this process."""
+    env = environ if environ is not None else os.environ
+    usec = env.get("WATCHDOG_USEC", "")
+    pid = env.get("WATCHDOG_PID", "")
+    if not usec.isdigit() or int(usec) == 0 or (pid and pid != str(os.getpid())):
+        return None
+    return int(usec) / 2e6
+
+
+_SYSLOG_PRIORITY = {
+    logging.CRITICAL: 2,
+    logging.ERROR: 3,
+    logging.WARNING: 4,
+    logging.INFO: 6,
+    logging.DEBUG: 7,
+}
+
+
+class _JournalFormatter(logging.Formatter):
+    """`<priority>LEVEL name: message`: journald reads the priority prefix and stamps the time
+    itself, so the line carries none."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        priority = _SYSLOG_PRIORITY.get(record.levelno, 6)
+        return f"<{priority}>{super().format(record)}"
+
+
+def configure_logging(verbose: int, quiet: bool, environ: Mapping[str, str] | None = None) -> None:
+    """Set up the daemon's logging on stderr: info by default (one line per assembly), debug
+    with -v, errors only with -q; journald's format when $JOURNAL_STREAM says stderr goes
+    there, else with timestamps."""
+    env = environ if environ is not None else os.environ
+    level = logging.ERROR if quiet else logging.DEBUG if verbose else logging.INFO
+    handler = logging.StreamHandler()
+    if env.get("JOURNAL_STREAM"):
+        handler.setFormatter(_JournalFormatter("%(levelname)s %(name)s: %(message)s"))
+    else:
+        handler.setFormatter(
+            logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S")
+        )
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level)
+    # APScheduler logs every job start at info, tzlocal how it found the zone: their warnings
+    # and errors are enough.
+    for chatty in ("apscheduler", "tzlocal"):
+        logging.getLogger(chatty).setLevel(max(level, logging.WARNING))
+
+
+# --- The daemon ----------------------------------------------------------------------------
+
+
+def _signature(path: Path) -> tuple[int, int, int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_ino, stat.st_mtime_ns, stat.st_size
+
+
+@dataclass
+class Stats:
+    """What the daemon did, for its log and its stop line."""
+
+    assemblies: Counter[str] = field(default_factory=Counter)
+    failures: int = 0
+    changes: int = 0
+
+    def summary(self) -> str:
+        runs = sum(self.assemblies.values())
+        parts = ", ".join(f"{reason} {n}" for reason, n in sorted(self.assemblies.items()))
+        return (
+            f"{runs} assemblies ({parts or 'none'}), {self.failures} failed, "
+            f"{self.changes} changes seen"
+        )
+
+
+class Daemon:
+    """Assembles the workspace's SCRATCHPAD.md whenever a trigger says so, until stopped."""
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        transcript_globs: Sequence[str] | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        self.config = config
+        self.transcript_globs = list(transcript_globs) if transcript_globs else None
+        tz = local_timezone(config)
+        self.clock = clock or (lambda: datetime.now(tz))
+        self.planner = Planner.from_config(config)
+        self.watches = watch_plan(config, self.transcript_globs)
+        self.stats = Stats()
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._debouncer = Debouncer(self.planner.debounce)
+        self._running_since: float | None = None
+        # Files the assembly itself writes, with their signature after our last write; an event
+        # on them during a run is checked once the run is over.
+        self._own: dict[Path, tuple[int, int, int] | None] = {}
+        self._held: dict[Path, str] = {}
+        self._scheduler: Any = None
+        self._observer: Any = None
+        self._watched: set[tuple[Path, bool]] = set()
+        self._memory: WarmMemory | None = None
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def run(self) -> None:
+        """Take the workspace lock, run until SIGTERM/SIGINT (or `stop()`), then stop cleanly.
+
+        Raise DaemonRunningError if another daemon serves this workspace.
+        """
+        # The handlers come first: a SIGTERM during start-up still stops cleanly.
+        previous = {
+            sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGTERM, signal.SIGINT)
+        }
+        try:
+            lock = DaemonLock.acquire(self.config.state_dir)
+        except BaseException:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            raise
+        try:
+            self._start()
+            self._wait()
+        finally:
+            sd_notify("STOPPING=1")
+            self._shutdown()
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            lock.release()
+            log.info("stopped: %s", self.stats.summary())
+
+    def stop(self) -> None:
+        """Ask the daemon to stop (thread-safe)."""
+        self._stop.set()
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        log.info("%s received, stopping", signal.Signals(signum).name)
+        self.stop()
+
+    def _start(self) -> None:
+        from apscheduler.executors.pool import ThreadPoolExecutor
+        from apscheduler.schedulers.background import BackgroundScheduler
+        from apscheduler.triggers.interval import IntervalTrigger
+        from watchdog.observers import Observer
+
+        # Watched: a transcript change re-assembles without re-checking every memory file;
+        # memory events and every scheduled run (start, interval, refresh) sync the index.
+        self._memory = WarmMemory(watched=True)
+        # One worker: assemblies never overlap. Coalesced, never dropped as misfired, and a few
+        # instances may queue so that a change during a run is not lost.
+        self._scheduler = BackgroundScheduler(
+            executors={"default": ThreadPoolExecutor(1)},
+            job_defaults={"coalesce": True, "misfire_grace_time": None, "max_instances": 3},
+            timezone=UTC,
+        )
+        interval = self.planner.interval.total_seconds()
+        self._scheduler.add_job(
+            self._assemble, IntervalTrigger(seconds=interval), args=["interval"], id="interval"
+        )
+        self._scheduler.add_job(self._assemble, args=["start"], id="start")
+        self._observer = Observer()
+        self._sync_watches()
+        self._observer.start()
+        self._scheduler.start()
+        hours = self.planner.active_hours
+        log.info(
+            "daemon %d serving %s: every %s%s, debounce %s, %d folders watched",
+            os.getpid(),
+            self.config.workspace,
+            self.config.daemon.interval,
+            f" within {self.config.daemon.active_hours}" if hours else "",
+            self.config.daemon.debounce,
+            len(self._watched),
+        )
+        sd_notify(f"READY=1\nSTATUS=serving {self.config.workspace}\nMAINPID={os.getpid()}")
+
+    def _wait(self) -> None:
+        period = watchdog_period()
+        while not self._stop.wait(timeout=period):
+            if self._healthy():
+                sd_notify("WATCHDOG=1")
+            else:
+                log.error("an assembly has run for over %s; systemd may restart us", HUNG_AFTER)
+
+    def _healthy(self) -> bool:
+        started = self._running_since
+        hung = started is not None and time.monotonic() - started > HUNG_AFTER.total_seconds()
+        return bool(self._scheduler is not None and self._scheduler.running) and not hung
+
+    def _shutdown(self) -> None:
+        # APScheduler's shutdown holds its job store lock while it waits for a running job;
+        # under our lock, set `_stop` first so that job adds no new job (it would deadlock).
+        with self._lock:
+            self._stop.set()
+        if self._observer is not None:
+            self._observer.stop()
+        if self._scheduler is not None and self._scheduler.running:
+            # Waits for a running assembly: its atomic write leaves no temp file behind.
+            self._scheduler.shutdown(wait=True)
+        if self._observer is not None and self._observer.is_alive():
+            self._observer.join(timeout=5)
+        if self._memory is not None:
+            self._memory.close()
+
+    # -- watching -------------------------------------------------------------------------
+
+    def _sync_watches(self) -> None:
+        """Watch every planned folder that exists; folders that appear later (a transcript
+        folder made by the host's first session) are picked up after the next assembly."""
+        if self._observer is None or self._stop.is_set():
+            return
+        # The default sources change as hosts start sessions (a new Claude Code session the
+        # hook recorded, a new OpenClaw agent): plan again.
+        self.watches = watch_plan(self.config, self.transcript_globs)
+        folders = {(w.folder, w.recursive) for w in self.watches}
+        # A folder watched recursively needs no second, flat watch.
+        recursive = {folder for folder, deep in folders if deep}
+        for folder, deep in sorted(folders):
+            if (folder, deep) in self._watched or (not deep and folder in recursive):
+                continue
+            if not folder.is_dir():
+                continue
+            try:
+                self._observer.schedule(_Handler(self), str(folder), recursive=deep)
+            except OSError as error:
+                log.warning("cannot watch %s (%s); the interval still runs", folder, error)
+                continue
+            self._watched.add((folder, deep))
+            log.debug("watching %s%s", folder, " and below" if deep else "")
+
+    def on_path_changed(self, path: Path) -> None:
+        """Given a path that changed on disk, schedule a debounced assembly if it matters."""
+        kind = classify(path, self.watches, self.config.state_dir)
+        if kind is None:
+            return
+        if kind == "memory" and self._memory is not None:
+            self._memory.files_changed()
+        with self._lock:
+            if kind in ("scratchpad", "sections"):
+                if self._running_since is not None:
+                    self._held[path] = kind  # maybe our own write: decided when the run ends
+                    return
+                if path in self._own and _signature(path) == self._own[path]:
+                    return
+            self._schedule_change(kind, path)
+
+    def _schedule_change(self, kind: str, path: Path) -> None:
+        # Called with self._lock held.
+        self.stats.changes += 1
+        when = self._debouncer.change(self.clock())
+        log.debug("%s changed: %s; assembling at %s", kind, path, f"{when:%H:%M:%S.%f}")
+        if self._scheduler is not None and not self._stop.is_set():
+            self._scheduler.add_job(
+                self._assemble,
+                "date",
+                run_date=when,
+                args=["change"],
+                id="change",
+                replace_existing=True,
+            )
+
+    # -- assembling -----------------------------------------------------------------------
+
+    def _assemble(self, reason: str) -> None:
+        """Run one assembly (on the scheduler's only worker). A failure is logged; the next
+        trigger runs as planned."""
+        from assembler.assembly.log import record_run  # the status page's log and mood history
+        from assembler.assembly.pipeline import run_once
+
+        now = self.clock()
+        if not self.planner.scheduled_run_due(reason, now):
+            log.debug("%s run skipped: outside the active hours", reason)
+            return
+        with self._lock:
+            if reason == "change":
+                self._debouncer.fired()
+            elif self._memory is not None:
+                # A safety net for events the watcher missed (a folder made later, a network
+                # file system): scheduled runs always check the memory files.
+                self._memory.files_changed()
+            self._running_since = time.monotonic()
+        started = time.perf_counter()
+        try:
+            assembly = run_once(
+                self.config, now=now, transcript_globs=self.transcript_globs, memory=self._memory
+            )
+        except AssemblerError as error:
+            self.stats.failures += 1
+            log.error("assembly (%s) failed: %s", reason, error)
+        except Exception:
+            self.stats.failures += 1
+            log.exception("assembly (%s) failed unexpectedly; the next one runs as planned", reason)
+        else:
+            self.stats.assemblies[reason] += 1
+            meta = assembly.meta
+            log.info(
+                "assembled %s (%s): %d messages, valid until %s, in %.0f ms",
+                assembly.path,
+                reason,
+                meta["messages_read"],
+                meta["expires"],
+                (time.perf_counter() - started) * 1000,
+            )
+            for problem in assembly.degraded:
+                log.warning("degraded: %s: %s", problem.what, problem.why)
+            record_run(self.config, assembly, reason, time.perf_counter() - started)
+            self._plan_refresh(assembly.now, datetime.fromisoformat(meta["expires"]))
+        finally:
+            self._finish_run()
+        self._sync_watches()
+
+    def _finish_run(self) -> None:
+        """Record what our run wrote, then decide on the events held during it."""
+        own = [self.config.output_path, journal_path(self.config.state_dir)]
+        with self._lock:
+            self._own = {path: _signature(path) for path in own}
+            self._running_since = None
+            held, self._held = self._held, {}
+            for path, kind in held.items():
+                if _signature(path) != self._own.get(path):
+                    self._schedule_change(kind, path)
+
+    def _plan_refresh(self, updated: datetime, expires: datetime) -> None:
+        when = self.planner.refresh_at(updated, expires)
+        with self._lock:
+            if when is None or self._scheduler is None or self._stop.is_set():
+                return
+            self._scheduler.add_job(
+                self._assemble,
+                "date",
+                run_date=when,
+                args=["refresh"],
+                id="refresh",
+                replace_existing=True,
+            )
+
+
+class _Handler:
+    """watchdog's event handler protocol (`dispatch`), passing changed paths to the daemon."""
+
+    # Reads (opened, closed without writing) and folder events never trigger an assembly.
+    _KINDS = frozenset({"created", "modified", "moved", "deleted", "closed"})
+
+    def __init__(self, daemon: Daemon) -> None:
+        self.daemon = daemon
+
+    def dispatch(self, event: Any) -> None:
+        if event.is_directory or event.event_type not in self._KINDS:
+            return
+        paths = [event.src_path, getattr(event, "dest_path", "")]
+        for raw in paths:
+            if raw:
+                text = raw.decode() if isinstance(raw, bytes) else raw
+                self.daemon.on_path_changed(Path(text))
+
+
+def run_daemon(
+    config: Config,
+    *,
+    transcript_globs: Sequence[str] | None = None,
+) -> Stats:
+    """Given the config, run the daemon until SIGTERM/SIGINT; return what it did.
+
+    Raise DaemonRunningError if another daemon serves the workspace.
+    """
+    daemon = Daemon(config, transcript_globs=transcript_globs)
+    daemon.run()
+    return daemon.stats

@@ -1,0 +1,253 @@
+"""Hooks for agent hosts: the fresh scratchpad in the form the host adds to the model's context.
+
+Claude Code runs `assemble hook claude-code` on its hook events with a JSON object on stdin:
+`session_id`, `transcript_path`, `cwd` and `hook_event_name` on every event, plus `source`
+("startup", "resume", "clear", "compact" or "fork") on SessionStart and `prompt` on
+UserPromptSubmit. For UserPromptSubmit and SessionStart the hook prints
+`{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}`, which Claude Code
+adds to the context (and keeps there, in the session's history); nothing when the scratchpad
+is stale or missing, or the session holds it already, and nothing for other events. A running
+daemon is nudged to assemble soon.
+
+A hook runs before every prompt, so it must start fast: it reads the file's frontmatter with
+a few string operations instead of loading YAML, Jinja2 or anything numeric, and never touches
+the memory index; only a frontmatter that differs from the last render's (an edit touched it)
+is parsed in full, as `assemble check` parses it, so the two agree on a broken file. Claude
+Code blocks the prompt when a hook exits 2, so a problem here is raised as an AssemblerError
+(the CLI prints one line and exits 1, which does not block).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from assembler.config.files import load_config
+from assembler.config.schema import Config, local_timezone
+from assembler.errors import AssemblerError, ScratchpadError
+from assembler.file.codec import (
+    body_prefix,
+    parse_time,
+    prefix_block,
+    quick_read,
+    read_scratchpad,
+    rendered_frontmatter,
+)
+from assembler.file.ready import read_ready
+from assembler.fsutil import FileLock, atomic_write, read_regular, read_state_file, real_dir
+
+if TYPE_CHECKING:
+    from assembler.config.schema import Config
+
+CONTEXT_EVENTS = ("UserPromptSubmit", "SessionStart")
+
+
+class HookInputError(AssemblerError):
+    """The host sent the hook something that is not the JSON object it should be."""
+
+
+@dataclass(frozen=True)
+class HookEvent:
+    """The fields of a Claude Code hook's input that the hook uses."""
+
+    name: str
+    cwd: str | None
+    session_id: str | None
+    transcript_path: str | None
+    source: str | None = None  # SessionStart's: "startup", "resume", "clear", "compact", "fork"
+
+
+def parse_claude_code_input(text: str) -> HookEvent:
+    """Given the hook's stdin, return its event.
+
+    Raise HookInputError if it is not a JSON object with a string `hook_event_name`.
+    """
+    try:
+        data: Any = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise HookInputError(
+            f"hook claude-code: stdin is not JSON ({error.msg} at line {error.lineno} column "
+            f"{error.colno}); run it from a Claude Code hook, which sends the event as JSON"
+        ) from error
+    if not isinstance(data, dict):
+        raise HookInputError(
+            f"hook claude-code: stdin is a JSON {type(data).__name__}, not an object with "
+            "'hook_event_name'; run it from a Claude Code hook"
+        )
+    name = data.get("hook_event_name")
+    if not isinstance(name, str) or not name:
+        raise HookInputError(
+            "hook claude-code: the JSON on stdin has no 'hook_event_name'; run it from a Claude "
+            "Code hook (settings.json 'hooks')"
+        )
+
+    def text_field(key: str) -> str | None:
+        value = data.get(key)
+        return value if isinstance(value, str) and value else None
+
+    return HookEvent(
+        name,
+        text_field("cwd"),
+        text_field("session_id"),
+        text_field("transcript_path"),
+        text_field("source"),
+    )
+
+
+def hook_workspace(explicit: str | None, event: HookEvent) -> str | None:
+    """Given --workspace (or None) and the event, return the workspace to use: --workspace,
+    else $ASSEMBLER_WORKSPACE, else the session's `cwd` (None: the current folder)."""
+    return explicit or os.environ.get("ASSEMBLER_WORKSPACE") or event.cwd
+
+
+def fresh_context(path: Path, now: datetime, state_dir: Path | None = None) -> str:
+    """Given the path of SCRATCHPAD.md, the clock and the state folder (which keeps the copy of
+    the last render), return the block to add to the context, or "" when the file is missing,
+    unreadable, broken or stale: exactly when `assemble check` does not call it fresh.
+
+    When the file's frontmatter is exactly the last render's, it was valid YAML when written
+    and `expires` is read with a regular expression; otherwise (an edit touched it) it is
+    parsed in full, as `check` parses it.
+    """
+    try:
+        data = read_regular(path).data
+        text = data.decode("utf-8") if data is not None else None
+    except (OSError, UnicodeDecodeError):
+        return ""
+    if text is None:
+        return ""
+    found = quick_read(text)
+    if found is not None and state_dir is not None and found[2] == rendered_frontmatter(state_dir):
+        expires, body, _ = found
+        return "" if now >= expires else body_prefix(body)
+    try:
+        return prefix_block(read_scratchpad(path), now)
+    except ScratchpadError:
+        return ""
+
+
+def claude_code_output(event: HookEvent, context: str) -> str:
+    """Given the event and the context block, return what the hook prints: the JSON Claude
+    Code adds to the context for UserPromptSubmit and SessionStart, else ""."""
+    if event.name not in CONTEXT_EVENTS or not context:
+        return ""
+    output = {"hookSpecificOutput": {"hookEventName": event.name, "additionalContext": context}}
+    return json.dumps(output, ensure_ascii=False) + "\n"
+
+
+SESSIONS_NAME = "claude-code-sessions.json"
+# The sessions remembered; older ones (by when they were last seen) are forgotten.
+MAX_SESSIONS = 200
+
+
+@dataclass(frozen=True)
+class Block:
+    """What the host would add now: the block ('' when stale or missing), a digest of its
+    content apart from its clocks, and until when the block says it is valid."""
+
+    text: str
+    digest: str
+    valid_until: datetime | None
+
+
+def current_block(config: Config, now: datetime) -> Block:
+    """Given a config and the clock, return the block to add to the context: the ready block
+    written with the file (see `assembler.file.ready`) while the file is still the one it was made
+    from, else the file itself, parsed in full (an agent edited it, or it predates the ready
+    block)."""
+    ready = read_ready(config.state_dir)
+    if ready is not None and ready.matches_file(config.output_path):
+        text = ready.block if ready.is_fresh(now) else ""
+        return Block(text, ready.digest, ready.expires)
+    text = fresh_context(config.output_path, now, config.state_dir)
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return Block(text, digest, None)
+
+
+def decide_and_record(config: Config, event: HookEvent, block: Block, now: datetime) -> bool:
+    """Given the event and the block, return whether to send the block, and remember what was
+    sent to the session in `.scratchpad/claude-code-sessions.json`, with its transcript path
+    (which assemblies read when no transcript source is configured).
+
+    Claude Code keeps what a hook adds in the session's context, so a block sent on every
+    prompt piles up. It is sent at SessionStart (a new, cleared or compacted session, whose
+    context lacks it; a forked one, whose parent's copy is not known here), then again only when
+    its content changed, or when the copy the session holds has passed the validity it states
+    (the model is told to ignore an expired copy). A resumed session (`claude --resume`,
+    `--continue`: each `claude -p` turn after a session's first) holds its history, with the
+    copy sent before, so its SessionStart is treated as a prompt.
+    """
+    path = real_dir(config.state_dir) / SESSIONS_NAME
+    lock = FileLock(path.with_name(path.name + ".lock"))
+    with lock.hold(timeout=5):
+        try:
+            data = read_state_file(path).data
+            sessions: Any = json.loads(data) if data else {}
+        except (OSError, ValueError):
+            sessions = {}
+        if not isinstance(sessions, dict):
+            sessions = {}
+        key = event.session_id or ""
+        record = sessions.get(key)
+        record = dict(record) if isinstance(record, dict) else {}
+        before = dict(record)
+        if event.transcript_path:
+            record["transcript_path"] = event.transcript_path
+        if event.cwd:
+            record["cwd"] = event.cwd
+        send = False
+        if event.name in CONTEXT_EVENTS and block.text:
+            held_until = parse_time(record.get("valid_until"))
+            send = (
+                (event.name == "SessionStart" and event.source != "resume")
+                or not key
+                or record.get("sent") != block.digest
+                or (held_until is not None and now >= held_until)
+            )
+            if send:
+                record["sent"] = block.digest
+                until = block.valid_until
+                record["valid_until"] = until.isoformat() if until is not None else None
+        seen = parse_time(record.get("seen"))
+        if seen is None or (now - seen).total_seconds() > 600:
+            record["seen"] = now.isoformat(timespec="seconds")
+        if key and record != before:
+            sessions[key] = record
+            newest = sorted(sessions.items(), key=lambda kv: str(kv[1].get("seen", "")))
+            kept = dict(newest[-MAX_SESSIONS:])
+            atomic_write(path, json.dumps(kept, ensure_ascii=False, indent=1) + "\n")
+    return send
+
+
+def run_claude_code_hook(
+    stdin_text: str,
+    *,
+    workspace: str | None,
+    config_path: str | None,
+    now: datetime | None = None,
+) -> str:
+    """Given the hook's stdin, --workspace and --config, return what to print (maybe "").
+
+    A running daemon is nudged for every event, so the next prompt finds a newer file. The
+    block goes to the session once, and again when it changed (see `decide_and_record`).
+    Raise HookInputError for bad input, ConfigError/WorkspaceError for a bad setup.
+    """
+    event = parse_claude_code_input(stdin_text)
+    config = load_config(hook_workspace(workspace, event), config_path)
+    # daemon.LOCK_NAME; a cheap look first, so the daemon module loads only where one ran.
+    if (config.state_dir / "daemon.lock").exists():
+        from assembler.daemon.service import nudge
+
+        nudge(config.state_dir, event.name)
+    clock = now if now is not None else datetime.now(local_timezone(config))
+    block = current_block(config, clock) if event.name in CONTEXT_EVENTS else Block("", "", None)
+    try:
+        send = decide_and_record(config, event, block, clock)
+    except (OSError, TimeoutError):
+        send = bool(block.text)  # no memory of what was sent: better twice than never
+    return claude_code_output(event, block.text) if send else ""

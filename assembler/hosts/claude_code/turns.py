@@ -1,0 +1,177 @@
+"""Claude Code's side of the transcript readers: which user lines hold the human's words, and
+which transcripts the hook recorded for a workspace.
+
+Taken from Claude Code's own code (1.0.x `cli.js`, 2.1.x's bundled source), not from its
+documentation. A `user` line is the human's only when it is neither a tool result nor marked
+`isMeta` (command expansions, caveats), and, from 2.x, its `origin.kind` is absent or `human`
+(other origins are task notifications, scheduled triggers, peers, coordinators). Inside the
+content, the host wraps what it adds in tags: `<command-message>`, `<command-name>` and
+`<command-args>` for a slash command (the arguments are what the human typed),
+`<local-command-stdout>`, `<bash-input>`, `<system-reminder>`, `<task-notification>`, ...; a
+message from a chat channel arrives as `<channel source="..." user="...">words</channel>`.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, Final
+
+from assembler.fsutil import read_regular, resolves_within
+from assembler.hosts.openclaw.turns import HOST, NOTHING, UserTurn
+
+# What the hook keeps in the state folder: {"<session id>": {"transcript_path", "cwd", "seen"}}.
+HOOK_SESSIONS_NAME: Final = "claude-code-sessions.json"
+_HOOK_SESSIONS_MAX_BYTES = 4 * 1024 * 1024
+
+# Blocks the host adds to a text, wherever they are (the host's list of system tags).
+_ADDED_BLOCK = re.compile(
+    r"<(system-reminder|system_reminder|user-prompt-submit-hook|local-command-caveat|"
+    r"function_results|tool_use_error|sandbox_violations|persisted-output|total_tokens|"
+    r"command-message|command-name|command-contents|skill-format)\b[^>]*>.*?</\1>\s*",
+    re.DOTALL,
+)
+_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
+_COMMAND_MARK = re.compile(r"<command-(?:name|message|args)>")
+# Turns the host writes in the human's place: notifications of background tasks, messages of
+# other agents and sessions, scheduler ticks, fetched pages (Claude Code's `wtt` tag list).
+_HOST_TAGS: Final = (
+    "task-notification",
+    "agent-message",
+    "teammate-message",
+    "cross-session-message",
+    "remote-review",
+    "remote-review-progress",
+    "slack-ping",
+    "slack-tag-message",
+    "tick",
+    "fetched-web-content",
+    "untrusted-widget-state",
+    "coordinator-relay",
+    "artifact-type-instructions",
+    "cowritten-artifact-html",
+    "artifact-file-content",
+    "artifact-origin-notes",
+    "artifact-stored-declaration",
+    "background-task-output",
+)
+_HOST_TAG = re.compile(r"\A\s*<(?:" + "|".join(re.escape(tag) for tag in _HOST_TAGS) + r")[\s>]")
+# Anything else that opens with a hyphenated tag (<bash-input>, <local-command-stdout>, ...) is
+# the host's record of a command, not words; so are these notes.
+_WRAPPER = re.compile(
+    r"\A\s*(?:<[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+[\s>]|Caveat:|\[Request interrupted)"
+)
+_CHANNEL = re.compile(
+    r"\A\s*<channel\s+source=\"[^\"]*\"([^>]*)>\n?(.*?)\n?</channel>\s*\Z", re.DOTALL
+)
+_CHANNEL_USER = re.compile(r"\buser=\"([^\"]+)\"")
+
+
+def user_turn(line: Mapping[str, Any]) -> UserTurn:
+    """Given a Claude Code `user` line (its `message` a dict with string or list content), return
+    whose words it holds, with the host's tags taken off."""
+    if line.get("isMeta") is True or line.get("isVisibleInTranscriptOnly") is True:
+        return NOTHING  # command expansions, caveats, hook output
+    if line.get("toolUseResult") is not None:
+        return NOTHING
+    origin = line.get("origin")
+    if isinstance(origin, dict) and origin.get("kind") not in (None, "human"):
+        return HOST
+    content = line["message"].get("content")
+    words: list[str] = []
+    speaker: str | None = None
+    host = False
+    for piece in text_blocks(content):
+        if _COMMAND_MARK.search(piece):
+            # A slash command: its arguments are the human's words; its name is not, nor is the
+            # expansion the host adds in the next (isMeta) line.
+            args = " ".join(arg.strip() for arg in _COMMAND_ARGS.findall(piece) if arg.strip())
+            if args:
+                words.append(args)
+            continue
+        piece = _ADDED_BLOCK.sub("", piece).strip()
+        if not piece:
+            continue
+        if _HOST_TAG.match(piece):
+            host = True
+            continue
+        channel = _CHANNEL.match(piece)
+        if channel is not None:
+            user = _CHANNEL_USER.search(channel.group(1))
+            speaker = speaker or (user.group(1) if user else None)
+            if channel.group(2).strip():
+                words.append(channel.group(2).strip())
+            continue
+        if _WRAPPER.match(piece):
+            continue
+        words.append(piece)
+    if words:
+        return UserTurn("human", "\n".join(words), speaker)
+    return HOST if host else NOTHING
+
+
+def text_blocks(content: object) -> Iterator[str]:
+    """Given message content (a string or content blocks, as Claude Code, OpenClaw and pi
+    write it), yield the text of each `text` block; thinking, tool calls, tool results and
+    images are not what was said."""
+    if isinstance(content, str):
+        yield content
+    elif isinstance(content, list):
+        for block in content:
+            if (
+                isinstance(block, dict)
+                and block.get("type") == "text"
+                and isinstance(block.get("text"), str)
+            ):
+                yield block["text"]
+
+
+def projects_dir(environ: Mapping[str, str]) -> Path:
+    """Given the environment, return Claude Code's transcript folder:
+    `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`."""
+    configured = environ.get("CLAUDE_CONFIG_DIR", "").strip()
+    home = environ.get("HOME", "").strip() or os.path.expanduser("~")
+    if configured:
+        base = home + configured[1:] if configured.startswith("~") else configured
+        return Path(os.path.abspath(base)) / "projects"
+    return Path(home) / ".claude" / "projects"
+
+
+def claude_code_sources(state_dir: Path, environ: Mapping[str, str]) -> list[str]:
+    """Given the workspace's state folder and the environment, return the Claude Code
+    transcripts the hook recorded there that exist and resolve inside Claude Code's projects
+    folder; the agent can write the state folder, so a path leading anywhere else is ignored."""
+    path = state_dir / HOOK_SESSIONS_NAME
+    try:
+        if os.lstat(path).st_size > _HOOK_SESSIONS_MAX_BYTES:
+            return []
+        snapshot = read_regular(path)
+    except OSError:
+        return []
+    data = snapshot.data
+    if data is None:
+        return []
+    try:
+        sessions = json.loads(data)
+    except (ValueError, RecursionError):
+        return []
+    if not isinstance(sessions, dict):
+        return []
+    root = Path(os.path.realpath(projects_dir(environ)))
+    sources: list[str] = []
+    for entry in sessions.values():
+        transcript = entry.get("transcript_path") if isinstance(entry, dict) else None
+        if not isinstance(transcript, str) or not os.path.isabs(transcript):
+            continue
+        candidate = Path(os.path.normpath(transcript))
+        if (
+            candidate.suffix == ".jsonl"
+            and resolves_within(candidate, root)
+            and candidate.is_file()
+        ):
+            sources.append(glob.escape(str(candidate)))
+    return list(dict.fromkeys(sources))

@@ -1,0 +1,841 @@
+"""The agent's markdown memory: an incremental SQLite index of its chunks. Search over it is
+`assembler.memory.search` (`MemoryIndex` has both).
+
+The index (`.scratchpad/index.sqlite`) holds four tables:
+
+- `files(path, mtime_ns, size, content_hash)`: what each indexed file looked like;
+- `chunks(id, path, start_line, end_line, text, hash, heading)` and `chunks_fts`, an FTS5
+  table (porter stemming over unicode61) whose rowid is the chunk id, for BM25;
+- `embeddings(model_id, chunk_hash, vector, created)`: one float32 vector per model and chunk
+  hash. Vectors are keyed by content, not by file, so a chunk that did not change is never
+  embedded twice, even after a rename or a rebuild of the chunk table.
+
+Chunking follows the Markdown structure: blocks are ATX headings, paragraphs, list items and
+fenced code blocks; blocks are packed to about `chunk_tokens`, with the tail blocks of one
+chunk repeated at the head of the next (about `overlap_tokens`), and a new section starts a
+new chunk once the current one is half full. Each chunk keeps its 1-based line range and its
+heading path ("Infra > Kubernetes"); the text embedded and indexed for BM25 is the heading
+path, a blank line, then the chunk text.
+
+Sync is incremental. A file whose (mtime_ns, size) is unchanged is not even opened. A changed
+file is read and hashed; if its content is the same only the stat is updated, otherwise it is
+re-chunked in one transaction (its chunk rows and its file row together, so a half-written
+file does not exist). Then every chunk whose hash has no vector for the current model is
+embedded, longest texts first, and each batch of vectors is committed as soon as it is
+computed. A process killed at any point therefore leaves an index that the next sync
+completes: files not yet written are still "changed", and chunks without vectors are found
+by one query and embedded then. A database that is not one, is corrupt, or has another schema
+version is moved aside and rebuilt, with a warning in the sync report.
+
+torch is never imported here: the embedder is injected.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import hashlib
+import os
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from assembler.config.schema import STATE_DIR
+from assembler.errors import ConfigError, WorkspaceError
+from assembler.fsutil import allowed_root, check_not_link, real_dir, resolves_within
+from assembler.memory.embeddings import Embedder
+from assembler.memory.search import (
+    ATX_HEADING,
+    SQL_VARIABLES,
+    Hit,
+    IndexSearch,
+    _Matches,
+    _Options,
+    _Vectors,
+    checked_vectors,
+    is_corruption,
+)
+from assembler.tokens import TokenCounter, estimate_tokens
+
+SCHEMA_VERSION = 1
+# Bump when chunking changes its output for the same input, so every file is re-chunked.
+CHUNKER_VERSION = 1
+SCRATCHPAD_NAME = "SCRATCHPAD.md"
+
+# Vectors of chunks that no file has any more are kept this long, so a file moved out and
+# back, or an edit that is undone, does not cost a new embedding.
+ORPHAN_VECTOR_DAYS = 30.0
+BUSY_TIMEOUT_MS = 5000
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]+|$)")
+
+Vector = npt.NDArray[np.float32]
+Matrix = npt.NDArray[np.float32]
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class SyncReport:
+    """What one sync did."""
+
+    files_seen: int = 0
+    files_changed: int = 0  # re-chunked
+    files_removed: int = 0
+    chunks_total: int = 0
+    chunks_embedded: int = 0
+    chunks_reused: int = 0  # chunks of changed files whose vector already existed
+    skipped: list[str] = field(default_factory=list)  # warnings, each naming the file
+    degraded: str | None = None  # why there are no vectors, else None
+    seconds: float = 0.0
+    files_read: int = 0  # files opened (a file whose stat is unchanged is not)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A piece of a Markdown file: its 1-based line range, exact text and heading path."""
+
+    start_line: int
+    end_line: int
+    text: str
+    heading: str
+
+    @property
+    def embed_text(self) -> str:
+        """Return the text that is embedded and indexed: heading path, blank line, text."""
+        return f"{self.heading}\n\n{self.text}" if self.heading else self.text
+
+    @property
+    def hash(self) -> str:
+        return _digest(self.embed_text.encode("utf-8"))
+
+
+@dataclass(frozen=True)
+class _Block:
+    start: int  # 0-based index of the first line
+    end: int  # 0-based index after the last line
+    heading: str  # the heading path in force (a heading's own path includes itself)
+    level: int  # 1..6 for an ATX heading, else 0
+    tokens: int
+
+
+class _SchemaMismatch(Exception):
+    def __init__(self, found: int) -> None:
+        super().__init__(found)
+        self.found = found
+
+
+_SCHEMA = (
+    """CREATE TABLE files (
+        path TEXT PRIMARY KEY,
+        mtime_ns INTEGER NOT NULL,
+        size INTEGER NOT NULL,
+        content_hash TEXT NOT NULL
+    ) WITHOUT ROWID""",
+    """CREATE TABLE chunks (
+        id INTEGER PRIMARY KEY,
+        path TEXT NOT NULL,
+        start_line INTEGER NOT NULL,
+        end_line INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        heading TEXT NOT NULL DEFAULT ''
+    )""",
+    "CREATE INDEX chunks_by_path ON chunks(path)",
+    "CREATE INDEX chunks_by_hash ON chunks(hash)",
+    """CREATE VIRTUAL TABLE chunks_fts USING fts5(
+        body, tokenize = 'porter unicode61 remove_diacritics 2'
+    )""",
+    """CREATE TABLE embeddings (
+        model_id TEXT NOT NULL,
+        chunk_hash TEXT NOT NULL,
+        vector BLOB NOT NULL,
+        created REAL NOT NULL,
+        PRIMARY KEY (model_id, chunk_hash)
+    ) WITHOUT ROWID""",
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
+    f"PRAGMA user_version = {SCHEMA_VERSION}",
+)
+_TABLES = frozenset({"files", "chunks", "chunks_fts", "embeddings", "meta"})
+
+
+def chunk_markdown(
+    text: str,
+    *,
+    chunk_tokens: int = 400,
+    overlap_tokens: int = 80,
+    count: TokenCounter = estimate_tokens,
+) -> list[Chunk]:
+    """Given a Markdown text, return its chunks in order.
+
+    Blocks (headings, paragraphs, list items, fenced code) are packed up to about
+    `chunk_tokens` as measured by `count`; the next chunk repeats the previous one's tail
+    blocks up to about `overlap_tokens`, except when it starts a new section. A block larger
+    than `chunk_tokens` is split between lines (a fence too); a single line is never split.
+    Raise ValueError if `overlap_tokens` is not smaller than `chunk_tokens`.
+    """
+    if chunk_tokens <= 0 or not 0 <= overlap_tokens < chunk_tokens:
+        raise ValueError(
+            f"need 0 <= overlap_tokens < chunk_tokens, got {overlap_tokens} and {chunk_tokens}"
+        )
+    lines = [line.rstrip("\r") for line in text.split("\n")]
+    blocks = _split_oversized(_blocks(lines, count), lines, chunk_tokens, count)
+    chunks: list[Chunk] = []
+    current: list[_Block] = []
+    current_tokens = 0
+    fresh_tokens = 0  # tokens of `current` that are not overlap from the previous chunk
+
+    def emit(group: list[_Block]) -> None:
+        first, last = group[0], group[-1]
+        body = "\n".join(lines[first.start : last.end])
+        # The heading path of the first text, so "# Infra / ## Kubernetes / text" is under
+        # "Infra > Kubernetes", not just "Infra".
+        context = next((b for b in group if b.level == 0), last)
+        chunks.append(Chunk(first.start + 1, last.end, body, context.heading))
+
+    for block in blocks:
+        if current:
+            full = current_tokens + block.tokens > chunk_tokens
+            new_section = block.level > 0 and fresh_tokens >= chunk_tokens / 2
+            if full or new_section:
+                # Headings at the end belong with what follows them, not with what precedes.
+                carried: list[_Block] = []
+                while current and current[-1].level > 0:
+                    carried.insert(0, current.pop())
+                if current:
+                    emit(current)
+                if carried or block.level > 0:
+                    current = carried
+                else:
+                    budget = min(overlap_tokens, chunk_tokens - block.tokens)
+                    current = _tail(current, budget)
+                current_tokens = sum(b.tokens for b in current)
+                fresh_tokens = sum(b.tokens for b in carried)
+        current.append(block)
+        current_tokens += block.tokens
+        fresh_tokens += block.tokens
+    if current:  # it always ends with a block not emitted yet
+        emit(current)
+    return chunks
+
+
+def _blocks(lines: list[str], count: TokenCounter) -> list[_Block]:
+    """Given the lines of a Markdown file, return its blocks (blank lines belong to none)."""
+    blocks: list[_Block] = []
+    headings: list[tuple[int, str]] = []
+
+    def path() -> str:
+        return " > ".join(title for _, title in headings if title)
+
+    def add(start: int, end: int, level: int = 0) -> None:
+        tokens = count("\n".join(lines[start:end]))
+        blocks.append(_Block(start, end, path(), level, tokens))
+
+    i, n = 0, len(lines)
+    while i < n:
+        line = lines[i]
+        if not line.strip():
+            i += 1
+            continue
+        if fence := _FENCE.match(line):
+            marker = fence.group(1)
+            closing = re.compile(rf"^ {{0,3}}{re.escape(marker[0])}{{{len(marker)},}}[ \t]*$")
+            end = next((j for j in range(i + 1, n) if closing.match(lines[j])), n - 1)
+            add(i, end + 1)
+            i = end + 1
+            continue
+        if heading := ATX_HEADING.match(line):
+            level = len(heading.group(1))
+            while headings and headings[-1][0] >= level:
+                headings.pop()
+            headings.append((level, (heading.group(2) or "").strip()))
+            add(i, i + 1, level)
+            i += 1
+            continue
+        end = i + 1
+        while end < n and lines[end].strip() and not _starts_block(lines[end]):
+            end += 1
+        add(i, end)
+        i = end
+    return blocks
+
+
+def _starts_block(line: str) -> bool:
+    return bool(_FENCE.match(line) or ATX_HEADING.match(line) or _LIST_ITEM.match(line))
+
+
+def _split_oversized(
+    blocks: list[_Block], lines: list[str], chunk_tokens: int, count: TokenCounter
+) -> list[_Block]:
+    """Given blocks, return them with each one over `chunk_tokens` cut between lines."""
+    result: list[_Block] = []
+    for block in blocks:
+        if block.tokens <= chunk_tokens or block.end - block.start == 1:
+            result.append(block)
+            continue
+        start, tokens = block.start, 0
+        for i in range(block.start, block.end):
+            line_tokens = count(lines[i]) + 1  # the newline joining it to the piece
+            if i > start and tokens + line_tokens > chunk_tokens:
+                result.append(_Block(start, i, block.heading, 0, tokens))
+                start, tokens = i, 0
+            tokens += line_tokens
+        result.append(_Block(start, block.end, block.heading, 0, tokens))
+    return result
+
+
+def _tail(blocks: list[_Block], budget: int) -> list[_Block]:
+    """Given a chunk's blocks, return its last blocks that fit in `budget` tokens."""
+    tail: list[_Block] = []
+    used = 0
+    for block in reversed(blocks):
+        if used + block.tokens > budget:
+            break
+        tail.insert(0, block)
+        used += block.tokens
+    return tail
+
+
+class MemoryIndex(IndexSearch):
+    """The incremental index of a workspace's memory files, and search over it.
+
+    Safe to share between threads (calls are serialised) and between processes (SQLite WAL
+    with a busy timeout; each process sees the others' commits).
+    """
+
+    def __init__(
+        self,
+        workspace: Path,
+        *,
+        db_path: Path,
+        sources: Sequence[str],
+        exclude: Sequence[str] = (),
+        embedder: Embedder | None,
+        chunk_tokens: int = 400,
+        overlap_tokens: int = 80,
+        count: TokenCounter = estimate_tokens,
+        embed_batch: int = 256,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        """Given the workspace, the database path, the source and exclude globs and the
+        embedder (None for BM25 alone), open or create the index.
+
+        `embed_batch` is how many chunks are encoded (and committed) at a time; `clock` gives
+        the time in seconds that ages orphaned vectors. Raise ConfigError if the chunk sizes
+        are inconsistent, WorkspaceError if the database folder cannot be created or the
+        database cannot be opened (a corrupt one is moved aside, not raised).
+        """
+        if chunk_tokens <= 0:
+            raise ConfigError(f"chunk_tokens must be positive, got {chunk_tokens}")
+        if not 0 <= overlap_tokens < chunk_tokens:
+            raise ConfigError(
+                f"overlap_tokens ({overlap_tokens}) must be at least 0 and smaller than "
+                f"chunk_tokens ({chunk_tokens}); lower memory.chunk_overlap"
+            )
+        if embed_batch <= 0:
+            raise ConfigError(f"embed_batch must be positive, got {embed_batch}")
+        self.workspace = Path(workspace)
+        self.db_path = Path(db_path)
+        self.sources = list(sources)
+        self.exclude = list(exclude)
+        self.embedder = embedder
+        self.chunk_tokens = chunk_tokens
+        self.overlap_tokens = overlap_tokens
+        self.count = count
+        self.embed_batch = embed_batch
+        # Why the last search ran without vectors although an embedder was given, else None.
+        self.search_degraded: str | None = None
+        self._clock = clock
+        self._excluded = [_glob_matcher(p) for p in self.exclude]
+        self._lock = threading.RLock()
+        self._warnings: list[str] = []
+        # Caches for search, valid while the database's data_version stays the same.
+        self._cache_version: int | None = None
+        self._vectors: _Vectors | None = None
+        self._rows = 0
+        self._doc_freq: dict[str, int] = {}
+        # FTS5 MATCH expression -> the BM25 matches of every chunk it matches. FTS5 scores
+        # all matches even for "ORDER BY rank LIMIT n", so one pass that keeps them all costs
+        # the same as the top n and answers the vector candidates' BM25 too; the daemon asks
+        # the same queries cycle after cycle, so they are kept while the index is unchanged.
+        self._matches: dict[str, _Matches] = {}
+        self._results: dict[tuple[str, _Options], list[Hit]] = {}  # (query, options) -> hits
+        self._conn: sqlite3.Connection | None = self._open()
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the database; further calls reopen nothing and fail."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+            self._forget_caches()
+
+    def __enter__(self) -> MemoryIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise WorkspaceError(f"The memory index {self.db_path} is closed; open it again")
+        return self._conn
+
+    def _open(self) -> sqlite3.Connection:
+        """Return a connection to a usable index, creating or repairing the database.
+
+        Raise WorkspaceError if the folder or the database cannot be used at all.
+        """
+        try:
+            real_dir(self.db_path.parent)
+            # SQLite would open a link planted in place of one of its files and write there.
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                check_not_link(self.db_path.with_name(self.db_path.name + suffix))
+        except OSError as error:
+            raise WorkspaceError(
+                f"Cannot use the index folder '{self.db_path.parent}' ({error}); check "
+                "that the workspace is writable"
+            ) from error
+        for attempt in range(3):
+            conn: sqlite3.Connection | None = None
+            try:
+                conn = sqlite3.connect(
+                    self.db_path, isolation_level=None, check_same_thread=False, timeout=5.0
+                )
+                self._prepare(conn)
+                return conn
+            except _SchemaMismatch as mismatch:
+                assert conn is not None
+                conn.close()
+                aside = self._move_aside(f"v{mismatch.found}")
+                self._warnings.append(
+                    f"Index {self.db_path} has schema version {mismatch.found}, this program "
+                    f"uses {SCHEMA_VERSION}; moved it to {aside.name} and rebuilt the index"
+                )
+            except sqlite3.DatabaseError as error:
+                if conn is not None:
+                    conn.close()
+                if not is_corruption(error) or attempt == 2:
+                    raise WorkspaceError(
+                        f"Cannot open the memory index {self.db_path} ({error}); check the "
+                        f"folder's permissions, or delete {self.db_path.name}* to rebuild it"
+                    ) from error
+                self._warnings.append(self._repair_note(error))
+        raise WorkspaceError(  # pragma: no cover - every loop pass returns, retries or raises
+            f"Cannot open the memory index {self.db_path}; delete {self.db_path.name}* to "
+            "rebuild it"
+        )
+
+    def _prepare(self, conn: sqlite3.Connection) -> None:
+        """Given a fresh connection, set it up and make sure the schema is ours.
+
+        Raise _SchemaMismatch for another schema, sqlite3.DatabaseError for a corrupt file.
+        """
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        # Reading the header and the schema is what fails on a file that is not a database.
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        for _ in range(2):
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+            if version == SCHEMA_VERSION and names >= _TABLES:
+                return
+            if version != 0 or names:
+                raise _SchemaMismatch(version)
+            # Two processes may create the schema at once: the second waits for the write
+            # lock, then sees the first one's tables and creates nothing.
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                if conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0:
+                    for statement in _SCHEMA:
+                        conn.execute(statement)
+                conn.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+                raise
+
+    def _repair_note(self, error: sqlite3.DatabaseError) -> str:
+        """Move a corrupt database aside; return the warning that says so."""
+        aside = self._move_aside("corrupt")
+        return (
+            f"Index {self.db_path} was unreadable ({error}); moved it to {aside.name} and "
+            "rebuilt the index"
+        )
+
+    def _move_aside(self, suffix: str) -> Path:
+        """Rename the database to `<name>.<suffix>` (replacing an older one) and drop its WAL.
+
+        Raise WorkspaceError if the file cannot be renamed.
+        """
+        aside = self.db_path.with_name(f"{self.db_path.name}.{suffix}")
+        try:
+            if self.db_path.exists():
+                os.replace(self.db_path, aside)
+        except OSError as error:
+            raise WorkspaceError(
+                f"The memory index {self.db_path} is unusable and cannot be moved aside "
+                f"({error}); delete it by hand to rebuild the index"
+            ) from error
+        for extra in ("-wal", "-shm", "-journal"):
+            with contextlib.suppress(FileNotFoundError):
+                self.db_path.with_name(self.db_path.name + extra).unlink()
+        return aside
+
+    def _recover(self, error: sqlite3.DatabaseError) -> None:
+        """Replace a database found corrupt while in use by a fresh one (with a warning)."""
+        if self._conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.close()
+            self._conn = None
+        self._forget_caches()
+        self._warnings.append(self._repair_note(error))
+        self._conn = self._open()
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        db = self._db
+        # IMMEDIATE takes the write lock up front, so two writers wait for each other (busy
+        # timeout) instead of failing when a read transaction tries to become a write.
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
+    # -- sync -----------------------------------------------------------------------------
+
+    def sync(self, *, rebuild: bool = False, progress: Progress | None = None) -> SyncReport:
+        """Bring the index up to date with the memory files; return what was done.
+
+        `rebuild` forgets every file and chunk (not the vectors) and reads everything again.
+        `progress(stage, done, total)` is called with stage "read" and "embed". Raise
+        ModelError (or whatever the embedder raises) if embedding fails; the index stays
+        consistent, and the next sync embeds what is missing. Raise WorkspaceError if the
+        database cannot be used at all.
+        """
+        with self._lock:
+            started = time.perf_counter()
+            try:
+                report = self._sync(rebuild, progress)
+            except sqlite3.DatabaseError as error:
+                self._forget_caches()
+                if not is_corruption(error):
+                    raise
+                self._recover(error)
+                report = self._sync(True, progress)
+            except BaseException:
+                self._forget_caches()
+                raise
+            # Our own commits do not move data_version; a sync that changed what search sees
+            # drops the caches itself (one that changed nothing keeps them warm).
+            if rebuild or report.files_changed or report.files_removed or report.chunks_embedded:
+                self._forget_caches()
+            report.skipped[:0] = self._warnings
+            self._warnings = []
+            report.seconds = time.perf_counter() - started
+            return report
+
+    def _sync(self, rebuild: bool, progress: Progress | None) -> SyncReport:
+        report = SyncReport()
+        model_id = self.embedder.model_id if self.embedder is not None else None
+        db = self._db
+        if rebuild:
+            with self._transaction() as tx:
+                tx.execute("DELETE FROM chunks_fts")
+                tx.execute("DELETE FROM chunks")
+                tx.execute("DELETE FROM files")
+        chunker = (
+            f"{CHUNKER_VERSION}:{self.chunk_tokens}:{self.overlap_tokens}:"
+            f"{getattr(self.count, '__module__', '')}.{getattr(self.count, '__qualname__', '')}"
+        )
+        row = db.execute("SELECT value FROM meta WHERE key = 'chunker'").fetchone()
+        if row is None or row[0] != chunker:
+            # Files chunked with other settings must look changed, content included (so they
+            # are re-chunked, not just restamped). The new settings are recorded at once: a
+            # sync killed half-way keeps the files it has already re-chunked.
+            with self._transaction() as tx:
+                tx.execute("UPDATE files SET mtime_ns = -1, content_hash = ''")
+                tx.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('chunker', ?)", (chunker,)
+                )
+        known = {
+            path: (mtime, size, digest)
+            for path, mtime, size, digest in db.execute(
+                "SELECT path, mtime_ns, size, content_hash FROM files"
+            )
+        }
+        present: set[str] = set()
+        to_read: list[tuple[str, Path, os.stat_result]] = []
+        for rel, path in self._discover(report.skipped):
+            try:
+                stat = path.stat()
+            except OSError as error:
+                report.skipped.append(f"{rel}: cannot be read ({_reason(error)}); skipped")
+                continue
+            report.files_seen += 1
+            present.add(rel)
+            old = known.get(rel)
+            if old and (old[0], old[1]) == (stat.st_mtime_ns, stat.st_size):
+                continue
+            to_read.append((rel, path, stat))
+
+        changed_hashes: list[str] = []
+        restamped: list[tuple[int, int, str]] = []
+        _report(progress, "read", 0, len(to_read))
+        for done, (rel, path, stat) in enumerate(to_read, start=1):
+            text, digest, problem = self._read(path)
+            report.files_read += 1
+            if problem is not None:
+                report.skipped.append(f"{rel}: {problem}; skipped")
+                present.discard(rel)
+            elif (old := known.get(rel)) and old[2] == digest:
+                restamped.append((stat.st_mtime_ns, stat.st_size, rel))
+            else:
+                assert text is not None and digest is not None
+                chunks = chunk_markdown(
+                    text,
+                    chunk_tokens=self.chunk_tokens,
+                    overlap_tokens=self.overlap_tokens,
+                    count=self.count,
+                )
+                self._write_file(rel, stat, digest, chunks)
+                report.files_changed += 1
+                changed_hashes.extend(chunk.hash for chunk in chunks)
+            _report(progress, "read", done, len(to_read))
+
+        removed = [path for path in known if path not in present]
+        with self._transaction() as tx:
+            tx.executemany("UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?", restamped)
+            for path in removed:
+                self._delete_file(tx, path)
+        report.files_removed = len(removed)
+
+        if model_id is None:
+            report.degraded = "no embedding model: search uses keyword (BM25) matching alone"
+        else:
+            existing = self._hashes_with_vectors(model_id, set(changed_hashes))
+            report.chunks_reused = sum(1 for h in changed_hashes if h in existing)
+            report.chunks_embedded = self._embed_missing(model_id, progress)
+        if report.files_changed or report.files_removed:
+            self._forget_orphan_vectors()
+        report.chunks_total = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        return report
+
+    def _discover(self, skipped: list[str]) -> list[tuple[str, Path]]:
+        """Return the memory files (relative POSIX path, path), sorted, without exclusions.
+
+        A file that resolves outside the folder its pattern may reach (a link in the
+        workspace to `/etc/passwd`, say: see `fsutil.allowed_root`) is not indexed, and a line
+        in `skipped` says so.
+        """
+        found: dict[str, Path] = {}
+        root = str(self.workspace)
+        for pattern in self.sources:
+            expanded = os.path.expanduser(pattern.strip())
+            if not expanded:
+                continue
+            if os.path.isabs(expanded):
+                names = glob.glob(expanded, recursive=True)
+            else:
+                names = glob.glob(expanded, root_dir=root, recursive=True)
+            allowed = allowed_root(pattern, self.workspace)
+            for name in names:
+                path = Path(name) if os.path.isabs(name) else self.workspace / name
+                rel = Path(os.path.relpath(path, root)).as_posix()
+                if rel in found or not path.is_file() or self._is_excluded(rel):
+                    continue
+                if not resolves_within(path, allowed):
+                    skipped.append(
+                        f"{rel}: a link to {os.path.realpath(path)}, outside {allowed}; "
+                        "skipped (memory files are read only where their pattern points)"
+                    )
+                    continue
+                found[rel] = path
+        return sorted(found.items())
+
+    def _is_excluded(self, rel: str) -> bool:
+        parts = rel.split("/")
+        if parts[0] == STATE_DIR or (len(parts) == 1 and rel.casefold() == "scratchpad.md"):
+            return True
+        return any(matches(rel) for matches in self._excluded)
+
+    def _read(self, path: Path) -> tuple[str | None, str | None, str | None]:
+        """Given a file, return (text, content hash, None), or (None, None, why unusable)."""
+        try:
+            data = path.read_bytes()
+        except OSError as error:
+            return None, None, f"cannot be read ({_reason(error)}); fix its permissions"
+        if b"\x00" in data:
+            return None, None, "looks binary (it contains NUL bytes); only text is indexed"
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            return (
+                None,
+                None,
+                (f"is not UTF-8 text (bad byte at offset {error.start}); convert it to UTF-8"),
+            )
+        return text.removeprefix("\ufeff"), _digest(data), None
+
+    def _write_file(
+        self, rel: str, stat: os.stat_result, digest: str, chunks: Sequence[Chunk]
+    ) -> None:
+        # The file row is written in the same transaction as its chunks: a file either has
+        # all its new chunks and its new stamp, or still looks changed to the next sync.
+        with self._transaction() as tx:
+            self._delete_file(tx, rel)
+            for chunk in chunks:
+                cursor = tx.execute(
+                    "INSERT INTO chunks (path, start_line, end_line, text, hash, heading) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (rel, chunk.start_line, chunk.end_line, chunk.text, chunk.hash, chunk.heading),
+                )
+                tx.execute(
+                    "INSERT INTO chunks_fts (rowid, body) VALUES (?, ?)",
+                    (cursor.lastrowid, chunk.embed_text),
+                )
+            tx.execute(
+                "INSERT OR REPLACE INTO files (path, mtime_ns, size, content_hash) "
+                "VALUES (?, ?, ?, ?)",
+                (rel, stat.st_mtime_ns, stat.st_size, digest),
+            )
+
+    @staticmethod
+    def _delete_file(tx: sqlite3.Connection, rel: str) -> None:
+        tx.execute(
+            "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE path = ?)", (rel,)
+        )
+        tx.execute("DELETE FROM chunks WHERE path = ?", (rel,))
+        tx.execute("DELETE FROM files WHERE path = ?", (rel,))
+
+    def _hashes_with_vectors(self, model_id: str, hashes: set[str]) -> set[str]:
+        found: set[str] = set()
+        ordered = sorted(hashes)
+        for start in range(0, len(ordered), SQL_VARIABLES):
+            part = ordered[start : start + SQL_VARIABLES]
+            marks = ",".join("?" * len(part))
+            found.update(
+                row[0]
+                for row in self._db.execute(
+                    f"SELECT chunk_hash FROM embeddings WHERE model_id = ? "
+                    f"AND chunk_hash IN ({marks})",
+                    (model_id, *part),
+                )
+            )
+        return found
+
+    def _embed_missing(self, model_id: str, progress: Progress | None) -> int:
+        """Embed every current chunk that has no vector for this model; return how many.
+
+        Each batch is committed as soon as it is encoded, so work survives a kill.
+        """
+        assert self.embedder is not None
+        missing = self._db.execute(
+            "SELECT hash, heading, text FROM chunks c WHERE NOT EXISTS ("
+            "SELECT 1 FROM embeddings e WHERE e.model_id = ? AND e.chunk_hash = c.hash"
+            ") GROUP BY hash",
+            (model_id,),
+        ).fetchall()
+        if not missing:
+            return 0
+        items = [(h, Chunk(0, 0, text, heading).embed_text) for h, heading, text in missing]
+        # Longest first across all batches: each batch then pads to similar lengths.
+        items.sort(key=lambda item: len(item[1]), reverse=True)
+        total = len(items)
+        _report(progress, "embed", 0, total)
+        for start in range(0, total, self.embed_batch):
+            batch = items[start : start + self.embed_batch]
+            vectors = checked_vectors(self.embedder.encode([t for _, t in batch]), len(batch))
+            now = self._clock()
+            with self._transaction() as tx:
+                tx.executemany(
+                    "INSERT OR REPLACE INTO embeddings (model_id, chunk_hash, vector, created) "
+                    "VALUES (?, ?, ?, ?)",
+                    [
+                        (model_id, h, vector.tobytes(), now)
+                        for (h, _), vector in zip(batch, vectors, strict=True)
+                    ],
+                )
+            _report(progress, "embed", min(start + len(batch), total), total)
+        return total
+
+    def _forget_orphan_vectors(self) -> None:
+        cutoff = self._clock() - ORPHAN_VECTOR_DAYS * 86400
+        with self._transaction() as tx:
+            tx.execute(
+                "DELETE FROM embeddings WHERE created < ? AND NOT EXISTS "
+                "(SELECT 1 FROM chunks WHERE chunks.hash = embeddings.chunk_hash)",
+                (cutoff,),
+            )
+
+    # -- search ---------------------------------------------------------------------------
+
+
+def _glob_matcher(pattern: str) -> Callable[[str], bool]:
+    """Given an exclude glob, return a test for relative POSIX paths.
+
+    `**` spans folders, `*` and `?` stay within one, a trailing `/` means everything under
+    that folder, and a pattern without `/` matches the file name at any depth.
+    """
+    text = pattern.strip().removeprefix("./")
+    if text.endswith("/"):
+        text += "**"
+    regex = re.compile(_glob_regex(text))
+    if "/" not in text:
+        return lambda rel: regex.fullmatch(rel.rsplit("/", 1)[-1]) is not None
+    return lambda rel: regex.fullmatch(rel) is not None
+
+
+def _glob_regex(pattern: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and (close := pattern.find("]", i + 2)) != -1:
+            inner = pattern[i + 1 : close]
+            if inner.startswith("!"):
+                inner = "^" + inner[1:]
+            out.append(f"[{inner.replace(chr(92), chr(92) * 2)}]")
+            i = close + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return "".join(out)
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _reason(error: OSError) -> str:
+    return error.strerror or str(error)
+
+
+def _report(progress: Progress | None, stage: str, done: int, total: int) -> None:
+    if progress is not None:
+        progress(stage, done, total)

@@ -1,0 +1,600 @@
+"""Relevant memories for a conversation: which queries to ask the memory index, and which hits
+the Relevant Memories section shows.
+
+One query made of all the recent messages is dominated by whichever topic has the most words,
+so it misses the topic the human is on now about half of the time; the last message alone
+finds the current topic but forgets the earlier ones. So each recent human message is its own
+query: the newest (joined with the one before when it is too short to stand alone) gets the
+first slots, and every earlier topic then gets one slot while there is room.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from assembler.assembly.routing import redact
+from assembler.context.active import content_words, note_date
+from assembler.errors import ModelError, Problem, UnsafePathError, WorkspaceError
+from assembler.fsutil import read_state_file
+from assembler.tokens import get_counter
+from assembler.transcripts.read import Message, clip_middle
+
+if TYPE_CHECKING:
+    from assembler.config.schema import Config
+    from assembler.memory.embeddings import Embedder, FloatMatrix
+    from assembler.memory.index import MemoryIndex, SyncReport
+    from assembler.memory.search import Hit
+
+# A human message with fewer content words than this ("ok go", "and then?") says too little
+# to search with on its own; as the newest message it is joined with the one before.
+MIN_QUERY_WORDS = 3
+# A long message asks with this many characters of its start and of its end: the human's
+# words are usually before and after a paste, and the embedding model reads only 256 tokens
+# (about 600 characters of a log; with more the end would be cut off) and keyword search only
+# the first 64 terms.
+QUERY_END_CHARS = 300
+
+
+# Below this many chunks the keyword floor is not applied (see `Floor.admits`).
+KEYWORD_FLOOR_MIN_CHUNKS = 20
+
+
+@dataclass
+class RecallResult:
+    """The hits to show (current topic first), the queries asked, and why."""
+
+    hits: list[Hit]
+    queries: list[str]
+    explain: list[str] = field(default_factory=list)
+    below_floor: int = 0  # hits the relevance floor kept out
+    # The next hits, in order, for the places of hits the file leaves out as repeats.
+    spare: list[Hit] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Floor:
+    """The lowest relevance the Relevant Memories section shows: a fused score (vectors and
+    BM25) for hits that have a vector, a BM25 share for hits found by keywords alone (their
+    scores run on another scale), and a share of the best hit of the same query (the answer
+    usually leads by far; what trails it is mostly noise). Relevance is the score without the
+    recency boost: a new daily note is ranked higher, not made relevant."""
+
+    hybrid: float = 0.0
+    keyword: float = 0.0
+    relative: float = 0.0
+
+    def admits(self, hit: Hit, best: float, chunks: int | None = None) -> bool:
+        """Given a hit, the relevance of its query's best hit and how many chunks the index
+        holds (None: unknown, many), return whether it is relevant enough to show.
+
+        In an index of fewer than KEYWORD_FLOOR_MIN_CHUNKS chunks the keyword floor does not
+        apply: BM25's IDF means little there (in a one-chunk index every word the chunk has
+        weighs nothing), so a new user's few notes would never reach it.
+        """
+        limit = self.hybrid
+        if hit.vector is None:
+            small = chunks is not None and chunks < KEYWORD_FLOOR_MIN_CHUNKS
+            limit = 0.0 if small else self.keyword
+        return relevance(hit) >= max(limit, self.relative * best)
+
+    def keep(self, hits: Sequence[Hit], chunks: int | None = None) -> list[Hit]:
+        """Given one query's hits, best first, and the index's size, return those relevant
+        enough to show."""
+        best = max((relevance(hit) for hit in hits), default=0.0)
+        return [hit for hit in hits if self.admits(hit, best, chunks)]
+
+
+_LEADING_TIME = re.compile(r"^(\d{1,2}):(\d{2})\b")
+
+
+def written_by(hit: Hit, now: datetime) -> bool:
+    """Given a hit and the run's clock, return whether its note could have been written by
+    then: a daily note of a later day was not, nor a line of today's note timed after the clock
+    (a run with `--now` in the past reads the memory as it is now)."""
+    day = note_date(hit.path)
+    if day is None:
+        return True
+    today = now.date()
+    if day != today:
+        return day < today
+    found = _LEADING_TIME.match(hit.snippet.strip())
+    if found is None:
+        return True
+    return (int(found.group(1)), int(found.group(2))) <= (now.hour, now.minute)
+
+
+def relevance(hit: Hit) -> float:
+    """Given a hit, return its score without the recency boost."""
+    return hit.score / hit.recency if hit.recency > 0 else hit.score
+
+
+def conversation_queries(messages: Sequence[Message], *, max_messages: int) -> list[str]:
+    """Given the recent messages (oldest first), return the queries to ask, current topic first.
+
+    The queries are the last `max_messages` human messages, newest first, each on its own;
+    the newest is joined with the one before when it has fewer than MIN_QUERY_WORDS content
+    words. Messages with no content words at all ("thanks!") are not queries. A long message
+    asks with its first and last QUERY_END_CHARS characters (see there).
+    """
+    humans = [
+        clip_middle(m.text.strip(), QUERY_END_CHARS, QUERY_END_CHARS)
+        for m in messages
+        if m.role == "user" and m.text and not m.text.isspace()
+    ]
+    humans = [t for t in humans[-max_messages:] if content_words(t)]
+    if not humans:
+        return []
+    newest = humans.pop()
+    if len(content_words(newest)) < MIN_QUERY_WORDS and humans:
+        newest = f"{humans.pop()}\n{newest}"
+    return [newest, *reversed(humans)]
+
+
+def recall_memories(
+    index: MemoryIndex,
+    messages: Sequence[Message],
+    *,
+    k: int = 4,
+    max_messages: int = 6,
+    floor: Floor | None = None,
+    exclude: Callable[[Hit], bool] | None = None,
+    spare: int = 0,
+    **search_options: Any,
+) -> RecallResult:
+    """Given the memory index and the recent messages, return the hits the Relevant Memories
+    section shows: up to `k`, the current topic's first, each with its most relevant sentence
+    as the snippet (see `IndexSearch.best_snippets`).
+
+    The current query gets the first slots (all of them when there are no earlier topics,
+    else k minus one per earlier topic, at least half); each earlier query, newest first, then
+    gets its best hit not already shown; slots still free go to the current query's next hits.
+    Hits under `floor` are not shown (fewer than k rather than noise), nor hits whose chunk
+    has nothing but headings; `exclude` drops others (e.g. shown elsewhere in the file).
+    `search_options` go to `MemoryIndex.search_many` (weights, min_score, MMR, recency, now).
+    Up to `spare` more hits, the queries' next ones in turn, go to `RecallResult.spare`.
+    """
+    queries = conversation_queries(messages, max_messages=max_messages)
+    if not queries:
+        return RecallResult([], [], ["no human message with content to search for"])
+    ranked = index.search_many(queries, k=k * 3, **search_options)
+    below = 0
+    if floor is not None:
+        chunks = index.chunk_count()
+        kept = [floor.keep(hits, chunks) for hits in ranked]
+        below = len({(h.path, h.start_line) for hits in ranked for h in hits}) - len(
+            {(h.path, h.start_line) for hits in kept for h in hits}
+        )
+        ranked = kept
+    if exclude is not None:
+        ranked = [[hit for hit in hits if not exclude(hit)] for hits in ranked]
+    earlier = len(queries) - 1
+    current_slots = k - min(earlier, k // 2) if earlier else k
+    chosen: list[tuple[Hit, int]] = []
+    seen: set[tuple[str, int]] = set()
+    explain = [
+        f"query {i + 1}{' (current)' if i == 0 else ''}: {_clip(q)!r}"
+        for i, q in enumerate(queries)
+    ]
+
+    def take(hit: Hit, query: int) -> None:
+        seen.add((hit.path, hit.start_line))
+        chosen.append((hit, query))
+
+    def fresh(hits: list[Hit]) -> list[Hit]:
+        return [h for h in hits if (h.path, h.start_line) not in seen]
+
+    for hit in fresh(ranked[0])[:current_slots]:
+        take(hit, 0)
+    for number, answers in enumerate(ranked[1:], start=1):
+        if len(chosen) >= k:
+            break
+        if best := fresh(answers)[:1]:
+            take(best[0], number)
+    for hit in fresh(ranked[0]):
+        if len(chosen) >= k:
+            break
+        take(hit, 0)
+    shown = len(chosen)
+    for rank in range(k * 3):
+        for number, answers in enumerate(ranked):
+            if len(chosen) < shown + spare and rank < len(answers) and fresh([answers[rank]]):
+                take(answers[rank], number)
+    weights = {
+        key: search_options[key]
+        for key in ("vector_weight", "bm25_weight")
+        if key in search_options
+    }
+    snippets = index.best_snippets([(hit, queries[q]) for hit, q in chosen], **weights)
+    hits: list[Hit] = []
+    for number, ((hit, query), text) in enumerate(zip(chosen, snippets, strict=True)):
+        spared = " (spare)" if number >= shown else ""
+        if not text:
+            explain.append(f"query {query + 1} -> {_describe(hit)}: headings only, not shown")
+            continue
+        hits.append(replace(hit, snippet=text))
+        explain.append(f"query {query + 1} -> {_describe(hit)}{spared}")
+    first = len([t for t in snippets[:shown] if t])
+    if below:
+        explain.append(f"{below} hit(s) under the relevance floor not shown ({floor})")
+    return RecallResult(hits[:first], queries, explain, below, hits[first:])
+
+
+# A memory whose content words are this much inside one line the file already states says
+# nothing new.
+REPEAT_SHARE = 0.75
+# The human's own request (the Working on line) shares its words with the memory that answers
+# it ("when do the tomatoes need staking?", "Tomatoes need staking in May."): a memory repeats
+# it only when nearly every word, function words aside, is in it.
+REQUEST_SHARE = 0.9
+_FUNCTION_WORDS = frozenset(
+    "a an and are as at be but by for from has have he her his i if in into is it its me my "
+    "no not of on or our she so that the their them then there these they this to was we "
+    "were what when which who why will with you your".split()
+)
+_WORDS = re.compile(r"[^\W_]+")
+
+
+def _gist_words(text: str) -> set[str]:
+    """The content words of a text, and its capitalised words after the first: a name or a
+    month ("in May") says something even where the word is a stopword."""
+    names = [w for w in _WORDS.findall(text)[1:] if w[:1].isupper()]
+    return {word.lower().rstrip("s") for word in [*content_words(text), *names]}
+
+
+def _words(text: str) -> set[str]:
+    words = {word.lower().rstrip("s") for word in _WORDS.findall(text)}
+    return words - _FUNCTION_WORDS
+
+
+def _inside(words: set[str], line: set[str], share: float) -> bool:
+    return len(words & line) >= share * len(words)
+
+
+def repeats(snippet: str, statements: Iterable[str], requests: Iterable[str] = ()) -> bool:
+    """Given a memory's snippet, the lines the file already states (today's note in Daily
+    Context, the time note, earlier memories) and the human's requests it shows (Working on),
+    return whether the memory only repeats one of them: REPEAT_SHARE of its content words are
+    in a statement, or REQUEST_SHARE of its words in a request. A snippet without a content
+    word says nothing and counts as a repeat."""
+    gist = _gist_words(snippet)
+    if not gist:
+        return True
+    if any(_inside(gist, _gist_words(line), REPEAT_SHARE) for line in statements):
+        return True
+    words = _words(snippet)
+    return any(_inside(words, _words(line), REQUEST_SHARE) for line in requests)
+
+
+def _describe(hit: Hit) -> str:
+    parts = [f"{hit.path}:{hit.start_line}-{hit.end_line} score {hit.score:.3f}"]
+    if hit.vector is not None:
+        parts.append(f"vector {hit.vector:.3f}")
+    if hit.bm25 is not None:
+        parts.append(f"bm25 {hit.bm25:.3f}")
+    if not math.isclose(hit.recency, 1.0):
+        parts.append(f"recency x{hit.recency:.2f}")
+    return ", ".join(parts)
+
+
+def _clip(text: str, width: int = 60) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def memory_floor(config: Config) -> Floor:
+    """Return the relevance floor of `config.memory` (see `Floor`)."""
+    memory = config.memory
+    return Floor(memory.floor, memory.keyword_floor, memory.relative_floor)
+
+
+def index_options(config: Config) -> dict[str, Any]:
+    """Return the search options of `config.memory`, as `MemoryIndex.search` takes them."""
+    memory = config.memory
+    return {
+        "vector_weight": memory.vector_weight,
+        "bm25_weight": memory.bm25_weight,
+        "min_score": memory.min_score,
+        "mmr_lambda": memory.mmr_lambda if memory.mmr else None,
+        "recency_weight": memory.recency_weight,
+        "recency_half_life_days": memory.recency_half_life_days,
+    }
+
+
+def index_path(config: Config) -> Path:
+    """Given the config, return where the workspace's memory index is kept."""
+    return config.workspace / config.memory.index_path
+
+
+def open_memory(
+    config: Config, *, embedder_off: bool = False, db_path: Path | None = None
+) -> tuple[MemoryIndex, str | None]:
+    """Given the config, return the workspace's memory index (or the one at `db_path`) and why
+    it has no embeddings (None when it has them). The model loads only when something needs
+    embedding.
+    """
+    from assembler.memory.embeddings import LazyEmbedder
+    from assembler.memory.index import MemoryIndex
+
+    memory = config.memory
+    off = embedder_off or memory.model == "none"
+    embedder = None if off else LazyEmbedder(memory.model, batch_size=memory.batch_size)
+    index = MemoryIndex(
+        config.workspace,
+        db_path=db_path if db_path is not None else index_path(config),
+        sources=memory.sources,
+        exclude=[*memory.exclude, config.output.path],
+        embedder=embedder,
+        chunk_tokens=memory.chunk_tokens,
+        overlap_tokens=memory.chunk_overlap,
+        count=get_counter(config.tokens.counter),
+    )
+    reason = "memory.model is 'none': keyword (BM25) search only" if embedder is None else None
+    return index, reason
+
+
+class RememberedQueries:
+    """An Embedder that keeps the vectors of the last `size` texts it encoded in small batches
+    (up to `batch` texts, at most `size`).
+
+    From one daemon cycle to the next the recent human messages, which are the queries, and
+    the sentences of the hits shown (see `IndexSearch.best_snippets`) are mostly the same:
+    only the new ones need the model. Large batches (chunks being indexed) pass straight
+    through, so they never push the queries out.
+    """
+
+    def __init__(self, embedder: Embedder, size: int = 512, batch: int = 48) -> None:
+        self.embedder = embedder
+        self.size = size
+        self.batch = min(batch, size)
+        self._vectors: dict[str, Any] = {}
+
+    @property
+    def model_id(self) -> str:
+        return self.embedder.model_id
+
+    @property
+    def dim(self) -> int:
+        return self.embedder.dim
+
+    def encode(self, texts: Sequence[str]) -> FloatMatrix:
+        """Given texts, return their unit vectors, encoding only those not seen lately."""
+        if not texts or len(texts) > self.batch:
+            return self.embedder.encode(texts)
+        import numpy as np
+
+        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if missing:
+            for text, vector in zip(missing, self.embedder.encode(missing), strict=True):
+                self._vectors[text] = vector
+        for text in texts:  # most recently used last; the oldest go first
+            self._vectors[text] = self._vectors.pop(text)
+        result = np.stack([self._vectors[t] for t in texts])
+        while len(self._vectors) > self.size:
+            del self._vectors[next(iter(self._vectors))]
+        return result
+
+
+def shown_hit(hit: Hit, extra_secret_patterns: Sequence[str] = ()) -> Hit:
+    """Given a hit, return it as an output may show it: secrets and personal data in its
+    snippet and text redacted (`[redacted GitHub token]`), as SCRATCHPAD.md redacts them.
+    Every path that prints hits (`assemble search`, the MCP `memory_search`) shows these."""
+
+    def clean(text: str) -> str:
+        return redact(text, extra_secret_patterns=extra_secret_patterns)
+
+    return replace(hit, snippet=clean(hit.snippet), text=clean(hit.text))
+
+
+def hit_record(hit: Hit, *, explain: bool = False) -> dict[str, Any]:
+    """Given a hit, return it as JSON data: path, line range, score and snippet (what
+    `assemble search --json` and the MCP tool give), with the score parts when `explain`."""
+    record: dict[str, Any] = {
+        "path": hit.path,
+        "start_line": hit.start_line,
+        "end_line": hit.end_line,
+        "score": round(hit.score, 4),
+        "snippet": hit.snippet,
+    }
+    if explain:
+        record["vector"] = None if hit.vector is None else round(hit.vector, 4)
+        record["bm25"] = None if hit.bm25 is None else round(hit.bm25, 4)
+        record["recency"] = round(hit.recency, 4)
+    return record
+
+
+class WarmMemory:
+    """One memory index kept open from one assembly to the next (the daemon's), so its loaded
+    model, its search caches and the vectors of recent queries stay warm, and a cycle costs
+    only what changed. A config whose memory settings or workspace differ from the last one's
+    opens a new index.
+
+    With `watched=True` the owner watches the memory files and calls `files_changed()` when
+    one changes (and whenever it wants a full check, e.g. on its interval): the index is then
+    synced only after such a call, not on every assembly, which saves listing and stat-ing
+    every memory file when only a transcript changed.
+    """
+
+    def __init__(self, *, watched: bool = False) -> None:
+        self.watched = watched
+        self._index: MemoryIndex | None = None
+        self._reason: str | None = None
+        self._key: str | None = None
+        self._stale = True
+        self._last: SyncReport | None = None
+
+    @property
+    def sync_due(self) -> bool:
+        """Whether the next assembly syncs the index (always, when not watched)."""
+        return self._stale or not self.watched
+
+    def files_changed(self) -> None:
+        """Note that a memory file changed (thread-safe): the next assembly syncs the index."""
+        self._stale = True
+
+    def sync(
+        self,
+        index: MemoryIndex,
+        *,
+        rebuild: bool = False,
+        progress: Callable[[str, int, int], None] | None = None,
+    ) -> SyncReport:
+        """Given the kept index, sync it, unless it is watched and no file changed since the
+        last sync; then return the last sync's totals with nothing changed or embedded."""
+        last = self._last
+        if self.watched and not self._stale and not rebuild and last is not None:
+            return replace(
+                last,
+                files_changed=0,
+                files_removed=0,
+                chunks_embedded=0,
+                chunks_reused=0,
+                files_read=0,
+                seconds=0.0,
+                skipped=list(last.skipped),
+            )
+        # Cleared before the sync: a change that lands while it runs marks it stale again.
+        self._stale = False
+        try:
+            self._last = index.sync(rebuild=rebuild, progress=progress)
+        except BaseException:
+            self._stale = True
+            raise
+        return self._last
+
+    def open(self, config: Config) -> tuple[MemoryIndex, str | None]:
+        """Given the config, return its memory index (the one kept open when the settings are
+        the same) and why it has no embeddings (None when it has them)."""
+        key = repr((config.workspace, config.memory, config.output.path, config.tokens))
+        if self._index is None or key != self._key:
+            self.close()
+            self._stale = True
+            self._index, self._reason = open_memory(config)
+            if self._index.embedder is not None:
+                self._index.embedder = RememberedQueries(self._index.embedder)
+            self._key = key
+        return self._index, self._reason
+
+    def close(self) -> None:
+        """Close the kept index, if any."""
+        if self._index is not None:
+            self._index.close()
+        self._index = self._key = None
+        self._last = None
+
+
+@dataclass
+class OpenMemory:
+    """A synced memory index, what the sync did, and why search runs on keywords (BM25) alone
+    when it does.
+
+    As a context manager it gives the index and closes it afterwards, unless a WarmMemory
+    keeps it for the next assembly.
+    """
+
+    index: MemoryIndex
+    report: SyncReport
+    synced_fallback: Problem | None = None  # why the sync left the index without vectors
+    kept: bool = False
+    scratch: Path | None = None  # the temporary folder of a copy, removed on closing
+
+    @property
+    def fallback(self) -> Problem | None:
+        """Why search runs on keywords alone, or None when it uses the embeddings too: the
+        model failed on the queries of the last search, else the sync's reason (the model
+        cannot be loaded, or the config asks for keyword search: kind "keyword search")."""
+        if self.index.search_degraded:
+            return Problem("memory search", self.index.search_degraded, "memory")
+        return self.synced_fallback
+
+    def __enter__(self) -> MemoryIndex:
+        return self.index
+
+    def __exit__(self, *exc: object) -> None:
+        if not self.kept:
+            self.index.close()
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def synced_memory(
+    config: Config,
+    *,
+    rebuild: bool = False,
+    progress: Callable[[str, int, int], None] | None = None,
+    warm: WarmMemory | None = None,
+    db_path: Path | None = None,
+) -> OpenMemory:
+    """Given the config, open the memory index (the workspace's, or the one at `db_path`) and
+    bring it up to date with the files.
+
+    With `warm`, the index it keeps open is used (and stays open). If the embedding model
+    cannot be loaded, the index is synced and searched on BM25 alone, and `fallback` says why:
+    memory search degrades, it never fails the assembly.
+    """
+    if warm is not None:
+        index, reason = warm.open(config)
+    else:
+        index, reason = open_memory(config, db_path=db_path)
+    try:
+        if warm is not None:
+            report = warm.sync(index, rebuild=rebuild, progress=progress)
+        else:
+            report = index.sync(rebuild=rebuild, progress=progress)
+    except ModelError as error:
+        if warm is not None:
+            warm.close()  # the next assembly tries the model again
+        else:
+            index.close()
+        index, _ = open_memory(config, embedder_off=True, db_path=db_path)
+        report = index.sync(rebuild=rebuild, progress=progress)
+        failed = f"embeddings unavailable ({error}); keyword (BM25) search only"
+        return OpenMemory(index, report, Problem("memory search", failed, "memory"))
+    chosen = config.memory.model == "none"
+    why = reason or report.degraded
+    fallback = None
+    if why is not None:
+        fallback = Problem("memory search", why, "keyword search" if chosen else "memory")
+    return OpenMemory(index, report, fallback, kept=warm is not None)
+
+
+def memory_copy(config: Config) -> OpenMemory:
+    """Given the config, return a copy of the workspace's memory index in a temporary folder,
+    synced with the memory files, and removed when the OpenMemory is closed: what a dry run
+    searches, so that it finds what a real run would and leaves the workspace as it was.
+
+    The index is copied as bytes (the database and its write-ahead log): SQLite opens even a
+    read-only connection to a database in WAL mode by creating files beside it. A copy taken
+    while another process writes may be torn; the copy is then rebuilt from the memory files,
+    as a corrupt index is. Raise AssemblerError (UnsafePathError for a link) if the index
+    cannot be read.
+    """
+    source = index_path(config)
+    folder = Path(tempfile.mkdtemp(prefix="assemble-dry-run-"))
+    try:
+        for suffix in ("", "-wal"):
+            name = source.name + suffix
+            try:
+                data = read_state_file(source.with_name(name)).data
+            except UnsafePathError:
+                raise
+            except OSError as error:
+                raise WorkspaceError(
+                    f"Cannot read the memory index {source.with_name(name)} ({error}); check "
+                    "its permissions"
+                ) from error
+            if data is not None:
+                (folder / name).write_bytes(data)
+        memory = synced_memory(config, db_path=folder / source.name)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    memory.scratch = folder
+    return memory

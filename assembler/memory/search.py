@@ -1,0 +1,696 @@
+"""Search over the memory index: the top chunks by cosine similarity (a numpy matrix of the
+current chunks' vectors, cached until the database changes) and by FTS5 BM25, fused into
+`vector_weight * cosine + bm25_weight * bm25`, with an optional recency boost for dated daily
+notes, a minimum score, and optional MMR for diversity. Without an embedder the same code runs
+on BM25 alone. The index itself (its database, chunking and sync) is `assembler.memory.index`.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import re
+import sqlite3
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from assembler.context.active import note_date
+from assembler.memory.embeddings import Embedder
+
+Vector = npt.NDArray[np.float32]
+Matrix = npt.NDArray[np.float32]
+
+_MATCH_CACHE_SIZE = 64  # distinct queries whose BM25 matches and hits are kept
+
+
+_MAX_QUERY_TERMS = 64
+
+
+_SNIPPET_CHARS = 200
+
+
+_DATED = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+
+
+# Letters and digits only: FTS5's unicode61 tokenizer splits on everything else too.
+_TERM = re.compile(r"[^\W_]+")
+
+
+_STOPWORDS = frozenset(
+    "a an and are as at be but by for from has have he her his i if in into is it its me my "
+    "no not of on or our she so that the their them then there these they this to was we "
+    "were what when which who why will with you your".split()
+)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result: where it is, how it scored, and what to show."""
+
+    path: str  # relative to the workspace, POSIX separators
+    start_line: int  # 1-based, inclusive
+    end_line: int  # 1-based, inclusive
+    score: float  # the fused score the ranking used (after recency boost)
+    vector: float | None  # the vector part (cosine, 0..1 after clamping), None without one
+    bm25: float | None  # the BM25 part, 0..1: the share of the best score the query's words allow
+    recency: float  # the boost factor applied (1.0 = none)
+    snippet: str  # a short excerpt (one or two lines, <= ~200 chars) for display
+    text: str  # the chunk's full text
+    chunk_hash: str
+    heading: str = ""  # the chunk's heading path, e.g. "Infra > Kubernetes"
+
+
+@dataclass(frozen=True)
+class _Matches:
+    """The chunks one FTS5 query matches: FTS5's bm25() by chunk id (negative, lower is
+    better), and the ids best first."""
+
+    scores: dict[int, float]
+    ranked: list[int]
+
+
+@dataclass(frozen=True)
+class _Vectors:
+    """The current chunks' vectors for one model, as one matrix."""
+
+    ids: npt.NDArray[np.int64]
+    matrix: Matrix
+    row_of: dict[int, int]
+
+
+@dataclass
+class _Candidate:
+    id: int
+    cosine: float | None = None
+    bm25_raw: float = 0.0  # -bm25(): higher is better, 0 when the chunk does not match
+    path: str = ""
+    start_line: int = 0
+    end_line: int = 0
+    text: str = ""
+    hash: str = ""
+    heading: str = ""
+    vector_part: float | None = None
+    bm25_part: float = 0.0
+    recency: float = 1.0
+    score: float = 0.0
+
+
+def query_terms(text: str) -> list[str]:
+    """Given free text, return its distinct lower-case words for BM25, stopwords left out
+    (unless there is nothing else)."""
+    words = list(dict.fromkeys(t.lower() for t in _TERM.findall(text)))
+    content = [word for word in words if word not in _STOPWORDS]
+    return (content or words)[:_MAX_QUERY_TERMS]
+
+
+def fts_query(text: str) -> str | None:
+    """Given free text, return an FTS5 MATCH expression that matches any of its words.
+
+    Every word is quoted, so nothing the user types ('"foo', 'a AND (', 'NEAR', '*', 'col:')
+    is read as FTS5 syntax. Return None if the text has no words.
+    """
+    terms = query_terms(text)
+    if not terms:
+        return None
+    return " OR ".join(f'"{term}"' for term in terms)
+
+
+@dataclass(frozen=True)
+class _Options:
+    k: int
+    vector_weight: float  # scaled so the two weights sum to 1
+    bm25_weight: float
+    min_score: float
+    mmr_lambda: float | None
+    half_life: float | None
+    recency_weight: float
+    today: date
+
+
+def _recency(path: str, options: _Options) -> float:
+    """Given a chunk's file and the options, return its recency boost factor (1.0 = none)."""
+    if options.half_life is None or options.recency_weight <= 0:
+        return 1.0
+    day = note_date(path)
+    if day is None:
+        return 1.0
+    age = max(0, (options.today - day).days)
+    return 1.0 + options.recency_weight * math.pow(0.5, age / options.half_life)
+
+
+def _mmr(
+    ranked: list[_Candidate], k: int, lambda_: float, vectors: _Vectors | None
+) -> list[_Candidate]:
+    """Given candidates best first, return k picked by maximal marginal relevance.
+
+    Each pick maximises `lambda * score - (1 - lambda) * max similarity to those already
+    picked`; similarity is the cosine of the chunk vectors, or word overlap (Jaccard) when a
+    chunk has no vector.
+    """
+    pool = ranked[: max(50, 5 * k)]
+    if len(pool) <= 1:
+        return pool[:k]
+    rows = [vectors.row_of.get(c.id) if vectors is not None else None for c in pool]
+    words = [set(_TERM.findall(c.text.lower())) for c in pool]
+
+    def similarity(a: int, b: int) -> float:
+        ra, rb = rows[a], rows[b]
+        if vectors is not None and ra is not None and rb is not None:
+            return float(vectors.matrix[ra] @ vectors.matrix[rb])
+        union = words[a] | words[b]
+        return len(words[a] & words[b]) / len(union) if union else 0.0
+
+    chosen: list[int] = []
+    closest = [0.0] * len(pool)  # each candidate's highest similarity to a chosen one
+    remaining = list(range(len(pool)))
+    while remaining and len(chosen) < k:
+        best = max(remaining, key=lambda i: lambda_ * pool[i].score - (1 - lambda_) * closest[i])
+        remaining.remove(best)
+        chosen.append(best)
+        for i in remaining:
+            closest[i] = max(closest[i], similarity(i, best))
+    return [pool[i] for i in chosen]
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def _snippet_terms(query: str) -> list[str]:
+    """Given a query, return the stems its snippet looks for (stopwords dropped)."""
+    words = dict.fromkeys(t.lower() for t in _TERM.findall(query))
+    return list(dict.fromkeys(_stem(word) for word in words if word not in _STOPWORDS))
+
+
+# A sentence ends at ., ! or ? followed by a space and what can start one; "1.14.4" and
+# "e.g. this" stay whole.
+_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"')\]]))\s+(?=[\"'`(\[]?[A-Z0-9])")
+_LIST_MARKER = re.compile(r"^(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
+_CLOCK = re.compile(r"^\d{1,2}:\d{2}\b")
+
+
+def sentences(text: str) -> list[str]:
+    """Given a chunk's text, return its sentences, in order: each content line (not a heading,
+    not a code fence, without its list marker) split at sentence ends. A sentence from the
+    middle of a line that begins with a clock time ("21:52 ...") keeps that time in front."""
+    found: list[str] = []
+    for raw in text.split("\n"):
+        line = raw.strip()
+        if not line or line.startswith("```") or ATX_HEADING.match(line):
+            continue
+        line = _LIST_MARKER.sub("", line)
+        clock = _CLOCK.match(line)
+        for number, piece in enumerate(_SENTENCE_END.split(line)):
+            piece = " ".join(piece.split())
+            if not piece:
+                continue
+            if number and clock is not None:
+                piece = f"{clock.group(0)} {piece}"
+            found.append(piece)
+    return found
+
+
+def overlap(sentence: str, weights: Mapping[str, float]) -> float:
+    """Given a sentence and the query's stems with their weights (IDF, or 1 each), return the
+    weight of the stems the sentence has (a stem matches the start of a word)."""
+    words = {t.lower() for t in _TERM.findall(sentence)}
+    return sum(weight for term, weight in weights.items() if any(w.startswith(term) for w in words))
+
+
+def snippet(
+    text: str,
+    terms: Sequence[str] | Mapping[str, float],
+    width: int = _SNIPPET_CHARS,
+    *,
+    scores: Sequence[float] | None = None,
+) -> str:
+    """Given a chunk's text and the query's stems (with their weights, e.g. IDF), return its
+    most relevant sentence (see `sentences`): the one with the most weight of the query's
+    stems, or the best of `scores` (one per sentence) when given; the first when nothing
+    matches. Headings are never the snippet: a chunk of headings alone gives "".
+
+    The result is one line of at most `width` characters, cut around the first match.
+    """
+    pieces = sentences(text)
+    if not pieces:
+        return ""
+    weights = dict(terms) if isinstance(terms, Mapping) else dict.fromkeys(terms, 1.0)
+    if scores is None:
+        scores = [overlap(piece, weights) for piece in pieces]
+    best = max(range(len(pieces)), key=lambda i: (scores[i], -i))
+    flat = pieces[best]
+    if len(flat) <= width:
+        return flat
+    patterns = [re.compile(rf"\b{re.escape(term)}", re.IGNORECASE) for term in weights]
+    first = min((m.start() for p in patterns if (m := p.search(flat)) is not None), default=0)
+    start = max(0, min(first - width // 4, len(flat) - width + 1))
+    piece = flat[start : start + width - 2].strip()
+    return ("…" if start > 0 else "") + piece + "…"
+
+
+SQL_VARIABLES = 500  # ids per "IN (...)": well under SQLite's limit of 32766
+
+
+ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+
+
+def is_corruption(error: sqlite3.DatabaseError) -> bool:
+    """Return whether an SQLite error means the file is damaged or not a database at all.
+
+    Busy, locked, read-only or missing-permission errors are OperationalErrors and are not
+    corruption: moving the file aside would not help and would lose a good index.
+    """
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+    return type(error) is sqlite3.DatabaseError
+
+
+def checked_vectors(vectors: Any, expected: int) -> Matrix:
+    """Given an embedder's output for `expected` texts, return it as float32 unit rows.
+
+    Raise ValueError if the embedder broke its contract (wrong shape).
+    """
+    array = np.asarray(vectors, dtype=np.float32)
+    if array.ndim != 2 or array.shape[0] != expected:
+        raise ValueError(f"embedder returned shape {array.shape} for {expected} texts")
+    norms = np.linalg.norm(array, axis=1, keepdims=True)
+    # Unit rows make the dot product a cosine; a zero row (empty text) stays zero.
+    return np.ascontiguousarray(array / np.where(norms > 0, norms, 1.0), dtype=np.float32)
+
+
+def batched(items: Sequence[int], size: int) -> Iterable[Sequence[int]]:
+    """Given items and a size, yield them in slices of at most that size."""
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+class IndexSearch:
+    """The search half of `MemoryIndex`: hybrid search over the chunks the index holds, with
+    caches that stay valid while the database's data_version does not move."""
+
+    embedder: Embedder | None
+    # Why the last search ran without vectors although an embedder was given, else None.
+    search_degraded: str | None
+    _lock: threading.RLock
+    _cache_version: int | None
+    _vectors: _Vectors | None
+    _rows: int
+    _doc_freq: dict[str, int]
+    # FTS5 MATCH expression -> the BM25 matches of every chunk it matches. FTS5 scores all
+    # matches even for "ORDER BY rank LIMIT n", so one pass that keeps them all costs the same
+    # as the top n and answers the vector candidates' BM25 too; the daemon asks the same
+    # queries cycle after cycle, so they are kept while the index is unchanged.
+    _matches: dict[str, _Matches]
+    _results: dict[tuple[str, _Options], list[Hit]]  # (query, options) -> hits
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        raise NotImplementedError  # the index's open database
+
+    def _recover(self, error: sqlite3.DatabaseError) -> None:
+        raise NotImplementedError  # the index replaces a corrupt database
+
+    def search(
+        self,
+        query: str,
+        *,
+        k: int = 5,
+        vector_weight: float = 0.7,
+        bm25_weight: float = 0.3,
+        min_score: float = 0.0,
+        mmr_lambda: float | None = None,
+        recency_half_life_days: float | None = None,
+        recency_weight: float = 0.0,
+        now: datetime | None = None,
+    ) -> list[Hit]:
+        """Given a query, return up to k hits, best first (in MMR order when `mmr_lambda`).
+
+        The score is `vector_weight * cosine + bm25_weight * bm25` with the weights scaled to
+        sum to 1 (BM25 alone for chunks without a vector), times the recency boost
+        `1 + recency_weight * 0.5 ** (age_days / recency_half_life_days)` for files named with
+        a date; hits under `min_score` are dropped. Raise ValueError for invalid options.
+        """
+        return self.search_many(
+            [query],
+            k=k,
+            vector_weight=vector_weight,
+            bm25_weight=bm25_weight,
+            min_score=min_score,
+            mmr_lambda=mmr_lambda,
+            recency_half_life_days=recency_half_life_days,
+            recency_weight=recency_weight,
+            now=now,
+        )[0]
+
+    def search_many(
+        self,
+        queries: Sequence[str],
+        *,
+        k: int = 5,
+        vector_weight: float = 0.7,
+        bm25_weight: float = 0.3,
+        min_score: float = 0.0,
+        mmr_lambda: float | None = None,
+        recency_half_life_days: float | None = None,
+        recency_weight: float = 0.0,
+        now: datetime | None = None,
+    ) -> list[list[Hit]]:
+        """Given queries, return the hits of each (as `search`), embedding them in one batch.
+
+        Raise ValueError for invalid options.
+        """
+        if k <= 0:
+            raise ValueError(f"k must be positive, got {k}")
+        if vector_weight < 0 or bm25_weight < 0 or vector_weight + bm25_weight <= 0:
+            raise ValueError(
+                f"weights must be >= 0 and not both 0, got {vector_weight} and {bm25_weight}"
+            )
+        if mmr_lambda is not None and not 0 <= mmr_lambda <= 1:
+            raise ValueError(f"mmr_lambda must be between 0 and 1, got {mmr_lambda}")
+        if recency_half_life_days is not None and recency_half_life_days <= 0:
+            raise ValueError(
+                f"recency_half_life_days must be positive, got {recency_half_life_days}"
+            )
+        total = vector_weight + bm25_weight
+        options = _Options(
+            k=k,
+            vector_weight=vector_weight / total,
+            bm25_weight=bm25_weight / total,
+            min_score=min_score,
+            mmr_lambda=mmr_lambda,
+            half_life=recency_half_life_days,
+            recency_weight=recency_weight,
+            today=(now or datetime.now().astimezone()).date(),
+        )
+        with self._lock:
+            try:
+                self._refresh_caches()
+                vectors = self._current_vectors()
+                # A daemon asks mostly the same queries cycle after cycle: only new ones are
+                # embedded and ranked while the index is unchanged.
+                found = {
+                    q: self._results[(q, options)] for q in queries if (q, options) in self._results
+                }
+                todo = [q for q in dict.fromkeys(queries) if q not in found]
+                query_vectors = self._embed_queries(todo, vectors)
+                for query, vector in zip(todo, query_vectors, strict=True):
+                    found[query] = self._rank(query, vector, vectors, options)
+                    # The cache keeps the newest; this call answers from `found`, so more
+                    # distinct queries than the cache holds are all answered.
+                    if len(self._results) >= _MATCH_CACHE_SIZE:
+                        self._results.pop(next(iter(self._results)))
+                    self._results[(query, options)] = found[query]
+                return [list(found[query]) for query in queries]
+            except sqlite3.DatabaseError as error:
+                if not is_corruption(error):
+                    raise
+                # The next sync rebuilds the fresh database and reports the repair.
+                self._recover(error)
+                return [[] for _ in queries]
+
+    def _forget_caches(self) -> None:
+        self._cache_version = None
+        self._vectors = None
+        self._doc_freq = {}
+        self._matches = {}
+        self._results = {}
+
+    def _bm25_matches(self, match: str) -> _Matches:
+        """Given an FTS5 MATCH expression, return every chunk it matches with its raw BM25
+        score (higher is better), best first (cached until the index changes)."""
+        found = self._matches.get(match)
+        if found is None:
+            if len(self._matches) >= _MATCH_CACHE_SIZE:
+                self._matches.pop(next(iter(self._matches)))
+            rows = self._db.execute(
+                "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?",
+                (match,),
+            ).fetchall()
+            # bm25() is negative, lower is better: sorting on (bm25, id) ranks best first.
+            # Built with C-level helpers: a common word matches thousands of chunks.
+            rows.sort(key=operator.itemgetter(1, 0))
+            found = self._matches[match] = _Matches(dict(rows), [row[0] for row in rows])
+        return found
+
+    def chunk_count(self) -> int:
+        """Return how many chunks the index holds now."""
+        self._refresh_caches()
+        return int(self._rows)
+
+    def _refresh_caches(self) -> None:
+        """Drop the search caches if the database changed since they were filled."""
+        # data_version moves when another connection (another process) commits; our own
+        # commits happen in sync, which forgets the caches itself.
+        version = self._db.execute("PRAGMA data_version").fetchone()[0]
+        if version != self._cache_version:
+            self._forget_caches()
+            self._rows = self._db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            self._cache_version = version
+
+    def _idf(self, term: str) -> float:
+        """Given a query term, return its BM25 IDF as FTS5 computes it (a missing term gets
+        the highest IDF there is)."""
+        if term not in self._doc_freq:
+            self._doc_freq[term] = self._db.execute(
+                "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (f'"{term}"',)
+            ).fetchone()[0]
+        found = self._doc_freq[term]
+        return max(math.log((self._rows - found + 0.5) / (found + 0.5)), 1e-6)
+
+    def _current_vectors(self) -> _Vectors | None:
+        """Return the current chunks' vectors for the embedder's model (cached), or None."""
+        if self.embedder is None:
+            return None
+        if self._vectors is not None:
+            return self._vectors
+        try:
+            model_id = self.embedder.model_id
+        except Exception as error:  # a model that cannot even be named: BM25 only
+            self.search_degraded = f"embedding model unavailable ({error})"
+            return None
+        rows = self._db.execute(
+            "SELECT c.id, e.vector FROM chunks c JOIN embeddings e "
+            "ON e.model_id = ? AND e.chunk_hash = c.hash ORDER BY c.id",
+            (model_id,),
+        ).fetchall()
+        if rows:
+            width = len(rows[0][1])
+            rows = [row for row in rows if len(row[1]) == width]
+            ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+            matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32)
+            matrix = matrix.reshape(len(rows), width // 4)
+        else:
+            ids = np.zeros(0, dtype=np.int64)
+            matrix = np.zeros((0, 0), dtype=np.float32)
+        self._vectors = _Vectors(ids, matrix, {int(i): r for r, i in enumerate(ids)})
+        return self._vectors
+
+    def _embed_queries(
+        self, queries: Sequence[str], vectors: _Vectors | None
+    ) -> list[Vector | None]:
+        """Return each query's vector, or None for all when there is nothing to compare with.
+
+        A model that fails here does not fail the search: it runs on BM25 alone and
+        `search_degraded` says why.
+        """
+        none: list[Vector | None] = [None] * len(queries)
+        if self.embedder is None or vectors is None or not len(vectors.ids):
+            return none
+        wanted = [i for i, q in enumerate(queries) if q.strip()]
+        if not wanted:
+            return none
+        try:
+            encoded = checked_vectors(
+                self.embedder.encode([queries[i] for i in wanted]), len(wanted)
+            )
+        except Exception as error:
+            self.search_degraded = f"the query could not be embedded ({error})"
+            return none
+        if encoded.shape[1] != vectors.matrix.shape[1]:
+            self.search_degraded = (
+                f"the model gives {encoded.shape[1]}-d vectors but the index holds "
+                f"{vectors.matrix.shape[1]}-d ones; run 'assemble index --rebuild'"
+            )
+            return none
+        self.search_degraded = None
+        result = list(none)
+        for row, i in enumerate(wanted):
+            result[i] = encoded[row]
+        return result
+
+    def _rank(
+        self, query: str, query_vector: Vector | None, vectors: _Vectors | None, options: _Options
+    ) -> list[Hit]:
+        limit = max(50, 5 * options.k)
+        candidates: dict[int, _Candidate] = {}
+        use_vectors = query_vector is not None and vectors is not None and len(vectors.ids) > 0
+        cosines: npt.NDArray[np.float32] | None = None
+        if use_vectors:
+            assert query_vector is not None and vectors is not None
+            cosines = vectors.matrix @ query_vector
+            if len(cosines) > limit:
+                top = np.argpartition(-cosines, limit - 1)[:limit]
+            else:
+                top = np.arange(len(cosines))
+            for row in top:
+                chunk_id = int(vectors.ids[row])
+                candidates[chunk_id] = _Candidate(chunk_id, cosine=float(cosines[row]))
+        match = fts_query(query)
+        if match is not None:
+            matches = self._bm25_matches(match)
+            for chunk_id in matches.ranked[:limit]:
+                candidates.setdefault(chunk_id, _Candidate(chunk_id))
+            # Vector candidates that BM25 did not rank in its top still get their real part.
+            for candidate in candidates.values():
+                candidate.bm25_raw = max(0.0, -matches.scores.get(candidate.id, 0.0))
+        if not candidates:
+            return []
+        self._fill(candidates)
+        if use_vectors:
+            assert vectors is not None and cosines is not None
+            for candidate in candidates.values():
+                row = vectors.row_of.get(candidate.id)
+                if row is not None:
+                    candidate.cosine = float(cosines[row])
+        # BM25 is a sum over the query's words of IDF x a term-frequency factor that is 1 for
+        # one occurrence in a chunk of average length. So the sum of the words' IDFs is what a
+        # chunk with every word once scores; a chunk that has only one common word of a
+        # four-word query gets a small part, even when no chunk matches better. Words that no
+        # chunk has count with the highest IDF: the keywords cannot explain that query, and
+        # the vector part should decide.
+        ideal = sum(self._idf(term) for term in query_terms(query))
+        scored: list[_Candidate] = []
+        for candidate in candidates.values():
+            if not candidate.path:
+                continue  # deleted between the two queries
+            candidate.bm25_part = min(1.0, candidate.bm25_raw / ideal) if ideal > 0 else 0.0
+            if candidate.cosine is None:
+                candidate.score = candidate.bm25_part
+            else:
+                candidate.vector_part = max(candidate.cosine, 0.0)
+                candidate.score = (
+                    options.vector_weight * candidate.vector_part
+                    + options.bm25_weight * candidate.bm25_part
+                )
+            candidate.recency = _recency(candidate.path, options)
+            candidate.score *= candidate.recency
+            if candidate.score >= options.min_score and candidate.score > 0:
+                scored.append(candidate)
+        scored.sort(key=lambda c: (-c.score, c.path, c.start_line))
+        unique: list[_Candidate] = []
+        texts: set[str] = set()
+        for candidate in scored:
+            if candidate.text not in texts:
+                texts.add(candidate.text)
+                unique.append(candidate)
+        if options.mmr_lambda is not None:
+            chosen = _mmr(unique, options.k, options.mmr_lambda, vectors)
+        else:
+            chosen = unique[: options.k]
+        terms = self.snippet_weights(query)
+        return [
+            Hit(
+                path=c.path,
+                start_line=c.start_line,
+                end_line=c.end_line,
+                score=c.score,
+                vector=c.vector_part,
+                bm25=c.bm25_part,
+                recency=c.recency,
+                snippet=snippet(c.text, terms),
+                text=c.text,
+                chunk_hash=c.hash,
+                heading=c.heading,
+            )
+            for c in chosen
+        ]
+
+    def snippet_weights(self, query: str) -> dict[str, float]:
+        """Given a query, return the stems a snippet looks for, each weighed by its word's
+        BM25 IDF: a sentence that has the rare word of the query beats one with two common
+        ones."""
+        weights: dict[str, float] = {}
+        with self._lock:
+            self._refresh_caches()
+            for word in query_terms(query):
+                if word in _STOPWORDS:
+                    continue
+                stem = _stem(word)
+                weights[stem] = max(weights.get(stem, 0.0), self._idf(word))
+        return weights
+
+    def best_snippets(
+        self,
+        pairs: Sequence[tuple[Hit, str]],
+        *,
+        vector_weight: float = 0.7,
+        bm25_weight: float = 0.3,
+    ) -> list[str]:
+        """Given hits and the query each answers, return each hit's most relevant sentence
+        (see `snippet`), scored as the search scores chunks: `vector_weight` x the cosine of
+        the sentence and the query plus `bm25_weight` x the share of the query's IDF weight
+        the sentence has. Without embeddings (or when the model fails here) the share alone
+        decides. A hit of headings alone gets "".
+        """
+        weights = [self.snippet_weights(query) for _, query in pairs]
+        pieces = [sentences(hit.text) for hit, _ in pairs]
+        shares = [
+            [overlap(piece, w) / total if (total := sum(w.values())) > 0 else 0.0 for piece in ps]
+            for ps, w in zip(pieces, weights, strict=True)
+        ]
+        cosines = self._sentence_cosines([q for _, q in pairs], pieces)
+        total = vector_weight + bm25_weight
+        result = []
+        for (hit, _), ps, share, cos, w in zip(
+            pairs, pieces, shares, cosines, weights, strict=True
+        ):
+            if cos is None or total <= 0:
+                scores = share
+            else:
+                scores = [
+                    (vector_weight * max(c, 0.0) + bm25_weight * sh) / total
+                    for c, sh in zip(cos, share, strict=True)
+                ]
+            result.append(snippet(hit.text, w, scores=scores) if ps else "")
+        return result
+
+    def _sentence_cosines(
+        self, queries: Sequence[str], pieces: Sequence[Sequence[str]]
+    ) -> list[list[float] | None]:
+        """Return the cosine of each sentence with its hit's query, None without an embedder
+        or when it fails (the lexical share then decides). One small batch per hit: a daemon's
+        embedder remembers small batches, and the hits shown change little between cycles."""
+        result: list[list[float] | None] = []
+        for query, ps in zip(queries, pieces, strict=True):
+            if self.embedder is None or not ps:
+                result.append(None)
+                continue
+            try:
+                vectors = checked_vectors(self.embedder.encode([query, *ps]), len(ps) + 1)
+            except Exception:  # the snippet falls back to the words; the search said why
+                result.append(None)
+                continue
+            result.append([float(v) for v in vectors[1:] @ vectors[0]])
+        return result
+
+    def _fill(self, candidates: dict[int, _Candidate]) -> None:
+        for part in batched(list(candidates), SQL_VARIABLES):
+            marks = ",".join("?" * len(part))
+            for chunk_id, path, start, end, text, digest, heading in self._db.execute(
+                "SELECT id, path, start_line, end_line, text, hash, heading FROM chunks "
+                f"WHERE id IN ({marks})",
+                part,
+            ):
+                candidate = candidates[chunk_id]
+                candidate.path, candidate.start_line, candidate.end_line = path, start, end
+                candidate.text, candidate.hash, candidate.heading = text, digest, heading

@@ -1,0 +1,460 @@
+"""The mood state of the humans over a window of messages, from the moods of its messages.
+
+`assembler.mood.model` scores each message (`MoodModel`) and calls `read_window`; this module
+turns those scores into the state the Emotional Context section shows and the strategy reads.
+It defines the state's vocabulary (`MOODS`, `MoodState`, `MoodReport`), which
+`assembler.mood.model` re-exports, and needs nothing else from it at run time.
+
+The state of one speaker (or of everyone), a distribution over MOODS that its lines all read
+from, with r_i = 0.5 ** (age_i / half_life) the recency weight of message i (oldest first,
+n the newest), e_i = 1 - s_i[neutral] its emotional mass and d_i = r_i / r_n its recency
+relative to the newest message:
+- c = P(the speaker is emotional now), a logistic function of `WINDOW_FEATURES` fitted by
+  training/train_mood.py on emotion-labelled dialogues and stored with the weights
+  (`WindowCalibration`). "Emotional now" is what the fit's gold says: one of the speaker's last
+  two utterances is emotional (bench/bench_mood_window.py has the definition and the reasons:
+  a state outlasts the utterance that shows it).
+- Which emotion, given that there is one: the one of the latest emotional message. Reading
+  each message's e_i as the chance that it is emotional (discounted by d_i: the older, the less
+  it still speaks for now), message i is the latest emotional one with probability
+  u_i = d_i e_i * prod_{j > i} (1 - d_j e_j), so the emotions' shares are
+  sum_i d_i s_i[m] prod_{j > i} (1 - d_j e_j), normalised (`emotion_shares`).
+- The state's scores: neutral 1 - c, each other mood c * its share.
+primary = the top score, secondary = the next one, confidence = c. A clear emotion needs
+c * its share > 1 - c, so c > 0.5. valence and arousal are the r-weighted means of the
+messages'. The trajectory compares the state of the window's first third (the same
+computation on those messages, read at the last of them) with the state now.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from assembler.transcripts.read import Message
+
+MOODS: tuple[str, ...] = (
+    "frustrated",
+    "urgent",
+    "confused",
+    "anxious",
+    "sad",
+    "tired",
+    "happy",
+    "grateful",
+    "curious",
+    "neutral",
+)
+# A secondary mood below this score is noise, not a second mood.
+MIN_SECONDARY = 0.15
+
+
+@dataclass(frozen=True)
+class MessageMood:
+    """The mood of one text."""
+
+    valence: float  # -1 (very negative) .. 1 (very positive)
+    arousal: float  # 0 (calm) .. 1 (agitated)
+    scores: dict[str, float]  # every label in MOODS -> 0..1
+    compound: float  # VADER's own compound score of the scored part (`scored_part`), unchanged
+    primary: str
+    primary_score: float
+    secondary: str | None
+    secondary_score: float
+
+
+@dataclass(frozen=True)
+class TrajectoryPoint:
+    """The mood at one point of the window (one human message)."""
+
+    at: datetime | None
+    mood: str
+    score: float
+    valence: float
+
+
+@dataclass
+class MoodState:
+    """The mood of one speaker (or of everyone) over the window."""
+
+    primary: str
+    primary_score: float
+    secondary: str | None
+    secondary_score: float
+    valence: float
+    arousal: float
+    confidence: float  # 0..1, P(the speaker is emotional now); see the module docstring
+    messages: int  # human messages that went into it
+    trajectory: str  # in words, e.g. "frustrated 0.80 at start, trending down to 0.30"
+    points: list[TrajectoryPoint] = field(default_factory=list)
+    speaker: str | None = None
+    explain: list[str] = field(default_factory=list)  # why: the messages that weighed most
+
+    def summary(self) -> dict[str, object]:
+        """The state as JSON shows it (`--json`, the status page): scores rounded, no points."""
+        return {
+            "primary": self.primary,
+            "primary_score": round(self.primary_score, 3),
+            "secondary": self.secondary,
+            "valence": round(self.valence, 3),
+            "arousal": round(self.arousal, 3),
+            "confidence": round(self.confidence, 3),
+            "messages": self.messages,
+            "trajectory": self.trajectory,
+        }
+
+
+@dataclass
+class MoodReport:
+    """The state the agent adapts to and, when several named humans speak, one state per
+    speaker; then `combined` is the state of the one who spoke last (its `speaker` says who)."""
+
+    combined: MoodState
+    speakers: dict[str, MoodState] = field(default_factory=dict)
+
+
+# The window's features the calibration reads, in this order.
+WINDOW_FEATURES: tuple[str, ...] = (
+    "emotional_mass",  # logit of sum_i r_i e_i / sum_i r_i
+    "latest_emotional",  # logit of e_n
+    # logit of 1 - (1 - e_n)(1 - d_{n-1} e_{n-1}): one of the last two messages is emotional,
+    # as the gold asks, the one before discounted by its distance in time from the newest
+    "recent_emotional",
+    "top_share",  # the leading emotion's share (`emotion_shares`)
+    "intensity",  # r-weighted mean |valence|
+    "evidence",  # log(1 + sum_i r_i): fades as the whole window ages
+    # r-weighted mean of s_i[curious] + s_i[confused]: the mood model reads most questions so
+    # (Reddit's annotators did), the dialogues label plain questions neutral; this lets the
+    # calibration learn how much a question says about emotion.
+    "questioning",
+)
+_LOGIT_CLIP = 0.01
+_NEUTRAL = MOODS.index("neutral")
+_CURIOUS, _CONFUSED = MOODS.index("curious"), MOODS.index("confused")
+
+
+@dataclass(frozen=True)
+class WindowCalibration:
+    """c = 1 / (1 + exp(-(intercept + coef . window features)))."""
+
+    coef: tuple[float, ...]  # one per WINDOW_FEATURES
+    intercept: float
+
+
+# For scorers without a trained calibration (test fakes): c = P(one of the last two messages is
+# emotional) from their own scores, the gold's definition read literally.
+DEFAULT_WINDOW_CALIBRATION = WindowCalibration(
+    coef=tuple(float(name == "recent_emotional") for name in WINDOW_FEATURES), intercept=0.0
+)
+
+
+class Scorer(Protocol):
+    """What the window needs of a mood model (`sentiment.MoodModel`, or a test's fake)."""
+
+    window_calibration: WindowCalibration
+
+    def score_many(self, texts: Sequence[str]) -> list[MessageMood]: ...
+
+
+_EXPLAIN_TOP = 3
+FUTURE_SKEW = timedelta(minutes=1)
+_SNIPPET_CHARS = 60
+_NON_SPACE = re.compile(r"\S+")
+_STEADY = 0.10  # a change of the primary's score below this is "steady"
+
+FloatArray = npt.NDArray[np.float64]
+
+
+def read_window(
+    messages: Sequence[Message],
+    *,
+    now: datetime,
+    half_life: timedelta,
+    scorer: Scorer | None,
+    load: Callable[[], Scorer],
+) -> MoodReport:
+    """Given the messages of the window, return the mood of the humans: combined and, when two or
+    more named speakers talk, one state per speaker. `scorer` scores the messages; when it is
+    None, `load()` gives one, called only if there is a human message to score.
+
+    Only `role == "user"` messages with some text count. Each weighs 0.5 ** (age / half_life),
+    age = now - timestamp (a naive one is read in `now`'s zone). A message stamped more than
+    FUTURE_SKEW after `now` is left out (not said yet); a smaller lead is clock skew: age 0.
+    A message without a timestamp takes the age of the nearest earlier message that has one (it
+    was said after it), else of the nearest later one; when no message has one, ages are spread
+    by position from one half-life (the oldest) to 0 (the newest).
+    Raise ValueError if half_life is not positive; whatever `load` raises.
+    """
+    if half_life <= timedelta(0):
+        raise ValueError(f"half_life must be positive, got {half_life}")
+    # `isspace` instead of `strip`: no copy of a long text just to see that it says something.
+    human = [m for m in messages if m.role == "user" and m.text and not m.text.isspace()]
+    # A message stamped well after `now` was not said yet at `now` (a replay, `--now` in the
+    # past): it cannot be the human's mood then. Within FUTURE_SKEW it is clock skew.
+    human = [m for m in human if m.timestamp is None or not _after(m.timestamp, now)]
+    if not human:
+        return MoodReport(combined=_empty_state(None))
+    ages = _ages(human, now, half_life)
+    # Oldest first, ties in the given order: the trajectory reads the window in time order.
+    order = sorted(range(len(human)), key=lambda i: -ages[i])
+    human = [human[i] for i in order]
+    ages = [ages[i] for i in order]
+    if scorer is None:
+        scorer = load()
+    moods = scorer.score_many([m.text for m in human])
+    weights = [0.5 ** (age / half_life) for age in ages]
+    items = list(zip(human, moods, weights, strict=True))
+    calibration = scorer.window_calibration
+    report = MoodReport(combined=_state(items, None, calibration))
+    names = sorted({m.speaker for m in human if m.speaker is not None})
+    if len(names) >= 2:
+        for name in names:
+            mine = [item for item in items if item[0].speaker == name]
+            report.speakers[name] = _state(mine, name, calibration)
+        # A group chat: the lines the agent adapts to are the state of whoever spoke last, the
+        # person it answers next (one speaker's frustration is not the next one's question).
+        # The others' states are listed beside it.
+        latest = human[-1].speaker
+        if latest is not None:
+            report.combined = report.speakers[latest]
+    return report
+
+
+def _after(stamp: datetime, now: datetime) -> bool:
+    """Whether `stamp` is more than FUTURE_SKEW after `now` (naive stamps read in now's zone)."""
+    stamp = stamp if stamp.tzinfo else stamp.replace(tzinfo=now.tzinfo)
+    if now.tzinfo is None and stamp.tzinfo is not None:
+        stamp = stamp.replace(tzinfo=None)
+    try:
+        return stamp - now > FUTURE_SKEW
+    except OverflowError:
+        return False
+
+
+def _ages(messages: Sequence[Message], now: datetime, half_life: timedelta) -> list[timedelta]:
+    known: list[timedelta | None] = []
+    for m in messages:
+        if m.timestamp is None:
+            known.append(None)
+            continue
+        stamp = m.timestamp if m.timestamp.tzinfo else m.timestamp.replace(tzinfo=now.tzinfo)
+        if now.tzinfo is None and stamp.tzinfo is not None:
+            stamp = stamp.replace(tzinfo=None)
+        known.append(max(timedelta(0), now - stamp))
+    n = len(messages)
+    if all(age is None for age in known):
+        return [half_life * ((n - 1 - i) / (n - 1)) if n > 1 else timedelta(0) for i in range(n)]
+    ages: list[timedelta] = []
+    for i, age in enumerate(known):
+        if age is None:
+            earlier = [a for a in known[:i] if a is not None]
+            later = [a for a in known[i + 1 :] if a is not None]
+            age = earlier[-1] if earlier else later[0]
+        ages.append(age)
+    return ages
+
+
+def _empty_state(speaker: str | None) -> MoodState:
+    return MoodState(
+        primary="neutral",
+        primary_score=0.0,
+        secondary=None,
+        secondary_score=0.0,
+        valence=0.0,
+        arousal=0.0,
+        confidence=0.0,
+        messages=0,
+        trajectory="no human messages in the window",
+        speaker=speaker,
+    )
+
+
+def emotion_shares(scores: FloatArray, weights: FloatArray) -> FloatArray:
+    """Given the messages' mood scores (messages x MOODS, oldest first) and recency weights,
+    return each mood's share of "the emotion now" (neutral 0; the rest sum to 1, or all 0 when
+    no message has any emotional mass): the moods of the latest emotional message, see the
+    module docstring."""
+    recency = weights / float(weights[-1]) if float(weights[-1]) > 0.0 else np.ones_like(weights)
+    recency = np.minimum(recency, 1.0)
+    emotional = recency * (1.0 - scores[:, _NEUTRAL])
+    # prod_{j > i} (1 - d_j e_j): no newer message is the latest emotional one
+    later = np.concatenate([np.cumprod((1.0 - emotional)[::-1])[::-1][1:], [1.0]])
+    shares: FloatArray = (recency * later) @ scores
+    shares[_NEUTRAL] = 0.0
+    total = float(shares.sum())
+    return shares / total if total > 0.0 else shares
+
+
+def window_features(scores: FloatArray, valences: FloatArray, weights: FloatArray) -> FloatArray:
+    """Given the messages' mood scores (messages x MOODS, oldest first), valences and recency
+    weights, return the window's `WINDOW_FEATURES`.
+
+    Shared with the training script so that the calibration is fitted on what runtime computes.
+    """
+    total = float(weights.sum())
+    emotional = 1.0 - scores[:, _NEUTRAL]
+    latest = float(emotional[-1])
+    recent = latest
+    if len(emotional) >= 2 and float(weights[-1]) > 0.0:
+        before = min(1.0, float(weights[-2]) / float(weights[-1])) * float(emotional[-2])
+        recent = 1.0 - (1.0 - latest) * (1.0 - before)
+    return np.array(
+        [
+            _logit(float(weights @ emotional) / total),
+            _logit(latest),
+            _logit(recent),
+            float(emotion_shares(scores, weights).max()),
+            float(weights @ np.abs(valences)) / total,
+            math.log1p(total),
+            float(weights @ (scores[:, _CURIOUS] + scores[:, _CONFUSED])) / total,
+        ]
+    )
+
+
+def _logit(p: float) -> float:
+    p = min(1.0 - _LOGIT_CLIP, max(_LOGIT_CLIP, p))
+    return math.log(p / (1.0 - p))
+
+
+@dataclass(frozen=True)
+class _Mixture:
+    scores: FloatArray  # the state's distribution over MOODS
+    confidence: float
+    valence: float
+    arousal: float
+    features: FloatArray
+
+
+def _mixture(
+    scores: FloatArray,
+    valences: FloatArray,
+    arousals: FloatArray,
+    weights: FloatArray,
+    calibration: WindowCalibration,
+) -> _Mixture:
+    total = float(weights.sum())
+    features = window_features(scores, valences, weights)
+    z = calibration.intercept + float(np.dot(calibration.coef, features))
+    confidence = 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+    state = emotion_shares(scores, weights) * confidence
+    state[_NEUTRAL] = 1.0 - float(state.sum())
+    return _Mixture(
+        scores=state,
+        confidence=confidence,
+        valence=float(weights @ valences) / total,
+        arousal=float(weights @ arousals) / total,
+        features=features,
+    )
+
+
+def _state(
+    items: list[tuple[Message, MessageMood, float]],
+    speaker: str | None,
+    calibration: WindowCalibration,
+) -> MoodState:
+    if not items:
+        return _empty_state(speaker)
+    moods = [mood for _, mood, _ in items]
+    w = np.array([weight for _, _, weight in items], dtype=np.float64)
+    if float(w.sum()) <= 0.0:
+        # Every message is so old that its weight underflowed: read them as equals.
+        w = np.ones_like(w)
+    scores = np.array([[m.scores[k] for k in MOODS] for m in moods], dtype=np.float64)
+    valences = np.array([m.valence for m in moods], dtype=np.float64)
+    arousals = np.array([m.arousal for m in moods], dtype=np.float64)
+    now = _mixture(scores, valences, arousals, w, calibration)
+    order = np.argsort(-now.scores, kind="stable")
+    primary, second = MOODS[int(order[0])], MOODS[int(order[1])]
+    primary_score = float(now.scores[int(order[0])])
+    second_score = float(now.scores[int(order[1])])
+
+    features = ", ".join(
+        f"{name} {value:+.2f}" for name, value in zip(WINDOW_FEATURES, now.features, strict=True)
+    )
+    explain = [
+        f"confidence {now.confidence:.2f} = P(emotional now) from {features} "
+        f"({len(items)} messages)"
+    ]
+    heaviest = sorted(range(len(items)), key=lambda i: -w[i])[:_EXPLAIN_TOP]
+    for i in heaviest:
+        message, mood, _ = items[i]
+        who = f"{message.speaker}: " if message.speaker and speaker is None else ""
+        explain.append(
+            f"weight {w[i]:.2f}: {mood.primary} {mood.primary_score:.2f}, valence "
+            f'{mood.valence:+.2f}, arousal {mood.arousal:.2f} <- {who}"{_snippet(message.text)}"'
+        )
+    return MoodState(
+        primary=primary,
+        primary_score=primary_score,
+        secondary=second if second_score >= MIN_SECONDARY else None,
+        secondary_score=second_score if second_score >= MIN_SECONDARY else 0.0,
+        valence=now.valence,
+        arousal=now.arousal,
+        confidence=now.confidence,
+        messages=len(items),
+        trajectory=_trajectory(scores, valences, arousals, w, now, calibration),
+        points=[
+            TrajectoryPoint(
+                at=m.timestamp, mood=s.primary, score=s.primary_score, valence=s.valence
+            )
+            for m, s, _ in items
+        ],
+        speaker=speaker,
+        explain=explain,
+    )
+
+
+def _trajectory(
+    scores: FloatArray,
+    valences: FloatArray,
+    arousals: FloatArray,
+    weights: FloatArray,
+    now: _Mixture,
+    calibration: WindowCalibration,
+) -> str:
+    """Compare the state of the window's first third (oldest first), read at its last message,
+    with the state now: "frustrated 0.81 at start, now tired 0.64; valence -0.45 at start,
+    -0.20 now". The mood named "now" is the state's primary, and the valence "now" is the
+    state's own, so no line of the section can contradict another.
+    """
+    primary = int(np.argmax(now.scores))
+    n = len(scores)
+    if n == 1:
+        return (
+            f"one message: {MOODS[primary]} {now.scores[primary]:.2f}, valence {now.valence:+.2f}"
+        )
+    k = max(1, round(n / 3))
+    head = weights[:k]  # read right after its last message: relative to the newest of them
+    head = head / float(head.max()) if float(head.max()) > 0.0 else np.ones_like(head)
+    start = _mixture(scores[:k], valences[:k], arousals[:k], head, calibration)
+    lead = int(np.argmax(start.scores))
+    before, after = float(start.scores[lead]), float(now.scores[primary])
+    text = f"{MOODS[lead]} {before:.2f} at start, "
+    if lead != primary:
+        text += f"now {MOODS[primary]} {after:.2f}"
+    elif abs(after - before) < _STEADY:
+        text += f"steady at {after:.2f} now"
+    else:
+        text += f"{'rising' if after > before else 'falling'} to {after:.2f} now"
+    return text + f"; valence {start.valence:+.2f} at start, {now.valence:+.2f} now"
+
+
+def _snippet(text: str) -> str:
+    """Return the text's first words, whitespace collapsed, clipped to _SNIPPET_CHARS."""
+    words: list[str] = []
+    size = -1
+    for word in _NON_SPACE.finditer(text):  # only as many words as the snippet shows
+        words.append(word.group())
+        size += len(words[-1]) + 1
+        if size > _SNIPPET_CHARS:
+            break
+    flat = " ".join(words)
+    return flat if len(flat) <= _SNIPPET_CHARS else flat[: _SNIPPET_CHARS - 1] + "…"

@@ -1,0 +1,1 @@
+"""Parked tool outputs: stored whole in SQLite, read back in slices."""

@@ -1,0 +1,1 @@
+"""The status page: a local web app and the data of each of its pages."""
