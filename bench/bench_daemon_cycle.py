@@ -37,8 +37,8 @@ try:
 except ImportError:  # run from a checkout without the package installed
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from assembler.assembly.pipeline import run_once
+from assembler.clock import local_timezone
 from assembler.config.files import load_config
-from assembler.config.schema import local_timezone
 from assembler.memory.recall import WarmMemory
 
 TARGET_MS = 100.0

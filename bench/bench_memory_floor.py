@@ -8,8 +8,8 @@ questions that no note answers. The notes are indexed twice in a temporary folde
 bundled all-MiniLM-L6-v2 (hybrid search, the default) and without a model (keywords alone, the
 fallback), whose scores run on another scale; each gets its own floor.
 
-What the section shows is `assembler.memory.recall.recall_memories` with k = 4 (the default top_k and
-weights), asked with:
+What the section shows is `assembler.memory.recall.recall_memories` with k = 4 (the default
+top_k and weights), asked with:
 - the 65 conversations (gold: the current topic's note and the earlier topics' notes),
 - each of the 353 queries as a one-message conversation (gold: its answer note),
 - each off-topic question as a one-message conversation (gold: nothing, every hit is noise).

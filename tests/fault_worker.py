@@ -81,8 +81,8 @@ def append(
 
 def render(ack: str, workspace: str, until: str) -> None:
     from assembler.assembly.pipeline import run_once
+    from assembler.clock import local_timezone
     from assembler.config.files import load_config
-    from assembler.config.schema import local_timezone
 
     config = load_config(Path(workspace))
     zone = local_timezone(config)

@@ -8,14 +8,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from assembler.clock import format_duration
 from assembler.context import active as context
-from assembler.context.active import (
-    active_context,
-    daily_context,
-    extract_topics,
-    format_duration,
-    time_context,
-)
+from assembler.context.active import active_context, daily_context, extract_topics, time_context
 from assembler.errors import ModelError
 from assembler.transcripts.read import Message, Summary
 

@@ -49,8 +49,8 @@ import yaml
 from fakes import FakeEmbedder
 
 from assembler.assembly.pipeline import run_once
+from assembler.clock import local_timezone
 from assembler.config.files import load_config
-from assembler.config.schema import local_timezone
 from assembler.errors import ObservationError
 from assembler.file.codec import (
     body_hash,

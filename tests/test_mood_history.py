@@ -11,10 +11,10 @@ from types import SimpleNamespace
 import pytest
 
 from assembler.assembly.log import AssemblyLog, log_path, record_run
-from assembler.assembly.routing import redact
 from assembler.errors import UnsafePathError
 from assembler.mood.history import MoodHistory, history_path, message_id, window_report
 from assembler.mood.model import MessageMood, analyze, load_mood_model
+from assembler.redact import redact
 from assembler.transcripts.read import Message
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)

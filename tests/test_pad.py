@@ -451,7 +451,8 @@ def test_file_edit_import_keeps_text_over_the_caps_and_skips_subsystem_sections(
 
 def test_importing_sections_pulls_in_no_heavy_module() -> None:
     code = (
-        "import sys, assembler.pad.journal, assembler.pad.tool_calls, assembler.pad.sections, assembler.pad.hand_edits\n"
+        "import sys, assembler.pad.journal, assembler.pad.tool_calls, assembler.pad.sections\n"
+        "import assembler.pad.hand_edits\n"
         "heavy = ('torch', 'numpy', 'jinja2', 'frontmatter', 'yaml', 'filelock', "
         "'sentence_transformers', 'assembler.config.schema')\n"
         "print([m for m in heavy if m in sys.modules])\n"

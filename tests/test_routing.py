@@ -9,8 +9,10 @@ import time
 
 import pytest
 
-from assembler.assembly.routing import DEFAULT_TIERS, Finding, RoutingHint, route, scan
+from assembler.assembly.routing import RoutingHint, route
+from assembler.config.schema import DEFAULT_TIERS
 from assembler.errors import ConfigError
+from assembler.redact import Finding, scan
 
 # Fake secrets are assembled at run time so that no scanner mistakes this file for a leak.
 _rng = random.Random(7)
@@ -389,7 +391,7 @@ def test_an_unknown_tier_key_raises_config_error_naming_it() -> None:
 
 
 def test_redact_replaces_each_value_with_its_kind_and_keeps_the_rest() -> None:
-    from assembler.assembly.routing import redact
+    from assembler.redact import redact
 
     token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"  # assembled: see the top
     text = (
@@ -411,7 +413,7 @@ def test_redact_replaces_each_value_with_its_kind_and_keeps_the_rest() -> None:
 
 
 def test_scanning_and_redacting_many_matches_take_time_linear_in_them() -> None:
-    from assembler.assembly.routing import redact
+    from assembler.redact import redact
 
     # 4 MB of addresses: rebuilding the text once per match took 40 s to scan, minutes to redact.
     text = " ".join(f"user{i}@mail{i % 97}.com" for i in range(200_000))

@@ -16,9 +16,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assembler.assembly.routing import redact
 from assembler.memory.recall import hit_record, shown_hit
 from assembler.mood.history import MoodHistory, history_path, open_prepared
+from assembler.redact import redact
 
 if TYPE_CHECKING:
     from assembler.assembly.pipeline import Assembly

@@ -19,7 +19,7 @@ from typing import Any
 import jinja2
 
 from assembler import __version__
-from assembler.assembly.routing import RoutingHint, redact, route
+from assembler.assembly.routing import RoutingHint, route
 from assembler.assembly.sections import (
     MemoryRecall,
     active_section,
@@ -34,7 +34,8 @@ from assembler.assembly.sections import (
     strategy_section,
     time_section,
 )
-from assembler.config.schema import Config, local_timezone
+from assembler.clock import local_timezone
+from assembler.config.schema import Config
 from assembler.context.active import (
     ActiveContext,
     DailyContext,
@@ -94,6 +95,7 @@ from assembler.mood.strategy import Strategy, choose_strategy
 from assembler.mood.window import Scorer
 from assembler.pad.agent_part import AgentInputs, read_agent_inputs, render_agent_part
 from assembler.pad.hand_edits import import_into_journal
+from assembler.redact import redact
 from assembler.tokens import TokenCounter, get_counter
 from assembler.transcripts.read import Message, TranscriptRead, default_sources, read_recent
 

@@ -10,12 +10,14 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from assembler.assembly.routing import RoutingHint, redact
-from assembler.context.active import ActiveContext, DailyContext, TimeContext, format_duration
+from assembler.assembly.routing import RoutingHint
+from assembler.clock import format_duration
+from assembler.context.active import ActiveContext, DailyContext, TimeContext
 from assembler.file.render import Item, Section
 from assembler.memory.recall import RecallResult
 from assembler.mood.strategy import Strategy
 from assembler.mood.window import MoodReport, MoodState
+from assembler.redact import redact
 from assembler.transcripts.read import TranscriptRead
 
 TITLES = {

@@ -8,8 +8,9 @@ import logging
 import sys
 from datetime import UTC, datetime
 
+from assembler.clock import local_timezone
 from assembler.config.files import load_config
-from assembler.config.schema import Config, local_timezone
+from assembler.config.schema import Config
 from assembler.errors import AssemblerError
 from assembler.pad.tool_calls import Answer
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from assembler.cli.common import load, parse_now
-from assembler.config.schema import local_timezone
+from assembler.clock import local_timezone
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:

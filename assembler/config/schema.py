@@ -19,8 +19,8 @@ import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, tzinfo
 from datetime import time as dt_time
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -565,15 +565,6 @@ class Config:
         for name in ("workspace", "source", "sources", "explicit"):
             data.pop(name)
         return data
-
-
-def local_timezone(config: Config) -> tzinfo:
-    """Return the configured time zone, else this machine's."""
-    if config.time.timezone:
-        return ZoneInfo(config.time.timezone)
-    zone = datetime.now().astimezone().tzinfo
-    assert zone is not None
-    return zone
 
 
 def folder_checks(data: Mapping[str, Any], workspace: Path) -> list[str]:

@@ -1,1 +1,3 @@
-"""What the session is about: the human's current task, the active context, today's note and the time of day."""
+"""What the session is about: the human's current task, the active context, today's note and the
+time of day.
+"""

@@ -203,22 +203,6 @@ def _session_gap(
     return gap, note
 
 
-def format_duration(delta: timedelta) -> str:
-    """Given a duration, return it compactly: '45m', '2h 10m', '3d 4h'.
-
-    A negative duration (a message stamped ahead of our clock) is '0m', as a future time
-    counts as now everywhere else.
-    """
-    minutes = max(delta // timedelta(minutes=1), 0)  # exact: a float loses minutes past years
-    days, minutes = divmod(minutes, 1440)
-    hours, minutes = divmod(minutes, 60)
-    if days:
-        return f"{days}d {hours}h" if hours else f"{days}d"
-    if hours:
-        return f"{hours}h {minutes}m" if minutes else f"{hours}h"
-    return f"{minutes}m"
-
-
 @dataclass
 class DailyContext:
     """The newest lines of today's daily note."""

@@ -34,7 +34,8 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from assembler.config.schema import Config, local_timezone
+from assembler.clock import local_timezone
+from assembler.config.schema import Config
 from assembler.errors import AssemblerError
 from assembler.fsutil import open_nofollow, real_dir
 from assembler.memory.recall import WarmMemory

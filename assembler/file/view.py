@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assembler.context.active import format_duration
+from assembler.clock import aware, format_duration, local_now
 from assembler.errors import ScratchpadError, SectionError
 from assembler.file.codec import (
     REGION_BEGIN,
@@ -31,9 +31,7 @@ from assembler.pad.journal import (
     DEFAULT_SECTION,
     NAME_RULE,
     SectionState,
-    aware,
     in_zone,
-    local_now,
     ordered,
 )
 from assembler.pad.sections import Scratchpad, scratchpad_for

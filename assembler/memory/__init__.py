@@ -1,1 +1,3 @@
-"""The agent's Markdown memory: an incremental SQLite index of chunks, embeddings and BM25, hybrid search, and the hits recalled for a conversation."""
+"""The agent's Markdown memory: an incremental SQLite index of chunks, embeddings and BM25, hybrid
+search, and the hits recalled for a conversation.
+"""

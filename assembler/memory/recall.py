@@ -20,10 +20,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assembler.assembly.routing import redact
 from assembler.context.active import content_words, note_date
 from assembler.errors import ModelError, Problem, UnsafePathError, WorkspaceError
 from assembler.fsutil import read_state_file
+from assembler.redact import redact
 from assembler.tokens import get_counter
 from assembler.transcripts.read import Message, clip_middle
 

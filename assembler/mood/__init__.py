@@ -1,1 +1,3 @@
-"""The human's mood: each message scored, the state over the window, the history of scores, and the response strategy it suggests."""
+"""The human's mood: each message scored, the state over the window, the history of scores, and the
+response strategy it suggests.
+"""

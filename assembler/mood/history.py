@@ -28,7 +28,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePath
 from typing import Any
 
-from assembler.assembly.routing import redact
 from assembler.errors import UnsafePathError, WorkspaceError
 from assembler.fsutil import check_not_link, real_dir
 from assembler.mood.window import (
@@ -39,6 +38,7 @@ from assembler.mood.window import (
     WindowCalibration,
     read_window,
 )
+from assembler.redact import redact
 from assembler.transcripts.read import Message, clip_middle
 
 log = logging.getLogger(__name__)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
+from assembler.clock import aware
 from assembler.errors import AssemblerError, Problem
 from assembler.file.codec import (
     REGION_BEGIN,
@@ -27,7 +28,6 @@ from assembler.pad.hand_edits import FileSync, kept_problem, region_of
 from assembler.pad.journal import (
     SectionKind,
     SectionState,
-    aware,
     fold_events,
     in_zone,
     order_key,

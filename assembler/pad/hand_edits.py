@@ -19,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from assembler.clock import aware
 from assembler.errors import AssemblerError, Problem, SectionError
 from assembler.file.codec import (
     RenderRecord,
@@ -50,13 +51,7 @@ from assembler.hosts.openclaw.entries import (
     openclaw_entry_time,
     read_openclaw_scratchpad_entries,
 )
-from assembler.pad.journal import (
-    DEFAULT_SECTION,
-    NAME_RULE,
-    SectionState,
-    aware,
-    is_valid_section_name,
-)
+from assembler.pad.journal import DEFAULT_SECTION, NAME_RULE, SectionState, is_valid_section_name
 from assembler.pad.sections import Scratchpad, scratchpad_for
 from assembler.tokens import clip
 from assembler.transcripts.readers import CLOCK_SKEW

@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from assembler.clock import aware, local_now
 from assembler.errors import SectionError
 from assembler.fsutil import (
     FileLock,
@@ -68,22 +69,6 @@ EventAction = Literal["write", "append", "clear", "set", "rm"]
 
 
 SectionKind = Literal["agent", "subsystem"]
-
-
-def local_now() -> datetime:
-    """Return the current local time, aware."""
-    return datetime.now().astimezone()
-
-
-def aware(moment: datetime) -> datetime:
-    """Given a time, return it aware (a naive one is local time)."""
-    # A naive datetime is local time by Python's convention.
-    return moment if moment.tzinfo is not None else moment.astimezone()
-
-
-def local_time(moment: datetime) -> str:
-    """Given a time, return it for people: local time, to the second, with its offset."""
-    return aware(moment).astimezone().isoformat(timespec="seconds")
 
 
 def journal_path(state_dir: Path) -> Path:

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from assembler.clock import aware, local_now, local_time
 from assembler.hosts.openclaw.entries import (
     is_openclaw_scratchpad_entry,
     openclaw_entry_text,
@@ -27,13 +28,10 @@ from assembler.pad.journal import (
     Event,
     Journal,
     SectionState,
-    aware,
     fold_events,
     is_valid_section_name,
     journal_path,
     last_changes,
-    local_now,
-    local_time,
 )
 from assembler.pad.tool_calls import (
     Answer,

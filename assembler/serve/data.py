@@ -21,7 +21,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from assembler.assembly.log import AssemblyLog, log_path
-from assembler.context.active import format_duration
+from assembler.clock import format_duration
 from assembler.daemon.service import lock_holder
 from assembler.errors import AssemblerError, ScratchpadError
 from assembler.file.codec import body_prefix, last_diagnostics, read_scratchpad

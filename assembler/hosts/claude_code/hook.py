@@ -27,8 +27,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assembler.clock import local_timezone
 from assembler.config.files import load_config
-from assembler.config.schema import Config, local_timezone
+from assembler.config.schema import Config
 from assembler.errors import AssemblerError, ScratchpadError
 from assembler.file.codec import (
     body_prefix,

@@ -56,7 +56,8 @@ from mcp.shared._context_streams import (
 from mcp.shared.message import SessionMessage
 
 from assembler import __version__
-from assembler.config.schema import Config, local_timezone
+from assembler.clock import local_timezone
+from assembler.config.schema import Config
 from assembler.errors import AssemblerError, ObservationError
 from assembler.file.codec import prefix_text
 from assembler.file.view import prefix_parts, scratchpad_with_ready
