@@ -4,11 +4,7 @@ time zone the human's times are shown in."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta, tzinfo
-from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
-
-if TYPE_CHECKING:
-    from assembler.config.schema import Config
 
 
 def local_now() -> datetime:
@@ -43,10 +39,11 @@ def format_duration(delta: timedelta) -> str:
     return f"{minutes}m"
 
 
-def local_timezone(config: Config) -> tzinfo:
-    """Return the configured time zone, else this machine's."""
-    if config.time.timezone:
-        return ZoneInfo(config.time.timezone)
+def local_timezone(configured: str | None) -> tzinfo:
+    """Given the configured time zone's name (`time.timezone`, None or "" when unset), return
+    that zone, else this machine's."""
+    if configured:
+        return ZoneInfo(configured)
     zone = datetime.now().astimezone().tzinfo
     assert zone is not None
     return zone

@@ -28,7 +28,6 @@ class Finding:
     count: int
 
 
-
 Validator = Callable[[re.Match[str]], bool]
 Normalizer = Callable[[str], str]
 
@@ -478,4 +477,3 @@ def redact(text: str, *, extra_secret_patterns: Sequence[str] = ()) -> str:
 
 
 # --- complexity ----------------------------------------------------------------------------
-

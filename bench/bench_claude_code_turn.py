@@ -28,10 +28,10 @@ import tempfile
 from pathlib import Path
 
 try:
-    from assembler.hosts.setup import claude_code_setup
+    from assembler.hosts.claude_code.setup import claude_code_setup
 except ImportError:  # run from a checkout without the package installed
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from assembler.hosts.setup import claude_code_setup
+    from assembler.hosts.claude_code.setup import claude_code_setup
 
 REPO = Path(__file__).resolve().parent.parent
 TARGET_MS = 100.0

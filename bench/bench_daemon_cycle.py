@@ -89,7 +89,7 @@ def main() -> None:
             "[memory]\nchunk_tokens = 48\nchunk_overlap = 8\n"
         )
         config = load_config(workspace)
-        tz = local_timezone(config)
+        tz = local_timezone(config.time.timezone)
         for text in ("why is the deploy failing again", "the api pods crash on start"):
             _append_message(transcript, text, tz)
         started = time.perf_counter()

@@ -42,13 +42,15 @@ import numpy as np
 import numpy.typing as npt
 
 try:
+    from assembler.memory.chunks import chunk_markdown
     from assembler.memory.embeddings import Embedder, load_embedder
-    from assembler.memory.index import MemoryIndex, chunk_markdown
+    from assembler.memory.index import MemoryIndex
     from assembler.tokens import estimate_tokens
 except ImportError:  # run from a checkout without the package installed
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from assembler.memory.chunks import chunk_markdown
     from assembler.memory.embeddings import Embedder, load_embedder
-    from assembler.memory.index import MemoryIndex, chunk_markdown
+    from assembler.memory.index import MemoryIndex
     from assembler.tokens import estimate_tokens
 
 SOURCES = ["MEMORY.md", "memory/**/*.md"]

@@ -56,8 +56,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from assembler.mood.model import MoodModel, MoodState
-    from assembler.transcripts.read import Message
+    from assembler.mood.model import MoodModel
+    from assembler.mood.window import MoodState
+    from assembler.transcripts.message import Message
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO.parent / "shared" / "data"
@@ -226,7 +227,7 @@ def windows(dialogues: Sequence[Dialogue], k: int = DEFAULT_K) -> Iterator[Windo
 def window_messages(window: Window) -> tuple[list[Message], datetime]:
     """Given a window, return its utterances as human `Message`s one UTTERANCE_GAP apart and
     the time of the last (the `now` to read them at)."""
-    from assembler.transcripts.read import Message
+    from assembler.transcripts.message import Message
 
     now = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
     n = len(window.utterances)

@@ -55,7 +55,7 @@ from e2e.turns import (  # noqa: E402
 )
 
 from assembler.config.files import load_config  # noqa: E402
-from assembler.hosts.setup import openclaw_plugin_dir, openclaw_setup  # noqa: E402
+from assembler.hosts.openclaw.setup import openclaw_plugin_dir, openclaw_setup  # noqa: E402
 
 TARGET_MS = 100.0
 HEADER = "[Session Scratchpad - your persistent working memory]"

@@ -43,14 +43,14 @@ try:
     from assembler.memory.embeddings import Embedder, load_embedder
     from assembler.memory.index import MemoryIndex
     from assembler.memory.search import Hit
-    from assembler.transcripts.read import Message
+    from assembler.transcripts.message import Message
 except ImportError:  # run from a checkout without the package installed
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from assembler.config.schema import MemoryConfig
     from assembler.memory.embeddings import Embedder, load_embedder
     from assembler.memory.index import MemoryIndex
     from assembler.memory.search import Hit
-    from assembler.transcripts.read import Message
+    from assembler.transcripts.message import Message
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = ROOT / "bench" / "data" / "memory"

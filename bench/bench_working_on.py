@@ -47,13 +47,15 @@ try:
     from assembler.context.active import extract_topics
     from assembler.context.task import TaskChoice, current_task
     from assembler.errors import ModelError
-    from assembler.transcripts.read import Message, Summary, read_recent
+    from assembler.transcripts.message import Message, Summary
+    from assembler.transcripts.read import read_recent
 except ImportError:  # run from a checkout without the package installed
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from assembler.context.active import extract_topics
     from assembler.context.task import TaskChoice, current_task
     from assembler.errors import ModelError
-    from assembler.transcripts.read import Message, Summary, read_recent
+    from assembler.transcripts.message import Message, Summary
+    from assembler.transcripts.read import read_recent
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = ROOT / "bench" / "conversations" / "working_on.jsonl"

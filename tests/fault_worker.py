@@ -85,7 +85,7 @@ def render(ack: str, workspace: str, until: str) -> None:
     from assembler.config.files import load_config
 
     config = load_config(Path(workspace))
-    zone = local_timezone(config)
+    zone = local_timezone(config.time.timezone)
     acks = Acks(ack)
     count = int(until) if until.isdigit() else None
     stop = Path(until)

@@ -189,7 +189,7 @@ def test_a_rule_named_as_the_fallback_need_not_be_a_mood(tmp_path: Path) -> None
 
 def test_the_default_rules_name_exactly_the_mood_models_labels() -> None:
     from assembler.config.schema import StrategyConfig
-    from assembler.mood.model import MOODS
+    from assembler.mood.window import MOODS
 
     # Rule names are checked against the default table, so it must follow the labels.
     assert sorted(StrategyConfig().rules) == sorted(MOODS)

@@ -10,9 +10,11 @@ import pytest
 
 from assembler.clock import format_duration
 from assembler.context import active as context
-from assembler.context.active import active_context, daily_context, extract_topics, time_context
+from assembler.context.active import active_context, extract_topics
+from assembler.context.daily import daily_context
+from assembler.context.daytime import time_context
 from assembler.errors import ModelError
-from assembler.transcripts.read import Message, Summary
+from assembler.transcripts.message import Message, Summary
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 SYDNEY = ZoneInfo("Australia/Sydney")

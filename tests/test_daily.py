@@ -9,7 +9,7 @@ from pathlib import Path
 
 from assembler.assembly.pipeline import assemble
 from assembler.config.files import load_config
-from assembler.context.active import daily_context
+from assembler.context.daily import daily_context
 
 NOW = datetime.fromisoformat("2026-03-02T23:25:00+11:00")
 

@@ -40,7 +40,7 @@ from e2e.turns import HostRun, claude_session_files, run_claude, run_claude_comm
 from assembler.assembly.pipeline import run_once
 from assembler.config.files import load_config
 from assembler.daemon.systemd import assemble_executable
-from assembler.hosts.setup import claude_code_setup
+from assembler.hosts.claude_code.setup import claude_code_setup
 from assembler.transcripts.read import read_recent
 
 pytestmark = pytest.mark.e2e

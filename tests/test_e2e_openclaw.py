@@ -47,7 +47,11 @@ from e2e.turns import (
 )
 
 from assembler.daemon.systemd import assemble_executable
-from assembler.hosts.setup import OPENCLAW_FALLBACK_OUTPUT, OPENCLAW_PLUGIN_ID, openclaw_plugin_dir
+from assembler.hosts.openclaw.setup import (
+    OPENCLAW_FALLBACK_OUTPUT,
+    OPENCLAW_PLUGIN_ID,
+    openclaw_plugin_dir,
+)
 from assembler.transcripts.read import read_recent
 
 pytestmark = pytest.mark.e2e

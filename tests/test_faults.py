@@ -60,7 +60,8 @@ from assembler.file.codec import (
     read_assembly_state,
     split_frontmatter,
 )
-from assembler.memory.index import MemoryIndex, chunk_markdown
+from assembler.memory.chunks import chunk_markdown
+from assembler.memory.index import MemoryIndex
 from assembler.observations.store import ObservationStore
 from assembler.pad.journal import Journal
 from assembler.pad.sections import Scratchpad
@@ -532,7 +533,7 @@ def render_workspace(tmp_path: Path) -> Path:
 
 def render_now(workspace: Path) -> None:
     config = load_config(workspace)
-    run_once(config, now=datetime.now(local_timezone(config)))
+    run_once(config, now=datetime.now(local_timezone(config.time.timezone)))
 
 
 def add_line_to_findings(path: Path, line: str) -> str:

@@ -105,7 +105,7 @@ def test_the_hook_gives_the_same_block_as_show_prefix_without_the_section_marker
 ) -> None:
     from assembler.assembly.pipeline import run_once
     from assembler.config.files import validate
-    from assembler.file.view import prefix_for
+    from assembler.file.ready import prefix_for
     from assembler.pad.sections import scratchpad_for
 
     config = validate({"memory": {"enabled": False}}, source=None, workspace=workspace)

@@ -18,6 +18,7 @@ from pads import (
 )
 
 from assembler.errors import SectionError
+from assembler.hosts.openclaw.entries import import_entries
 from assembler.pad.journal import (
     Event,
     Journal,
@@ -224,7 +225,7 @@ def test_a_clear_survives_compaction_as_a_tombstone_so_an_older_openclaw_entry_s
         "timestamp": (START + timedelta(minutes=5)).isoformat(),
     }
 
-    answer = pad.import_openclaw_entries([entry])
+    answer = import_entries(pad, [entry])
 
     assert answer.data["imported"] is False
     assert "main" not in pad.state()

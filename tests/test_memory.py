@@ -21,8 +21,9 @@ import numpy as np
 import pytest
 from fakes import FakeEmbedder
 
+from assembler.memory.chunks import chunk_markdown
 from assembler.memory.embeddings import Embedder
-from assembler.memory.index import MemoryIndex, SyncReport, chunk_markdown
+from assembler.memory.index import MemoryIndex, SyncReport
 from assembler.memory.search import Hit, fts_query, sentences, snippet
 from assembler.tokens import estimate_tokens
 

@@ -13,9 +13,10 @@ import pytest
 from assembler.assembly.log import AssemblyLog, log_path, record_run
 from assembler.errors import UnsafePathError
 from assembler.mood.history import MoodHistory, history_path, message_id, window_report
-from assembler.mood.model import MessageMood, analyze, load_mood_model
+from assembler.mood.model import analyze, load_mood_model
+from assembler.mood.window import MessageMood
 from assembler.redact import redact
-from assembler.transcripts.read import Message
+from assembler.transcripts.message import Message
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 
@@ -153,6 +154,7 @@ def test_record_run_logs_the_assembly_and_keeps_its_window_moods(tmp_path: Path)
         transcripts=SimpleNamespace(
             messages=[message(3, "why is it broken"), message(1, "thanks!")]
         ),
+        moods_kept=False,
     )
 
     record_run(config, assembly, "change", 0.075)  # type: ignore[arg-type]
@@ -196,6 +198,7 @@ def test_each_daemon_assembly_is_logged_and_fills_the_mood_history(
         return SimpleNamespace(
             now=now, path=tmp_path / "SCRATCHPAD.md", meta=meta, degraded=[], written=True,
             recall=None, secret_patterns=(), transcripts=SimpleNamespace(messages=window),
+            moods_kept=False,
         )  # fmt: skip
 
     monkeypatch.setattr(assemble, "run_once", run_once)

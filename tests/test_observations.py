@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from assembler.config.files import validate
 from assembler.errors import ObservationError
-from assembler.observations import reads as observation_reads
+from assembler.observations import slices as observation_reads
 from assembler.observations import store as observations
 from assembler.observations.store import NOTE, ObservationStore, store_for
 

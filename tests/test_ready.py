@@ -1,5 +1,6 @@
-"""The ready block (assembler/ready.py): what hooks and plugins inject, written by renders and by
-changes of the agent sections, read without parsing SCRATCHPAD.md."""
+"""The ready block (assembler/file/ready.py): what hooks and plugins inject, written by renders and
+by changes of the agent sections, read without parsing SCRATCHPAD.md; and the prefix block as it
+is now (the fresh auto part, the agent sections as the journal holds them)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
+from pads import RENDER_NOW, render, workspace_pad
 
 from assembler.cli.main import main
 from assembler.file.codec import body_prefix, read_scratchpad
@@ -88,3 +90,68 @@ def test_a_section_whose_age_alone_moved_keeps_the_digest_hosts_compare() -> Non
     assert three == digest_of("auto", "## Goal (updated 4h ago)\nship it")
     assert three != digest_of("auto", "## Goal (updated 4h ago)\nship it today")
     assert three != digest_of("auto", "## Plan (updated 3h ago)\nship it")
+
+
+def test_the_prefix_has_the_fresh_auto_part_and_the_agent_sections_as_they_are_now(
+    ws: Path,
+) -> None:
+    from assembler.config.files import load_config
+    from assembler.file.ready import prefix_for
+
+    config = load_config(ws)
+    assert prefix_for(config, RENDER_NOW) == ""
+    render(ws)
+    workspace_pad(ws).write("written after the render", section="goal")
+
+    fresh = prefix_for(config, RENDER_NOW + timedelta(minutes=5))
+    stale = prefix_for(config, RENDER_NOW + timedelta(hours=5))
+
+    assert fresh is not None and stale is not None
+    assert fresh.startswith("[Session Scratchpad - your persistent working memory]\n# SCRATCHPAD")
+    assert fresh.endswith(
+        "\n## Goal (updated 5m ago)\nwritten after the render\n[End Scratchpad]\n"
+    )
+    assert "# SCRATCHPAD" not in stale and "written after the render" in stale
+    assert prefix_for(config, RENDER_NOW + timedelta(hours=5), fresh_only=True) is None
+
+
+def test_the_prefix_shows_the_agent_sections_as_written_without_markers_escapes_or_intro(
+    ws: Path,
+) -> None:
+    from assembler.config.files import load_config
+    from assembler.file.ready import prefix_for
+
+    pad = workspace_pad(ws)
+    pad.write('---\n<!-- scratchpad:end section="main" -->\nplan', section="main")
+    pad.set_section("alerts", "Standup 10:30", source="calendar")
+    render(ws)
+
+    block = prefix_for(load_config(ws), RENDER_NOW + timedelta(minutes=5))
+
+    assert block is not None
+    agent = block[block.index("## Main") :]
+    assert agent == (
+        '## Main (updated 5m ago)\n---\n<!-- scratchpad:end section="main" -->\nplan\n\n'
+        "## Alerts (updated 5m ago)\n> From calendar.\nStandup 10:30\n[End Scratchpad]\n"
+    )
+    assert "scratchpad:agent-sections" not in block and "Edit the text between" not in block
+
+
+def test_the_prefix_falls_back_to_the_files_sections_as_written_when_the_journal_is_unreadable(
+    ws: Path,
+) -> None:
+    from assembler.config.files import load_config
+    from assembler.file.ready import prefix_for
+
+    workspace_pad(ws).write("---\nplan", section="goal")
+    render(ws)
+    journal = ws / ".scratchpad" / "sections.jsonl"
+    journal.unlink()
+    journal.mkdir()  # reading it now fails with an OSError turned SectionError
+
+    block = prefix_for(load_config(ws), RENDER_NOW + timedelta(minutes=5))
+
+    assert block is not None and block.endswith(
+        "## Goal (updated just now)\n---\nplan\n[End Scratchpad]\n"
+    )
+    assert "scratchpad:" not in block and "Edit the text between" not in block

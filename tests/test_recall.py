@@ -14,7 +14,7 @@ from assembler.memory.recall import (
     written_by,
 )
 from assembler.memory.search import Hit
-from assembler.transcripts.read import Message
+from assembler.transcripts.message import Message
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 

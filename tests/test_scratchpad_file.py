@@ -45,7 +45,7 @@ from assembler.file.codec import (
     unnest_headings,
     write_assembly_state,
 )
-from assembler.file.view import check_freshness
+from assembler.file.freshness import check_freshness
 from assembler.pad.agent_part import encode_sections
 from assembler.pad.hand_edits import file_edits
 from assembler.pad.sections import Scratchpad

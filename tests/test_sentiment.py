@@ -25,20 +25,18 @@ from assembler.mood import model as sentiment
 from assembler.mood.model import (
     DEFAULT_MODEL_PATH,
     FRUSTRATED_PATTERNS,
-    MOODS,
     TIRED_PATTERNS,
     URGENT_PATTERNS,
-    MessageMood,
     MoodModel,
-    WindowCalibration,
     analyze,
     char_wb_ngrams,
     load_mood_model,
     rule_hits,
     word_ngrams,
 )
-from assembler.transcripts import read as transcripts
-from assembler.transcripts.read import Message
+from assembler.mood.window import MOODS, MessageMood, WindowCalibration
+from assembler.transcripts import message as transcripts
+from assembler.transcripts.message import Message
 
 REPO = Path(__file__).resolve().parent.parent
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)

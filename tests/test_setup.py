@@ -15,7 +15,7 @@ from assembler.cli.main import main
 from assembler.config.files import load_config
 from assembler.daemon.systemd import assemble_executable
 from assembler.hosts.mcp.server import SCRATCHPAD_DESCRIPTION, SCRATCHPAD_SCHEMA
-from assembler.hosts.setup import (
+from assembler.hosts.openclaw.setup import (
     OPENCLAW_FALLBACK_OUTPUT,
     OPENCLAW_PLUGIN_ID,
     openclaw_plugin_dir,

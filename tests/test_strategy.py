@@ -5,9 +5,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from assembler.config.schema import StrategyConfig
-from assembler.mood.model import MoodState, analyze, load_mood_model
+from assembler.mood.model import analyze, load_mood_model
 from assembler.mood.strategy import Strategy, choose_strategy
-from assembler.transcripts.read import Message
+from assembler.mood.window import MoodState
+from assembler.transcripts.message import Message
 
 RULES = StrategyConfig().rules
 
@@ -39,7 +40,7 @@ def test_frustration_gets_the_concise_no_preamble_rule_of_the_seed() -> None:
 
 
 def test_every_mood_label_has_a_default_rule() -> None:
-    from assembler.mood.model import MOODS
+    from assembler.mood.window import MOODS
 
     assert set(MOODS) <= set(RULES)
 

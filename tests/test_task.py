@@ -15,7 +15,7 @@ from assembler.context.task import (
     tfidf_similarity,
 )
 from assembler.memory.embeddings import Embedder
-from assembler.transcripts.read import ELISION, Message, Summary
+from assembler.transcripts.message import ELISION, Message, Summary
 from tests.fakes import FakeEmbedder
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)

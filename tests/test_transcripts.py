@@ -17,17 +17,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from assembler.errors import TranscriptError
-from assembler.hosts.openclaw import turns as openclaw_names
-from assembler.transcripts import read as transcripts
+from assembler.hosts.openclaw import sessions as openclaw_names
+from assembler.hosts.openclaw import store as openclaw_store
+from assembler.transcripts import branch
+from assembler.transcripts import message as transcripts
+from assembler.transcripts.message import CLOCK_SKEW, Message
 from assembler.transcripts.read import (
-    CLOCK_SKEW,
-    Format,
-    Message,
     TranscriptRead,
     default_sources,
     read_recent,
     resolve_explicit_sources,
 )
+from assembler.transcripts.reader import Format
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 # Claude Code session files written for these tests in the host's shape (our own text).
@@ -891,7 +892,7 @@ def test_sqlite_file_without_transcript_table_or_corrupt_gets_an_error(tmp_path:
 def test_locked_sqlite_store_is_reported_and_other_sources_still_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(transcripts, "_SQLITE_TIMEOUT_S", 0.05)
+    monkeypatch.setattr(openclaw_store, "_SQLITE_TIMEOUT_S", 0.05)
     db = tmp_path / "openclaw-agent.sqlite"
     connection = make_db(db)
     add_rows(connection, "s", sqlite_session("l", 10))
@@ -1249,7 +1250,7 @@ def test_lookback_stops_the_backward_read_early(tmp_path: Path) -> None:
 def test_a_dangling_parent_is_searched_for_only_within_a_bounded_number_of_bytes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(transcripts, "_PARENT_SEARCH_BYTES", 4096)
+    monkeypatch.setattr(branch, "_PARENT_SEARCH_BYTES", 4096)
     lines: list[dict[str, Any]] = [oc_header()]
     parent: str | None = None
     for index in range(8000):

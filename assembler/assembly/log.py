@@ -1,9 +1,11 @@
 """The last assemblies, kept for the status page: when, why (change, schedule, refresh, ...),
 how long they took, what the memory search gave them; `.scratchpad/assemblies.sqlite`.
 
-`record_run` is what a run calls after an assembly: it keeps the run and scores the window's
-new human messages into the mood history (`assembler.mood.history`). It never raises: a
-status record that cannot be written must not fail the assembly it describes.
+`record_run` is what a run calls after an assembly: it keeps the run, and the moods of the
+window's new human messages when the assembly did not keep them itself (an assembly that
+writes the file scores them into the mood history as it reads the mood, `draft`; this is for
+one that could not, so each cycle writes the history once). It never raises: a status record
+that cannot be written must not fail the assembly it describes.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assembler.memory.recall import hit_record, shown_hit
-from assembler.mood.history import MoodHistory, history_path, open_prepared
+from assembler.mood.history import MoodHistory, history_path
 from assembler.redact import redact
+from assembler.state_db import open_prepared
 
 if TYPE_CHECKING:
     from assembler.assembly.pipeline import Assembly
@@ -148,12 +151,16 @@ def run_record(assembly: Assembly) -> dict[str, Any]:
 
 
 def record_run(config: Config, assembly: Assembly, reason: str, seconds: float) -> None:
-    """Given an assembly just run, why and how long it took, log it and keep the moods of its
-    window's new human messages. Problems are logged, never raised."""
+    """Given an assembly just run, why and how long it took, log it, and keep the moods of its
+    window's new human messages unless the assembly kept them (`moods_kept`). Problems are
+    logged, never raised."""
     try:
         with AssemblyLog(log_path(config.state_dir)) as runs:
             runs.add(assembly.now, reason, seconds, run_record(assembly))
-        record_moods(config, assembly.transcripts.messages)
+        if not assembly.moods_kept:
+            # The assembly could not keep them (no history or no model then): a second try,
+            # not a second write of the same rows.
+            record_moods(config, assembly.transcripts.messages)
     except Exception as error:  # the assembly is done; its record is a nicety
         log.warning("cannot record the assembly for the status page: %s", error)
 

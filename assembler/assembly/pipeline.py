@@ -36,14 +36,9 @@ from assembler.assembly.sections import (
 )
 from assembler.clock import local_timezone
 from assembler.config.schema import Config
-from assembler.context.active import (
-    ActiveContext,
-    DailyContext,
-    TimeContext,
-    active_context,
-    daily_context,
-    time_context,
-)
+from assembler.context.active import ActiveContext, active_context
+from assembler.context.daily import DailyContext, daily_context
+from assembler.context.daytime import TimeContext, time_context
 from assembler.errors import AssemblerError, ModelError, Problem, UnsafePathError
 from assembler.file.codec import (
     AssemblyState,
@@ -52,7 +47,6 @@ from assembler.file.codec import (
     auto_hash,
     auto_part,
     body_hash,
-    body_prefix,
     file_record,
     find_agent_region,
     parse_loosely,
@@ -66,9 +60,8 @@ from assembler.file.codec import (
 from assembler.file.codec import (
     compose as compose_file,
 )
-from assembler.file.ready import write_ready
+from assembler.file.ready import Rendered, publish_ready
 from assembler.file.render import Fitted, Item, Renderer, Section, fit_sections, renderer_for
-from assembler.file.view import guidance_for
 from assembler.fsutil import (
     Replaced,
     Snapshot,
@@ -78,6 +71,7 @@ from assembler.fsutil import (
     read_regular,
     replace_if_unchanged,
 )
+from assembler.hosts import registry
 from assembler.memory.recall import (
     OpenMemory,
     WarmMemory,
@@ -89,15 +83,17 @@ from assembler.memory.recall import (
     synced_memory,
     written_by,
 )
-from assembler.mood.history import remembering
-from assembler.mood.model import MoodReport, analyze, load_mood_model
+from assembler.mood.history import RememberedMoods, remembering
+from assembler.mood.model import analyze, load_mood_model
 from assembler.mood.strategy import Strategy, choose_strategy
-from assembler.mood.window import Scorer
+from assembler.mood.window import MoodReport, Scorer
 from assembler.pad.agent_part import AgentInputs, read_agent_inputs, render_agent_part
+from assembler.pad.guidance import guidance_for
 from assembler.pad.hand_edits import import_into_journal
 from assembler.redact import redact
 from assembler.tokens import TokenCounter, get_counter
-from assembler.transcripts.read import Message, TranscriptRead, default_sources, read_recent
+from assembler.transcripts.message import Message
+from assembler.transcripts.read import TranscriptRead, default_sources, read_recent
 
 log = logging.getLogger(__name__)
 
@@ -124,15 +120,9 @@ class Draft:
     # How long each stage took, in milliseconds (transcripts, mood, context, memory, routing;
     # `compose` adds the page): the status page shows them.
     stages: dict[str, float]
-
-    @property
-    def openclaw_files(self) -> list[Path]:
-        """The OpenClaw transcripts read: their scratchpad entries can become section main."""
-        return [
-            Path(s.path)
-            for s in self.transcripts.sources
-            if s.format in ("openclaw", "openclaw-sqlite") and not s.error
-        ]
+    # Whether the window's human messages are in the mood history, scored into it by this run
+    # (see `remember_moods`): the run's record then leaves the history alone.
+    moods_kept: bool = False
 
 
 @dataclass
@@ -196,13 +186,14 @@ def draft(
 
     With `remember_moods` the window's new human messages are scored into the mood history
     (`.scratchpad/mood.sqlite`) and the mood is read from it: each message is scored once, and
-    the file's mood lines, the status page and its charts come from the same scores. Without
-    it (a dry run) nothing is written and the window is scored afresh.
+    the file's mood lines, the status page and its charts come from the same scores; this is
+    the cycle's one write of the history (`moods_kept` says it was done). Without it (a dry
+    run) nothing is written and the window is scored afresh.
     `transcript_globs` replaces the configured sources for this run. An unreadable source, a
     failing mood model or an index that could not be opened degrades the file (the frontmatter
     says what and why) instead of failing.
     """
-    tz = local_timezone(config)
+    tz = local_timezone(config.time.timezone)
     now = now.astimezone(tz)
     stages: dict[str, float] = {}
     mark = time.perf_counter()
@@ -221,7 +212,7 @@ def draft(
         max_messages=config.transcripts.max_messages,
         lookback=config.transcripts.lookback_delta,
         max_files=config.transcripts.max_files,
-        fmt=config.transcripts.format,  # type: ignore[arg-type]
+        fmt=config.transcripts.format,
     )
     degraded: list[Problem] = []
     failed = [s for s in read.sources if s.error]
@@ -231,12 +222,14 @@ def draft(
     half_life = config.mood.half_life_delta
     mood: MoodReport | None = None
     strategy: Strategy | None = None
+    moods_kept = False
     try:
         scorer: Scorer = load_mood_model()
         if remember_moods:
             scorer = remembering(
                 config.state_dir, read.messages, scorer, config.routing.extra_secret_patterns
             )
+            moods_kept = isinstance(scorer, RememberedMoods)  # else the history was unusable
         mood = analyze(read.messages, now=now, half_life=half_life, model=scorer)
     except ModelError as error:
         degraded.append(Problem("mood", str(error), "mood"))
@@ -298,7 +291,19 @@ def draft(
     # be repeated by it (the Routing Hint says what kind was seen, never the value).
     sections = [redacted(s, config.routing.extra_secret_patterns) for s in sections]
     return Draft(
-        now, read, mood, strategy, active, daily, times, routing, recall, sections, degraded, stages
+        now,
+        read,
+        mood,
+        strategy,
+        active,
+        daily,
+        times,
+        routing,
+        recall,
+        sections,
+        degraded,
+        stages,
+        moods_kept=moods_kept,
     )
 
 
@@ -310,7 +315,7 @@ def compose(config: Config, auto: Draft, agent: AgentInputs) -> Assembly:
     """
     now = auto.now
     started = time.perf_counter()
-    tz = local_timezone(config)
+    tz = local_timezone(config.time.timezone)
     count = get_counter(config.tokens.counter)
     sections = auto.sections
     degraded = [*auto.degraded, *agent.degraded]
@@ -510,9 +515,10 @@ def run_once(
 ) -> Assembly:
     """Given the config and the clock, assemble and (unless `dry_run`) write SCRATCHPAD.md.
 
-    Before the render, hand edits of the file and the newest OpenClaw scratchpad entry go to
-    the journal (not on a dry run, which writes nothing). The file is replaced only if it still
-    holds what was read before the render: when it changed meanwhile (an agent editing it),
+    Before the render, hand edits of the file and the newest scratchpad entry each host keeps
+    in its sessions go to the journal (not on a dry run, which writes nothing). The file is
+    replaced only if it still holds what was read before the render: when it changed
+    meanwhile (an agent editing it),
     the edits are imported and the page rendered again, up to WRITE_ATTEMPTS times; after
     that it is left as it is (not `written`, and `degraded` says why) for the next run.
     Raise AssemblerError if the file cannot be written.
@@ -523,6 +529,7 @@ def run_once(
     auto = draft(
         config, now=now, memory=synced, transcript_globs=transcript_globs, remember_moods=True
     )
+    external = registry.section_entries(config, auto.transcripts.sources, auto.now)
     assembly: Assembly | None = None
     late: bytes | None = None
     for _ in range(WRITE_ATTEMPTS):
@@ -531,9 +538,7 @@ def run_once(
             # Written into the old file between the check and the swap: import it too.
             import_into_journal(config, now=auto.now, seen=Snapshot(late, time.time()))
             late = None
-        sync, imported = import_into_journal(
-            config, now=auto.now, seen=seen, openclaw_files=auto.openclaw_files
-        )
+        sync, imported = import_into_journal(config, now=auto.now, seen=seen, external=external)
         agent = read_agent_inputs(config, now=auto.now, seen=seen, sync=sync)
         agent.degraded[:0] = [*problems, *imported]
         assembly = compose(config, auto, agent)
@@ -561,20 +566,21 @@ def run_once(
 
 
 def _write_ready(config: Config, assembly: Assembly) -> None:
-    """Write the ready block of the file just written (see `assembler.file.ready`). A failure is
-    logged, not raised: the file is written, and hooks fall back to reading it."""
+    """Publish the ready block of the file just written, from what was rendered (see
+    `assembler.file.ready`). A failure is logged, not raised: the file is written, and hooks
+    fall back to reading it."""
 
     _, body = split_frontmatter(assembly.text)
     region = find_agent_region(body)
+    rendered = Rendered(
+        auto=auto_part(body),
+        auto_digest=assembly.auto_digest,
+        expires=datetime.fromisoformat(assembly.meta["expires"]),
+        guidance=guidance_for(config),
+    )
     try:
-        write_ready(
-            config,
-            now=assembly.now,
-            expires=datetime.fromisoformat(assembly.meta["expires"]),
-            block=body_prefix(body),
-            auto_digest=assembly.auto_digest,
-            agent=plain_region(region) if region is not None else "",
-            guidance=guidance_for(config),
+        publish_ready(
+            config, assembly.now, plain_region(region) if region is not None else "", rendered
         )
     except OSError as error:
         log.warning("cannot write the ready block: %s", error)

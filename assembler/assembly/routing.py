@@ -95,7 +95,6 @@ class RoutingHint:
 # --- detectors -----------------------------------------------------------------------------
 
 
-
 def _keyword_pattern(keyword: str) -> re.Pattern[str]:
     stem = keyword.rstrip("*")
     words = r"\s+".join(re.escape(w) for w in stem.split())

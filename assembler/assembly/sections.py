@@ -12,7 +12,9 @@ from pathlib import Path
 
 from assembler.assembly.routing import RoutingHint
 from assembler.clock import format_duration
-from assembler.context.active import ActiveContext, DailyContext, TimeContext
+from assembler.context.active import ActiveContext
+from assembler.context.daily import DailyContext
+from assembler.context.daytime import TimeContext
 from assembler.file.render import Item, Section
 from assembler.memory.recall import RecallResult
 from assembler.mood.strategy import Strategy

@@ -30,7 +30,7 @@ def load(args: argparse.Namespace) -> Config:
 
 
 def parse_now(value: str | None, config: Config) -> datetime:
-    tz = local_timezone(config)
+    tz = local_timezone(config.time.timezone)
     if value is None:
         return datetime.now(tz)
     try:

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 from assembler.cli.common import EXIT_USER_ERROR, load, log, parse_now
 from assembler.errors import ConfigError, WorkspaceError
 from assembler.file.codec import last_diagnostics, read_scratchpad
-from assembler.file.view import check_freshness, prefix_for
+from assembler.file.freshness import check_freshness
+from assembler.file.ready import prefix_for
 from assembler.transcripts.read import resolve_explicit_sources
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     from assembler.serve.app import StatusServer, is_loopback
 
     config = load(args)
-    tz = local_timezone(config)
+    tz = local_timezone(config.time.timezone)
     fixed = parse_now(args.now, config) if args.now else None
 
     def clock() -> datetime:

@@ -25,12 +25,12 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from assembler.hosts.formats import TRANSCRIPT_FORMATS
 from assembler.pad.journal import is_valid_section_name
 
 APP_NAME = "scratchpad-assembler"
 STATE_DIR = ".scratchpad"
 WORKSPACE_CONFIG_NAMES = (f"{STATE_DIR}/config.toml", "assembler.toml")
-TRANSCRIPT_FORMATS = ("auto", "openclaw", "openclaw-sqlite", "claude-code", "generic")
 AUTO_SECTIONS = (
     "emotional_context",
     "response_strategy",

@@ -1,24 +1,21 @@
-"""What the session is about and when it is: active context, today's daily note, time of day."""
+"""What the session is about: the human's current task, the last topic, the project, the
+topics of the window and the gap since the session before."""
 
 from __future__ import annotations
 
 import itertools
 import math
-import os
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta, tzinfo
+from datetime import datetime, timedelta
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from assembler.context.task import current_task
-from assembler.errors import UnsafePathError
-from assembler.fsutil import allowed_root, resolves_within
-from assembler.transcripts.read import Message, Summary
-from assembler.words import CODE_BLOCK, content_runs
-from assembler.words import content_words as content_words  # re-exported: recall uses it
+from assembler.hosts import registry
+from assembler.transcripts.message import Message, Summary
+from assembler.words import CODE_BLOCK, content_runs, content_words
 
 if TYPE_CHECKING:
     from assembler.memory.embeddings import Embedder
@@ -167,11 +164,11 @@ def _recency(at: datetime | None, now: datetime, half_life: timedelta) -> float:
 
 def _project_name(messages: Sequence[Message], workspace: Path | None) -> str | None:
     """Return the folder most of the messages were in, unless it is the agent's own workspace
-    (OpenClaw records its workspace as the cwd of every session: that names no project).
+    or a host's own folder (`registry.names_project`).
     """
     own = {str(workspace)} if workspace is not None else set()
     cwds = Counter(
-        m.cwd for m in messages if m.cwd and m.cwd not in own and "/.openclaw/" not in m.cwd
+        m.cwd for m in messages if m.cwd and m.cwd not in own and registry.names_project(m.cwd)
     )
     if not cwds:
         return None
@@ -201,130 +198,3 @@ def _session_gap(
     else:
         note = "long, resurrect context before continuing"
     return gap, note
-
-
-@dataclass
-class DailyContext:
-    """The newest lines of today's daily note."""
-
-    path: Path
-    lines: list[str]  # the lines shown, in the note's order (no blank lines, no headings)
-    truncated: bool  # the note has lines that are not shown
-    start_line: int = 1  # the 1-based line number of the first line shown
-    line_numbers: list[int] = field(default_factory=list)  # 1-based, one per line shown
-    newness: list[int] = field(default_factory=list)  # 0 for the newest line, one per line
-
-
-# "- 21:52 Ray: ..." or "21:52 ...": a daily note's timed entry.
-_ENTRY_TIME = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*)?(\d{1,2}):(\d{2})\b")
-_HEADING = re.compile(r"^ {0,3}#{1,6}(?:\s|$)")
-
-
-def daily_context(workspace: Path, folder: str, today: datetime, tail_bytes: int) -> DailyContext:
-    """Given the workspace, the daily-notes folder and the local clock, return the newest lines
-    of today's note (`<folder>/YYYY-MM-DD.md`), up to `tail_bytes` bytes, shown in the note's
-    order.
-
-    Newest means by the entry's time ("- 21:52 ..."), newest first; an indented line goes
-    with the entry above it. Lines without a time of their own at the top level (lessons,
-    lists under their own heading) come after every timed line: memory search finds them
-    when they matter. A note without times is read from its end. Headings and blank lines are
-    not shown, nor entries timed after `today`'s clock (and what follows them): the note may
-    be newer than the clock asked for.
-
-    A missing note gives no lines. Raise OSError if the note exists but cannot be read, and
-    UnsafePathError if it is a link out of the folder its setting points into.
-    """
-
-    path = workspace / folder / f"{today:%Y-%m-%d}.md"
-    if not path.is_file():
-        return DailyContext(path, [], False)
-    root = allowed_root(folder, workspace)
-    if not resolves_within(path, root):
-        raise UnsafePathError(
-            f"{path} is a link to {os.path.realpath(path)}, outside {root}; not shown"
-        )
-    text = path.read_bytes().decode("utf-8", errors="replace")  # daily notes are small
-    clock = today.hour * 60 + today.minute
-    # (line number, text, sort key): timed entries by time, then untimed ones by position.
-    entries: list[tuple[int, str, tuple[int, int, int]]] = []
-    latest: int | None = None  # the time of the last timed entry above
-    key = (0, 0, 0)
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip() or _HEADING.match(line):
-            continue
-        timed = _ENTRY_TIME.match(line)
-        if timed is not None and int(timed.group(2)) < 60:
-            latest = int(timed.group(1)) * 60 + int(timed.group(2))
-            key = (1, latest, number)
-        elif not line[:1].isspace() or not entries:
-            key = (0, 0, number)
-        # An indented line keeps the key of the entry it continues.
-        if latest is not None and latest > clock:
-            continue
-        entries.append((number, line.rstrip(), key))
-    order = sorted(range(len(entries)), key=lambda i: entries[i][2], reverse=True)
-    chosen: list[int] = []
-    used = 0
-    for i in order:
-        size = len(entries[i][1].encode()) + 1
-        if used + size > tail_bytes:
-            break
-        chosen.append(i)
-        used += size
-    rank = {i: r for r, i in enumerate(chosen)}
-    shown = sorted(chosen)
-    return DailyContext(
-        path,
-        [entries[i][1].strip() for i in shown],
-        truncated=len(shown) < len(entries),
-        start_line=entries[shown[0]][0] if shown else 1,
-        line_numbers=[entries[i][0] for i in shown],
-        newness=[rank[i] for i in shown],
-    )
-
-
-@dataclass
-class TimeContext:
-    local: datetime
-    part_of_day: str
-    late_night: bool
-    note: str
-
-
-def time_context(
-    now: datetime, tz: tzinfo, *, late_night_start: int, late_night_end: int, morning_end: int
-) -> TimeContext:
-    """Given the clock, the time zone and the hour bounds, return the local time, the part of
-    the day and the note for the agent (late night: suggest deferral).
-    """
-    local = now.astimezone(tz)
-    hour = local.hour
-    if late_night_start <= late_night_end:
-        late = late_night_start <= hour < late_night_end
-    else:
-        late = hour >= late_night_start or hour < late_night_end
-    if late:
-        part, note = "late night", "Late night: suggest deferring non-urgent work"
-    elif hour < morning_end:
-        part, note = "morning", "Morning: fresh start, good for complex work"
-    elif hour < 17:
-        part, note = "afternoon" if hour >= 12 else "late morning", "Active hours"
-    else:
-        part, note = "evening", "Evening: keep it focused, wind down long tasks"
-    return TimeContext(local=local, part_of_day=part, late_night=late, note=note)
-
-
-_DATED_NAME = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
-
-
-def note_date(path: str) -> date | None:
-    """Given a memory file's path, return the day its name says (`memory/2026-03-02.md`), or
-    None for a file not named by a day."""
-    found = _DATED_NAME.search(path.rsplit("/", 1)[-1])
-    if found is None:
-        return None
-    try:
-        return date(int(found.group(1)), int(found.group(2)), int(found.group(3)))
-    except ValueError:
-        return None

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from assembler.transcripts.read import ELISION, Message, Summary
+from assembler.transcripts.message import ELISION, Message, Summary
 from assembler.words import CODE_BLOCK, STOPWORDS, content_words
 
 if TYPE_CHECKING:

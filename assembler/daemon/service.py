@@ -427,7 +427,7 @@ class Daemon:
     ) -> None:
         self.config = config
         self.transcript_globs = list(transcript_globs) if transcript_globs else None
-        tz = local_timezone(config)
+        tz = local_timezone(config.time.timezone)
         self.clock = clock or (lambda: datetime.now(tz))
         self.planner = Planner.from_config(config)
         self.watches = watch_plan(config, self.transcript_globs)

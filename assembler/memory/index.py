@@ -1,5 +1,6 @@
-"""The agent's markdown memory: an incremental SQLite index of its chunks. Search over it is
-`assembler.memory.search` (`MemoryIndex` has both).
+"""The agent's markdown memory: an incremental SQLite index of its chunks. The chunks come
+from `assembler.memory.chunks`; search over them is `assembler.memory.search.MemorySearch`,
+which `MemoryIndex` holds and hands its search calls to.
 
 The index (`.scratchpad/index.sqlite`) holds four tables:
 
@@ -9,13 +10,6 @@ The index (`.scratchpad/index.sqlite`) holds four tables:
 - `embeddings(model_id, chunk_hash, vector, created)`: one float32 vector per model and chunk
   hash. Vectors are keyed by content, not by file, so a chunk that did not change is never
   embedded twice, even after a rename or a rebuild of the chunk table.
-
-Chunking follows the Markdown structure: blocks are ATX headings, paragraphs, list items and
-fenced code blocks; blocks are packed to about `chunk_tokens`, with the tail blocks of one
-chunk repeated at the head of the next (about `overlap_tokens`), and a new section starts a
-new chunk once the current one is half full. Each chunk keeps its 1-based line range and its
-heading path ("Infra > Kubernetes"); the text embedded and indexed for BM25 is the heading
-path, a blank line, then the chunk text.
 
 Sync is incremental. A file whose (mtime_ns, size) is unchanged is not even opened. A changed
 file is read and hashed; if its content is the same only the stat is updated, otherwise it is
@@ -43,30 +37,24 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import numpy as np
-import numpy.typing as npt
+from typing import Unpack
 
 from assembler.config.schema import STATE_DIR
 from assembler.errors import ConfigError, WorkspaceError
 from assembler.fsutil import allowed_root, check_not_link, real_dir, resolves_within
+from assembler.memory.chunks import CHUNKER_VERSION, Chunk, chunk_markdown
 from assembler.memory.embeddings import Embedder
 from assembler.memory.search import (
-    ATX_HEADING,
     SQL_VARIABLES,
     Hit,
-    IndexSearch,
-    _Matches,
-    _Options,
-    _Vectors,
+    MemorySearch,
+    SearchOptions,
     checked_vectors,
     is_corruption,
 )
 from assembler.tokens import TokenCounter, estimate_tokens
 
 SCHEMA_VERSION = 1
-# Bump when chunking changes its output for the same input, so every file is re-chunked.
-CHUNKER_VERSION = 1
 SCRATCHPAD_NAME = "SCRATCHPAD.md"
 
 # Vectors of chunks that no file has any more are kept this long, so a file moved out and
@@ -74,11 +62,6 @@ SCRATCHPAD_NAME = "SCRATCHPAD.md"
 ORPHAN_VECTOR_DAYS = 30.0
 BUSY_TIMEOUT_MS = 5000
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]+|$)")
-
-Vector = npt.NDArray[np.float32]
-Matrix = npt.NDArray[np.float32]
 Progress = Callable[[str, int, int], None]
 
 
@@ -96,34 +79,6 @@ class SyncReport:
     degraded: str | None = None  # why there are no vectors, else None
     seconds: float = 0.0
     files_read: int = 0  # files opened (a file whose stat is unchanged is not)
-
-
-@dataclass(frozen=True)
-class Chunk:
-    """A piece of a Markdown file: its 1-based line range, exact text and heading path."""
-
-    start_line: int
-    end_line: int
-    text: str
-    heading: str
-
-    @property
-    def embed_text(self) -> str:
-        """Return the text that is embedded and indexed: heading path, blank line, text."""
-        return f"{self.heading}\n\n{self.text}" if self.heading else self.text
-
-    @property
-    def hash(self) -> str:
-        return _digest(self.embed_text.encode("utf-8"))
-
-
-@dataclass(frozen=True)
-class _Block:
-    start: int  # 0-based index of the first line
-    end: int  # 0-based index after the last line
-    heading: str  # the heading path in force (a heading's own path includes itself)
-    level: int  # 1..6 for an ATX heading, else 0
-    tokens: int
 
 
 class _SchemaMismatch(Exception):
@@ -166,144 +121,7 @@ _SCHEMA = (
 _TABLES = frozenset({"files", "chunks", "chunks_fts", "embeddings", "meta"})
 
 
-def chunk_markdown(
-    text: str,
-    *,
-    chunk_tokens: int = 400,
-    overlap_tokens: int = 80,
-    count: TokenCounter = estimate_tokens,
-) -> list[Chunk]:
-    """Given a Markdown text, return its chunks in order.
-
-    Blocks (headings, paragraphs, list items, fenced code) are packed up to about
-    `chunk_tokens` as measured by `count`; the next chunk repeats the previous one's tail
-    blocks up to about `overlap_tokens`, except when it starts a new section. A block larger
-    than `chunk_tokens` is split between lines (a fence too); a single line is never split.
-    Raise ValueError if `overlap_tokens` is not smaller than `chunk_tokens`.
-    """
-    if chunk_tokens <= 0 or not 0 <= overlap_tokens < chunk_tokens:
-        raise ValueError(
-            f"need 0 <= overlap_tokens < chunk_tokens, got {overlap_tokens} and {chunk_tokens}"
-        )
-    lines = [line.rstrip("\r") for line in text.split("\n")]
-    blocks = _split_oversized(_blocks(lines, count), lines, chunk_tokens, count)
-    chunks: list[Chunk] = []
-    current: list[_Block] = []
-    current_tokens = 0
-    fresh_tokens = 0  # tokens of `current` that are not overlap from the previous chunk
-
-    def emit(group: list[_Block]) -> None:
-        first, last = group[0], group[-1]
-        body = "\n".join(lines[first.start : last.end])
-        # The heading path of the first text, so "# Infra / ## Kubernetes / text" is under
-        # "Infra > Kubernetes", not just "Infra".
-        context = next((b for b in group if b.level == 0), last)
-        chunks.append(Chunk(first.start + 1, last.end, body, context.heading))
-
-    for block in blocks:
-        if current:
-            full = current_tokens + block.tokens > chunk_tokens
-            new_section = block.level > 0 and fresh_tokens >= chunk_tokens / 2
-            if full or new_section:
-                # Headings at the end belong with what follows them, not with what precedes.
-                carried: list[_Block] = []
-                while current and current[-1].level > 0:
-                    carried.insert(0, current.pop())
-                if current:
-                    emit(current)
-                if carried or block.level > 0:
-                    current = carried
-                else:
-                    budget = min(overlap_tokens, chunk_tokens - block.tokens)
-                    current = _tail(current, budget)
-                current_tokens = sum(b.tokens for b in current)
-                fresh_tokens = sum(b.tokens for b in carried)
-        current.append(block)
-        current_tokens += block.tokens
-        fresh_tokens += block.tokens
-    if current:  # it always ends with a block not emitted yet
-        emit(current)
-    return chunks
-
-
-def _blocks(lines: list[str], count: TokenCounter) -> list[_Block]:
-    """Given the lines of a Markdown file, return its blocks (blank lines belong to none)."""
-    blocks: list[_Block] = []
-    headings: list[tuple[int, str]] = []
-
-    def path() -> str:
-        return " > ".join(title for _, title in headings if title)
-
-    def add(start: int, end: int, level: int = 0) -> None:
-        tokens = count("\n".join(lines[start:end]))
-        blocks.append(_Block(start, end, path(), level, tokens))
-
-    i, n = 0, len(lines)
-    while i < n:
-        line = lines[i]
-        if not line.strip():
-            i += 1
-            continue
-        if fence := _FENCE.match(line):
-            marker = fence.group(1)
-            closing = re.compile(rf"^ {{0,3}}{re.escape(marker[0])}{{{len(marker)},}}[ \t]*$")
-            end = next((j for j in range(i + 1, n) if closing.match(lines[j])), n - 1)
-            add(i, end + 1)
-            i = end + 1
-            continue
-        if heading := ATX_HEADING.match(line):
-            level = len(heading.group(1))
-            while headings and headings[-1][0] >= level:
-                headings.pop()
-            headings.append((level, (heading.group(2) or "").strip()))
-            add(i, i + 1, level)
-            i += 1
-            continue
-        end = i + 1
-        while end < n and lines[end].strip() and not _starts_block(lines[end]):
-            end += 1
-        add(i, end)
-        i = end
-    return blocks
-
-
-def _starts_block(line: str) -> bool:
-    return bool(_FENCE.match(line) or ATX_HEADING.match(line) or _LIST_ITEM.match(line))
-
-
-def _split_oversized(
-    blocks: list[_Block], lines: list[str], chunk_tokens: int, count: TokenCounter
-) -> list[_Block]:
-    """Given blocks, return them with each one over `chunk_tokens` cut between lines."""
-    result: list[_Block] = []
-    for block in blocks:
-        if block.tokens <= chunk_tokens or block.end - block.start == 1:
-            result.append(block)
-            continue
-        start, tokens = block.start, 0
-        for i in range(block.start, block.end):
-            line_tokens = count(lines[i]) + 1  # the newline joining it to the piece
-            if i > start and tokens + line_tokens > chunk_tokens:
-                result.append(_Block(start, i, block.heading, 0, tokens))
-                start, tokens = i, 0
-            tokens += line_tokens
-        result.append(_Block(start, block.end, block.heading, 0, tokens))
-    return result
-
-
-def _tail(blocks: list[_Block], budget: int) -> list[_Block]:
-    """Given a chunk's blocks, return its last blocks that fit in `budget` tokens."""
-    tail: list[_Block] = []
-    used = 0
-    for block in reversed(blocks):
-        if used + block.tokens > budget:
-            break
-        tail.insert(0, block)
-        used += block.tokens
-    return tail
-
-
-class MemoryIndex(IndexSearch):
+class MemoryIndex:
     """The incremental index of a workspace's memory files, and search over it.
 
     Safe to share between threads (calls are serialised) and between processes (SQLite WAL
@@ -345,28 +163,16 @@ class MemoryIndex(IndexSearch):
         self.db_path = Path(db_path)
         self.sources = list(sources)
         self.exclude = list(exclude)
-        self.embedder = embedder
         self.chunk_tokens = chunk_tokens
         self.overlap_tokens = overlap_tokens
         self.count = count
         self.embed_batch = embed_batch
-        # Why the last search ran without vectors although an embedder was given, else None.
-        self.search_degraded: str | None = None
         self._clock = clock
         self._excluded = [_glob_matcher(p) for p in self.exclude]
         self._lock = threading.RLock()
         self._warnings: list[str] = []
-        # Caches for search, valid while the database's data_version stays the same.
-        self._cache_version: int | None = None
-        self._vectors: _Vectors | None = None
-        self._rows = 0
-        self._doc_freq: dict[str, int] = {}
-        # FTS5 MATCH expression -> the BM25 matches of every chunk it matches. FTS5 scores
-        # all matches even for "ORDER BY rank LIMIT n", so one pass that keeps them all costs
-        # the same as the top n and answers the vector candidates' BM25 too; the daemon asks
-        # the same queries cycle after cycle, so they are kept while the index is unchanged.
-        self._matches: dict[str, _Matches] = {}
-        self._results: dict[tuple[str, _Options], list[Hit]] = {}  # (query, options) -> hits
+        # The connection is looked up on each use: a repair replaces it and close drops it.
+        self._search = MemorySearch(lambda: self._db, lock=self._lock, embedder=embedder)
         self._conn: sqlite3.Connection | None = self._open()
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -377,13 +183,29 @@ class MemoryIndex(IndexSearch):
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
-            self._forget_caches()
+            self._search.forget()
 
     def __enter__(self) -> MemoryIndex:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """Return the embedder that sync and search use (None for BM25 alone)."""
+        return self._search.embedder
+
+    @embedder.setter
+    def embedder(self, embedder: Embedder | None) -> None:
+        """Given an embedder (None for BM25 alone), use it from now on for sync and search."""
+        self._search.embedder = embedder
+
+    @property
+    def search_degraded(self) -> str | None:
+        """Return why the last search ran without vectors although there is an embedder, or
+        None if it used them."""
+        return self._search.degraded
 
     @property
     def _db(self) -> sqlite3.Connection:
@@ -498,7 +320,7 @@ class MemoryIndex(IndexSearch):
             with contextlib.suppress(sqlite3.Error):
                 self._conn.close()
             self._conn = None
-        self._forget_caches()
+        self._search.forget()
         self._warnings.append(self._repair_note(error))
         self._conn = self._open()
 
@@ -532,18 +354,18 @@ class MemoryIndex(IndexSearch):
             try:
                 report = self._sync(rebuild, progress)
             except sqlite3.DatabaseError as error:
-                self._forget_caches()
+                self._search.forget()
                 if not is_corruption(error):
                     raise
                 self._recover(error)
                 report = self._sync(True, progress)
             except BaseException:
-                self._forget_caches()
+                self._search.forget()
                 raise
             # Our own commits do not move data_version; a sync that changed what search sees
             # drops the caches itself (one that changed nothing keeps them warm).
             if rebuild or report.files_changed or report.files_removed or report.chunks_embedded:
-                self._forget_caches()
+                self._search.forget()
             report.skipped[:0] = self._warnings
             self._warnings = []
             report.seconds = time.perf_counter() - started
@@ -783,6 +605,51 @@ class MemoryIndex(IndexSearch):
             )
 
     # -- search ---------------------------------------------------------------------------
+
+    def search(self, query: str, **options: Unpack[SearchOptions]) -> list[Hit]:
+        """Given a query and search options, return up to k hits, best first (see
+        `MemorySearch.search_many` for the options and the score). Raise ValueError for
+        invalid options."""
+        return self.search_many([query], **options)[0]
+
+    def search_many(
+        self, queries: Sequence[str], **options: Unpack[SearchOptions]
+    ) -> list[list[Hit]]:
+        """Given queries and search options, return the hits of each (as `search`), embedding
+        the queries in one batch. A corrupt database gives no hits: it is moved aside, and the
+        next sync rebuilds it and reports the repair. Raise ValueError for invalid options.
+        """
+        with self._lock:
+            try:
+                return self._search.search_many(queries, **options)
+            except sqlite3.DatabaseError as error:
+                if not is_corruption(error):
+                    raise
+                # The next sync rebuilds the fresh database and reports the repair.
+                self._recover(error)
+                return [[] for _ in queries]
+
+    def chunk_count(self) -> int:
+        """Return how many chunks the index holds now."""
+        return self._search.chunk_count()
+
+    def snippet_weights(self, query: str) -> dict[str, float]:
+        """Given a query, return the stems a snippet looks for with their weights (see
+        `MemorySearch.snippet_weights`)."""
+        return self._search.snippet_weights(query)
+
+    def best_snippets(
+        self,
+        pairs: Sequence[tuple[Hit, str]],
+        *,
+        vector_weight: float = 0.7,
+        bm25_weight: float = 0.3,
+    ) -> list[str]:
+        """Given hits and the query each answers, return each hit's most relevant sentence
+        (see `MemorySearch.best_snippets`)."""
+        return self._search.best_snippets(
+            pairs, vector_weight=vector_weight, bm25_weight=bm25_weight
+        )
 
 
 def _glob_matcher(pattern: str) -> Callable[[str], bool]:

@@ -20,12 +20,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assembler.context.active import content_words, note_date
+from assembler.context.daily import note_date
 from assembler.errors import ModelError, Problem, UnsafePathError, WorkspaceError
 from assembler.fsutil import read_state_file
 from assembler.redact import redact
 from assembler.tokens import get_counter
-from assembler.transcripts.read import Message, clip_middle
+from assembler.transcripts.message import Message, clip_middle
+from assembler.words import content_words
 
 if TYPE_CHECKING:
     from assembler.config.schema import Config

@@ -2,7 +2,8 @@
 current chunks' vectors, cached until the database changes) and by FTS5 BM25, fused into
 `vector_weight * cosine + bm25_weight * bm25`, with an optional recency boost for dated daily
 notes, a minimum score, and optional MMR for diversity. Without an embedder the same code runs
-on BM25 alone. The index itself (its database, chunking and sync) is `assembler.memory.index`.
+on BM25 alone. The index itself (its database and sync) is `assembler.memory.index`, whose
+`MemoryIndex` holds a `MemorySearch` and hands it its search calls.
 """
 
 from __future__ import annotations
@@ -12,15 +13,16 @@ import operator
 import re
 import sqlite3
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import numpy.typing as npt
 
-from assembler.context.active import note_date
+from assembler.context.daily import note_date
+from assembler.memory.chunks import ATX_HEADING
 from assembler.memory.embeddings import Embedder
 
 Vector = npt.NDArray[np.float32]
@@ -260,9 +262,6 @@ def snippet(
 SQL_VARIABLES = 500  # ids per "IN (...)": well under SQLite's limit of 32766
 
 
-ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-
-
 def is_corruption(error: sqlite3.DatabaseError) -> bool:
     """Return whether an SQLite error means the file is damaged or not a database at all.
 
@@ -294,63 +293,54 @@ def batched(items: Sequence[int], size: int) -> Iterable[Sequence[int]]:
         yield items[start : start + size]
 
 
-class IndexSearch:
-    """The search half of `MemoryIndex`: hybrid search over the chunks the index holds, with
-    caches that stay valid while the database's data_version does not move."""
+class SearchOptions(TypedDict, total=False):
+    """The options of `MemorySearch.search_many`, for those that pass them on (see there)."""
 
-    embedder: Embedder | None
-    # Why the last search ran without vectors although an embedder was given, else None.
-    search_degraded: str | None
-    _lock: threading.RLock
-    _cache_version: int | None
-    _vectors: _Vectors | None
-    _rows: int
-    _doc_freq: dict[str, int]
-    # FTS5 MATCH expression -> the BM25 matches of every chunk it matches. FTS5 scores all
-    # matches even for "ORDER BY rank LIMIT n", so one pass that keeps them all costs the same
-    # as the top n and answers the vector candidates' BM25 too; the daemon asks the same
-    # queries cycle after cycle, so they are kept while the index is unchanged.
-    _matches: dict[str, _Matches]
-    _results: dict[tuple[str, _Options], list[Hit]]  # (query, options) -> hits
+    k: int
+    vector_weight: float
+    bm25_weight: float
+    min_score: float
+    mmr_lambda: float | None
+    recency_half_life_days: float | None
+    recency_weight: float
+    now: datetime | None
 
-    @property
-    def _db(self) -> sqlite3.Connection:
-        raise NotImplementedError  # the index's open database
 
-    def _recover(self, error: sqlite3.DatabaseError) -> None:
-        raise NotImplementedError  # the index replaces a corrupt database
+class MemorySearch:
+    """Hybrid search over the chunks of one memory index database, with caches that stay
+    valid while the database's data_version does not move.
 
-    def search(
+    The database belongs to its owner (`MemoryIndex`), which opens, repairs and writes it:
+    this only reads, through the connection `connection()` returns at the time, under the
+    owner's `lock`. The owner calls `forget` after commits of its own, which do not move
+    data_version.
+    """
+
+    def __init__(
         self,
-        query: str,
+        connection: Callable[[], sqlite3.Connection],
         *,
-        k: int = 5,
-        vector_weight: float = 0.7,
-        bm25_weight: float = 0.3,
-        min_score: float = 0.0,
-        mmr_lambda: float | None = None,
-        recency_half_life_days: float | None = None,
-        recency_weight: float = 0.0,
-        now: datetime | None = None,
-    ) -> list[Hit]:
-        """Given a query, return up to k hits, best first (in MMR order when `mmr_lambda`).
-
-        The score is `vector_weight * cosine + bm25_weight * bm25` with the weights scaled to
-        sum to 1 (BM25 alone for chunks without a vector), times the recency boost
-        `1 + recency_weight * 0.5 ** (age_days / recency_half_life_days)` for files named with
-        a date; hits under `min_score` are dropped. Raise ValueError for invalid options.
-        """
-        return self.search_many(
-            [query],
-            k=k,
-            vector_weight=vector_weight,
-            bm25_weight=bm25_weight,
-            min_score=min_score,
-            mmr_lambda=mmr_lambda,
-            recency_half_life_days=recency_half_life_days,
-            recency_weight=recency_weight,
-            now=now,
-        )[0]
+        lock: threading.RLock,
+        embedder: Embedder | None,
+    ) -> None:
+        """Given a function that returns the open database (it raises if there is none), the
+        lock that serialises its use and the embedder (None for BM25 alone), return a search
+        with empty caches."""
+        self._connection = connection
+        self._lock = lock
+        self.embedder = embedder
+        # Why the last search ran without vectors although an embedder was given, else None.
+        self.degraded: str | None = None
+        self._cache_version: int | None = None
+        self._vectors: _Vectors | None = None
+        self._rows = 0
+        self._doc_freq: dict[str, int] = {}
+        # FTS5 MATCH expression -> the BM25 matches of every chunk it matches. FTS5 scores
+        # all matches even for "ORDER BY rank LIMIT n", so one pass that keeps them all costs
+        # the same as the top n and answers the vector candidates' BM25 too; the daemon asks
+        # the same queries cycle after cycle, so they are kept while the index is unchanged.
+        self._matches: dict[str, _Matches] = {}
+        self._results: dict[tuple[str, _Options], list[Hit]] = {}  # (query, options) -> hits
 
     def search_many(
         self,
@@ -365,9 +355,14 @@ class IndexSearch:
         recency_weight: float = 0.0,
         now: datetime | None = None,
     ) -> list[list[Hit]]:
-        """Given queries, return the hits of each (as `search`), embedding them in one batch.
+        """Given queries, return up to k hits for each, best first (in MMR order when
+        `mmr_lambda`), embedding the queries in one batch.
 
-        Raise ValueError for invalid options.
+        The score is `vector_weight * cosine + bm25_weight * bm25` with the weights scaled to
+        sum to 1 (BM25 alone for chunks without a vector), times the recency boost
+        `1 + recency_weight * 0.5 ** (age_days / recency_half_life_days)` for files named with
+        a date; hits under `min_score` are dropped. Raise ValueError for invalid options, and
+        sqlite3.DatabaseError if the database fails (the owner repairs a corrupt one).
         """
         if k <= 0:
             raise ValueError(f"k must be positive, got {k}")
@@ -393,32 +388,31 @@ class IndexSearch:
             today=(now or datetime.now().astimezone()).date(),
         )
         with self._lock:
-            try:
-                self._refresh_caches()
-                vectors = self._current_vectors()
-                # A daemon asks mostly the same queries cycle after cycle: only new ones are
-                # embedded and ranked while the index is unchanged.
-                found = {
-                    q: self._results[(q, options)] for q in queries if (q, options) in self._results
-                }
-                todo = [q for q in dict.fromkeys(queries) if q not in found]
-                query_vectors = self._embed_queries(todo, vectors)
-                for query, vector in zip(todo, query_vectors, strict=True):
-                    found[query] = self._rank(query, vector, vectors, options)
-                    # The cache keeps the newest; this call answers from `found`, so more
-                    # distinct queries than the cache holds are all answered.
-                    if len(self._results) >= _MATCH_CACHE_SIZE:
-                        self._results.pop(next(iter(self._results)))
-                    self._results[(query, options)] = found[query]
-                return [list(found[query]) for query in queries]
-            except sqlite3.DatabaseError as error:
-                if not is_corruption(error):
-                    raise
-                # The next sync rebuilds the fresh database and reports the repair.
-                self._recover(error)
-                return [[] for _ in queries]
+            self._refresh_caches()
+            vectors = self._current_vectors()
+            # A daemon asks mostly the same queries cycle after cycle: only new ones are
+            # embedded and ranked while the index is unchanged.
+            found = {
+                q: self._results[(q, options)] for q in queries if (q, options) in self._results
+            }
+            todo = [q for q in dict.fromkeys(queries) if q not in found]
+            query_vectors = self._embed_queries(todo, vectors)
+            for query, vector in zip(todo, query_vectors, strict=True):
+                found[query] = self._rank(query, vector, vectors, options)
+                # The cache keeps the newest; this call answers from `found`, so more
+                # distinct queries than the cache holds are all answered.
+                if len(self._results) >= _MATCH_CACHE_SIZE:
+                    self._results.pop(next(iter(self._results)))
+                self._results[(query, options)] = found[query]
+            return [list(found[query]) for query in queries]
 
-    def _forget_caches(self) -> None:
+    @property
+    def _db(self) -> sqlite3.Connection:
+        """Return the owner's open database; raise what `connection` raises if there is none."""
+        return self._connection()
+
+    def forget(self) -> None:
+        """Drop every cache, so the next call reads the database afresh."""
         self._cache_version = None
         self._vectors = None
         self._doc_freq = {}
@@ -453,7 +447,7 @@ class IndexSearch:
         # commits happen in sync, which forgets the caches itself.
         version = self._db.execute("PRAGMA data_version").fetchone()[0]
         if version != self._cache_version:
-            self._forget_caches()
+            self.forget()
             self._rows = self._db.execute("SELECT count(*) FROM chunks").fetchone()[0]
             self._cache_version = version
 
@@ -476,7 +470,7 @@ class IndexSearch:
         try:
             model_id = self.embedder.model_id
         except Exception as error:  # a model that cannot even be named: BM25 only
-            self.search_degraded = f"embedding model unavailable ({error})"
+            self.degraded = f"embedding model unavailable ({error})"
             return None
         rows = self._db.execute(
             "SELECT c.id, e.vector FROM chunks c JOIN embeddings e "
@@ -501,7 +495,7 @@ class IndexSearch:
         """Return each query's vector, or None for all when there is nothing to compare with.
 
         A model that fails here does not fail the search: it runs on BM25 alone and
-        `search_degraded` says why.
+        `degraded` says why.
         """
         none: list[Vector | None] = [None] * len(queries)
         if self.embedder is None or vectors is None or not len(vectors.ids):
@@ -514,15 +508,15 @@ class IndexSearch:
                 self.embedder.encode([queries[i] for i in wanted]), len(wanted)
             )
         except Exception as error:
-            self.search_degraded = f"the query could not be embedded ({error})"
+            self.degraded = f"the query could not be embedded ({error})"
             return none
         if encoded.shape[1] != vectors.matrix.shape[1]:
-            self.search_degraded = (
+            self.degraded = (
                 f"the model gives {encoded.shape[1]}-d vectors but the index holds "
                 f"{vectors.matrix.shape[1]}-d ones; run 'assemble index --rebuild'"
             )
             return none
-        self.search_degraded = None
+        self.degraded = None
         result = list(none)
         for row, i in enumerate(wanted):
             result[i] = encoded[row]

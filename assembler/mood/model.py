@@ -29,21 +29,21 @@ import numpy.typing as npt
 from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
 from assembler.errors import ModelError
-from assembler.mood.window import DEFAULT_WINDOW_CALIBRATION as DEFAULT_WINDOW_CALIBRATION
-from assembler.mood.window import MIN_SECONDARY as MIN_SECONDARY
-from assembler.mood.window import MOODS as MOODS
-from assembler.mood.window import WINDOW_FEATURES as WINDOW_FEATURES
-from assembler.mood.window import MessageMood as MessageMood
-from assembler.mood.window import MoodReport as MoodReport
-from assembler.mood.window import MoodState as MoodState
-from assembler.mood.window import Scorer, read_window
-from assembler.mood.window import TrajectoryPoint as TrajectoryPoint
-from assembler.mood.window import WindowCalibration as WindowCalibration
-from assembler.mood.window import window_features as window_features
-from assembler.transcripts.read import clip_middle
+from assembler.mood.window import (
+    DEFAULT_WINDOW_CALIBRATION,
+    MIN_SECONDARY,
+    MOODS,
+    WINDOW_FEATURES,
+    MessageMood,
+    MoodReport,
+    Scorer,
+    WindowCalibration,
+    read_window,
+)
+from assembler.transcripts.message import clip_middle
 
 if TYPE_CHECKING:
-    from assembler.transcripts.read import Message
+    from assembler.transcripts.message import Message
 
 
 # --- Implementation -----------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from assembler.config.schema import StrategyRule
-from assembler.mood.model import MoodState
+from assembler.mood.window import MoodState
 
 # The mood that means "no emotion read": its state never steers the answer.
 NO_EMOTION = "neutral"

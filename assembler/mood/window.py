@@ -39,7 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 if TYPE_CHECKING:
-    from assembler.transcripts.read import Message
+    from assembler.transcripts.message import Message
 
 MOODS: tuple[str, ...] = (
     "frustrated",

@@ -1,5 +1,6 @@
 """Parked observations: a large tool output goes into a store, the agent sees a
-head+tail summary and an id, and reads slices of it on demand (`assembler.observations.reads`).
+head+tail summary and an id, and reads slices of it on demand: `ObservationStore` stores, finds
+and reads them, and `assembler.observations.slices` turns what it reads into slices.
 
 The store is SQLite at `.scratchpad/observations.sqlite`. Table `entries` has the observation's
 columns (id, turn_id, step_num, executor_name, content_kind, size_bytes, summary, created_at,
@@ -33,9 +34,10 @@ import base64
 import contextlib
 import hashlib
 import json
+import re
 import sqlite3
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -43,12 +45,21 @@ from typing import TYPE_CHECKING, Any, Final
 
 from assembler.errors import ObservationError
 from assembler.fsutil import check_not_link, real_dir
-from assembler.observations.reads import (
+from assembler.observations.slices import (
+    DEFAULT_CONTEXT,
+    DEFAULT_MAX_MATCHES,
     Block,
     Entry,
     Kind,
-    ObservationReads,
-    entry_from_row,
+    Slice,
+    char_span,
+    check_read,
+    check_size,
+    from_stamp,
+    grep,
+    joined,
+    line_range,
+    slice_of,
     to_stamp,
 )
 
@@ -74,6 +85,7 @@ SUMMARY_CHARS: Final = 500
 BLOCK_UNITS: Final = 1 << 20  # characters (text) or bytes (binary) per block
 COMPRESS_MIN_BYTES: Final = 512  # smaller blocks are stored as they are
 _ZSTD_LEVEL: Final = 3
+_REFERENCE = re.compile(r"\{\{\s*step(\d+)\.([A-Za-z_][\w-]*)\s*\}\}")
 
 
 _SCHEMA = """
@@ -203,7 +215,7 @@ def summarize_binary(data: bytes) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-class ObservationStore(ObservationReads):
+class ObservationStore:
     """Large observations in SQLite, read back in slices; see the module docstring.
 
     Every method that depends on time takes `now` (default: the store's clock). `blocks_read`
@@ -518,7 +530,232 @@ class ObservationStore(ObservationReads):
 
     # -- reading ---------------------------------------------------------------------------
 
+    def read(
+        self,
+        scratchpad_id: object,
+        mode: object = "head",
+        *,
+        n: int | None = None,
+        start: int | None = None,
+        end: int | None = None,
+        pattern: str | None = None,
+        context: int = DEFAULT_CONTEXT,
+        max_matches: int = DEFAULT_MAX_MATCHES,
+        ignore_case: bool = False,
+        max_chars: int | None = None,
+        turn: str | None = None,
+        any_turn: bool = False,
+        now: datetime | None = None,
+    ) -> Slice:
+        """Given an id and a mode, return that slice of the observation.
+
+        Modes: `full`; `head`/`tail`: the first/last `n` characters (bytes for a binary;
+        default 2000); `range`: `start` to `end` (exclusive; default `start` + n); `lines`:
+        lines `start` to `end` (1-based, inclusive; default 100 lines, or `n`); `grep`: the
+        lines matching the regular expression `pattern`, with `context` lines around, listing
+        at most `max_matches`. Only the blocks a slice overlaps are decompressed. `max_chars`
+        caps what one read may return (for agents). Raise ObservationError for an unknown,
+        expired or other-turn id, a bad mode or argument, a bad pattern, or a slice over
+        `max_chars`.
+        """
+        entry = self.get(scratchpad_id, turn=turn, any_turn=any_turn, now=now)
+        checked = check_read(entry, mode, n, start, end)
+        if checked == "grep":
+            return grep(entry, self._lines(entry), pattern, context, max_matches, ignore_case)
+        if checked == "lines":
+            first, last = line_range(entry, start, end, n)
+            lo = self._line_offset(entry, first - 1)
+            hi = self._line_offset(entry, last)
+            assert lo is not None  # first <= entry.lines, so that newline exists
+            result = self._slice(entry, "lines", lo, entry.length if hi is None else hi, max_chars)
+            result.first_line, result.last_line = first, last
+            return result
+        lo, hi = char_span(entry, checked, n, start, end)
+        return self._slice(entry, checked, lo, hi, max_chars)
+
+    def _slice(self, entry: Entry, mode: str, lo: int, hi: int, max_chars: int | None) -> Slice:
+        """Given an entry, a mode and a span, return the Slice, reading only the blocks the
+        span overlaps. Raise ObservationError if the span is over `max_chars`.
+        """
+        check_size(entry, mode, lo, hi, max_chars)
+        return slice_of(entry, mode, lo, hi, self.stream(entry, lo, hi))
+
+    def stream(self, entry: Entry, lo: int = 0, hi: int | None = None) -> Iterator[str | bytes]:
+        """Given an entry and a span of characters (bytes for a binary), yield its content
+        in order, one block at a time, decompressing only the blocks the span overlaps.
+        """
+        end = entry.length if hi is None else hi
+        if end <= lo:
+            return
+        rows = self._db.execute(
+            "SELECT seq, start, length, line_start, newlines, codec, data FROM blocks "
+            "WHERE entry_id = ? AND start < ? AND start + length > ? ORDER BY seq",
+            (entry.id, end, lo),
+        )
+        for row in rows:
+            block = Block(*row)
+            raw = self._decode(block)
+            cut_lo, cut_hi = max(lo - block.start, 0), min(end - block.start, block.length)
+            if entry.kind == "binary":
+                yield raw[cut_lo:cut_hi]
+            else:
+                yield raw.decode("utf-8", "surrogatepass")[cut_lo:cut_hi]
+
+    def _decode(self, block: Block) -> bytes:
+        """Given a stored block, return its content decompressed, counting it in `blocks_read`."""
+        self.blocks_read += 1
+        if block.codec == "raw":
+            return bytes(block.data)
+        import zstandard
+
+        return bytes(zstandard.ZstdDecompressor().decompress(block.data))
+
+    def _line_offset(self, entry: Entry, newline: int) -> int | None:
+        """Return the character offset just after the `newline`-th newline (0 for the 0th),
+        or None if the text has fewer. Only the block holding that newline is read.
+        """
+        if newline == 0:
+            return 0
+        row = self._db.execute(
+            "SELECT seq, start, length, line_start, newlines, codec, data FROM blocks "
+            "WHERE entry_id = ? AND line_start + newlines >= ? ORDER BY seq LIMIT 1",
+            (entry.id, newline),
+        ).fetchone()
+        if row is None:
+            return None
+        block = Block(*row)
+        text = self._decode(block).decode("utf-8", "surrogatepass")
+        at = -1
+        for _ in range(newline - block.line_start):
+            at = text.index("\n", at + 1)
+        return block.start + at + 1
+
+    def _lines(self, entry: Entry) -> Iterator[str]:
+        """Yield the text's lines without their newline, one block in memory at a time."""
+        carry = ""
+        for piece in self.stream(entry):
+            assert isinstance(piece, str)
+            parts = (carry + piece).split("\n")
+            carry = parts.pop()
+            yield from parts
+        if carry:
+            yield carry
+
     # -- {{stepN.field}} references --------------------------------------------------------
+
+    def resolve_references(
+        self,
+        arguments: Any,
+        *,
+        turn: str | None = None,
+        inline: Mapping[int, Any] | None = None,
+        now: datetime | None = None,
+    ) -> Any:
+        """Given a tool call's arguments, return them with every `{{stepN.field}}` replaced by
+        that field of step N's observation in `turn` (default: the current turn).
+
+        A parked observation's content comes from the store in full (not the summary);
+        `inline` maps the steps whose observations were small enough to pass through to
+        those observations. An argument that is exactly one reference takes the field's value
+        as it is (a number stays a number); inside a longer text it is written as text.
+        Raise ObservationError for a step or field that is not there.
+        """
+        moment = self._now(now)
+        turn_id = turn or self.current_turn(moment)
+        cache: dict[tuple[int, str], Any] = {}
+
+        def value_of(match: re.Match[str]) -> Any:
+            key = (int(match.group(1)), match.group(2))
+            if key not in cache:
+                cache[key] = self._reference(match.group(0), *key, turn_id, inline or {}, moment)
+            return cache[key]
+
+        def walk(value: Any) -> Any:
+            if isinstance(value, str):
+                whole = _REFERENCE.fullmatch(value.strip())
+                if whole:
+                    return value_of(whole)
+                return _REFERENCE.sub(lambda m: _as_text(value_of(m)), value)
+            if isinstance(value, Mapping):
+                return {k: walk(v) for k, v in value.items()}
+            if isinstance(value, list | tuple):
+                return [walk(v) for v in value]
+            return value
+
+        return walk(arguments)
+
+    def _reference(
+        self,
+        written: str,
+        step: int,
+        name: str,
+        turn: str,
+        inline: Mapping[int, Any],
+        now: datetime,
+    ) -> Any:
+        """Given a reference as written, its step and field, return that field's value from
+        `inline` or from the step's stored observation in `turn`. Raise ObservationError if the
+        step has no observation or the observation has no such field.
+        """
+        if step in inline:
+            observation = inline[step]
+            if isinstance(observation, Mapping) and name in observation:
+                return observation[name]
+            if name == "content" and isinstance(observation, str | bytes):
+                return observation
+            fields = list(observation) if isinstance(observation, Mapping) else ["content"]
+            raise ObservationError(
+                f"{written}: step {step}'s observation has no field '{name}'; its fields are: "
+                f"{', '.join(map(str, fields))}"
+            )
+        row = self._db.execute(
+            "SELECT * FROM entries WHERE turn_id = ? AND step_num = ? AND expires_at >= ? "
+            "ORDER BY created_at DESC LIMIT 1",
+            (turn, step, to_stamp(now)),
+        ).fetchone()
+        if row is None:
+            steps = sorted(
+                {
+                    int(s)
+                    for (s,) in self._db.execute(
+                        "SELECT step_num FROM entries WHERE turn_id = ? AND step_num IS NOT NULL "
+                        "AND expires_at >= ?",
+                        (turn, to_stamp(now)),
+                    )
+                }
+                | set(inline)
+            )
+            if not steps:
+                raise ObservationError(
+                    f"{written}: turn '{turn}' has no observations of any step yet, so there "
+                    f"is nothing to refer to; store each step's output with its step number "
+                    "(CLI: obs put --step N; MCP: scratchpad_put with step) before referring "
+                    "to it, or write the value itself"
+                )
+            raise ObservationError(
+                f"{written}: there is no observation of step {step} in turn '{turn}' (steps "
+                f"with observations: {', '.join(map(str, steps))}); refer to one of those steps"
+            )
+        entry = entry_from_row(row)
+        if name == entry.content_field:
+            return self._content(entry)
+        if name in entry.metadata:
+            return entry.metadata[name]
+        if entry.content_field is None:
+            whole = json.loads(self._content(entry))
+            if isinstance(whole, dict) and name in whole:
+                return whole[name]
+            fields = list(whole) if isinstance(whole, dict) else []
+        else:
+            fields = [entry.content_field, *entry.metadata]
+        raise ObservationError(
+            f"{written}: step {step}'s observation ('{entry.id}') has no field '{name}'; its "
+            f"fields are: {', '.join(fields) or 'none (it is a JSON list or value)'}"
+        )
+
+    def _content(self, entry: Entry) -> str | bytes:
+        """Given an entry, return its whole content: text, or bytes for a binary."""
+        return joined(entry, self.stream(entry))
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -573,6 +810,29 @@ def _compress(raw: bytes) -> tuple[str, bytes]:
     return ("zstd", packed) if len(packed) < len(raw) else ("raw", raw)
 
 
+def entry_from_row(row: tuple[Any, ...]) -> Entry:
+    """Given a row of the entries table, return its Entry."""
+    entry_id, turn_id, step, executor, kind, size, length, lines, key = row[:9]
+    metadata, digest, summary, created, expires = row[9:]
+    return Entry(
+        entry_id,
+        turn_id,
+        step,
+        executor,
+        kind,
+        size,
+        length,
+        lines,
+        key,
+        json.loads(metadata),
+        digest,
+        summary or "",
+        from_stamp(created),
+        from_stamp(expires),
+        parked=summary is not None,
+    )
+
+
 def _row(entry: Entry) -> tuple[Any, ...]:
     """Given an entry, return its row of the entries table (the inverse of `entry_from_row`)."""
     return (
@@ -591,6 +851,15 @@ def _row(entry: Entry) -> tuple[Any, ...]:
         to_stamp(entry.created),
         to_stamp(entry.expires),
     )
+
+
+def _as_text(value: Any) -> str:
+    """Given a referenced value, return it as text for a reference inside a longer text."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return json.dumps(value, ensure_ascii=False)
 
 
 def observation_from_input(data: bytes, *, path: str | None, json_input: bool) -> Any:

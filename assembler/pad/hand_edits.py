@@ -46,15 +46,9 @@ from assembler.fsutil import (
     real_dir,
     write_all,
 )
-from assembler.hosts.openclaw.entries import (
-    OPENCLAW_TAIL_BYTES,
-    openclaw_entry_time,
-    read_openclaw_scratchpad_entries,
-)
 from assembler.pad.journal import DEFAULT_SECTION, NAME_RULE, SectionState, is_valid_section_name
-from assembler.pad.sections import Scratchpad, scratchpad_for
+from assembler.pad.sections import ExternalEntries, Scratchpad, scratchpad_for
 from assembler.tokens import clip
-from assembler.transcripts.readers import CLOCK_SKEW
 
 if TYPE_CHECKING:
     from assembler.config.schema import Config
@@ -136,11 +130,15 @@ def file_edits(rendered: Mapping[str, str], found: Mapping[str, str]) -> dict[st
 
 
 def import_into_journal(
-    config: Config, *, now: datetime, seen: Snapshot, openclaw_files: Sequence[Path] = ()
+    config: Config,
+    *,
+    now: datetime,
+    seen: Snapshot,
+    external: Sequence[ExternalEntries] = (),
 ) -> tuple[FileSync, list[Problem]]:
-    """Given a loaded config, the clock, SCRATCHPAD.md as just read and the OpenClaw
-    transcripts read, journal the hand edits of the file and the newest OpenClaw scratchpad
-    entry (each when the config asks for it); return what the file sync found and the problems.
+    """Given a loaded config, the clock, SCRATCHPAD.md as just read and the scratchpad entries
+    the hosts' sessions hold, journal the hand edits of the file (when the config asks for it)
+    and the newest of each host's entries; return what the file sync found and the problems.
 
     This is the step before a render that writes: a dry run skips it. Nothing here raises for
     bad data; when the journal cannot take the edits, `FileSync.failure` says why and the
@@ -160,33 +158,15 @@ def import_into_journal(
         degraded += sync.problems
         if sync.failure is not None:
             raise SectionError(sync.failure)
-        if config.agent.import_openclaw and openclaw_files:
-            entries = read_openclaw_scratchpad_entries(
-                openclaw_files, tail_bytes=OPENCLAW_TAIL_BYTES
-            )
-            # The run's clock is a real clock: an entry the host wrote after it (a run with
-            # `--now` in the past) was not written yet.
-            entries = [e for e in entries if not _after_clock(openclaw_entry_time(e), now)]
-            if entries:
-                pad.import_openclaw_entries(entries)
+        for entries in external:
+            if entries.entries:
+                pad.import_external_entries(entries)
     except (SectionError, OSError) as error:
         if sync.region is None and not sync.hashes:
             sync = region_of(seen, config.state_dir)
         sync.failure = str(error)
         degraded.append(kept_problem(error))
     return sync, degraded
-
-
-def _after_clock(moment: datetime | None, now: datetime) -> bool:
-    """Whether a host entry stamped `moment` was written after `now`, beyond the clock skew
-    the transcript readers allow (the same rule as for the messages beside it)."""
-    if moment is None:
-        return False
-    moment = moment if moment.tzinfo else moment.replace(tzinfo=now.tzinfo)
-    try:
-        return moment - now.astimezone(moment.tzinfo) > CLOCK_SKEW
-    except (OverflowError, TypeError):
-        return False
 
 
 def kept_problem(error: Exception) -> Problem:

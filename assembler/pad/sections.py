@@ -9,18 +9,13 @@ sizes; `append` is refused and leaves the section as it was.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from assembler.clock import aware, local_now, local_time
-from assembler.hosts.openclaw.entries import (
-    is_openclaw_scratchpad_entry,
-    openclaw_entry_text,
-    openclaw_entry_time,
-)
 from assembler.pad.journal import (
     AGENT_SECTIONS,
     DEFAULT_SECTION,
@@ -50,6 +45,28 @@ DEFAULT_AGENT_CAP: Final = 2000
 
 
 _NO_CAPS: Mapping[str, int] = MappingProxyType({})
+
+# What a Scratchpad calls after each change it records: with the sections as folded with the
+# change (display order) and the time of the change by the Scratchpad's clock.
+OnChange = Callable[[Mapping[str, SectionState], datetime], None]
+
+
+@dataclass(frozen=True)
+class ExternalEntry:
+    """A scratchpad entry a host keeps in a session (its own scratchpad tool's), with its time."""
+
+    moment: datetime
+    text: str
+
+
+@dataclass(frozen=True)
+class ExternalEntries:
+    """The scratchpad entries one host's sessions hold: the newest may become section main.
+    `source` is recorded in the journal; `what` names an entry in messages."""
+
+    entries: Sequence[ExternalEntry]
+    source: str
+    what: str
 
 
 @dataclass(frozen=True)
@@ -109,7 +126,7 @@ class Scratchpad:
         section_caps: Mapping[str, int] = _NO_CAPS,
         count: TokenCounter = estimate_tokens,
         now: Callable[[], datetime] | None = None,
-        on_change: Callable[[], None] | None = None,
+        on_change: OnChange | None = None,
     ) -> None:
         if agent_cap <= 0:
             raise ValueError(f"agent_cap must be positive, got {agent_cap}")
@@ -122,6 +139,7 @@ class Scratchpad:
         self.count = count
         self.now = now if now is not None else journal.now
         self.on_change = on_change  # called after each change is recorded
+        self._read: list[Event] = []  # the events the transaction in progress read
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -209,7 +227,13 @@ class Scratchpad:
         # two processes cannot both fit into the same room.
         with self.journal.locked():
             now = aware(self.now())
-            yield now, fold_events(self.journal.events(), now)
+            # Kept for `_commit`, which folds its events onto them for `on_change` instead of
+            # reading the journal again; the lock lets one transaction at a time hold them.
+            self._read = self.journal.events()
+            try:
+                yield now, fold_events(self._read, now)
+            finally:
+                self._read = []
 
     def _commit(self, events: Sequence[Event], now: datetime) -> None:
         if not events:
@@ -217,7 +241,7 @@ class Scratchpad:
         self.journal.record_many(events)
         self.journal.compact(now=now)
         if self.on_change is not None:
-            self.on_change()
+            self.on_change(fold_events([*self._read, *events], now), now)
 
     def _budget(self, state: Mapping[str, SectionState], section: str) -> _Budget:
         others = sum(
@@ -639,27 +663,16 @@ class Scratchpad:
             message += f" Skipped {', '.join(repr(n) for n in skipped)} (not agent sections)."
         return Answer(True, message, {"written": written, "cleared": cleared, "skipped": skipped})
 
-    def import_openclaw_entries(
-        self, entries: Iterable[Mapping[str, Any]], *, source: str = "openclaw"
-    ) -> Answer:
-        """Given OpenClaw session entries, import the newest scratchpad entry as section main.
-
-        Entries count when they are `custom` entries whose `customType` starts with
-        `openclaw:scratchpad` and that have a timestamp and text (`data` as a string, or its
-        `content` or `text`). The newest one is written to main (with its own time) only if its
-        text differs from main's and it is newer than main's last change (a write or a clear).
+    def import_external_entries(self, external: ExternalEntries) -> Answer:
+        """Given the scratchpad entries a host keeps in its sessions, import the newest one as
+        section main: written (with its own time) only if its text differs from main's and it
+        is newer than main's last change (a write or a clear).
         """
-        candidates: list[tuple[datetime, int, str]] = []
-        for index, entry in enumerate(entries):
-            if not is_openclaw_scratchpad_entry(entry):
-                continue
-            text = openclaw_entry_text(entry)
-            moment = openclaw_entry_time(entry)
-            if text is not None and moment is not None:
-                candidates.append((moment, index, text))
-        if not candidates:
-            return Answer(True, "No OpenClaw scratchpad entries to import.", {"imported": False})
-        moment, _, text = max(candidates)
+        what = external.what
+        if not external.entries:
+            return Answer(True, f"No {what}s to import.", {"imported": False})
+        newest = max(enumerate(external.entries), key=lambda pair: (pair[1].moment, pair[0]))[1]
+        moment, text = newest.moment, newest.text
         with self._transaction() as (now, state):
             main = state.get(DEFAULT_SECTION)
             changed = last_changes(self.journal.events()).get(DEFAULT_SECTION)
@@ -669,14 +682,14 @@ class Scratchpad:
             if changed is not None and moment <= changed:
                 return Answer(
                     True,
-                    f"Section main changed at {changed.isoformat()}, after the newest OpenClaw "
-                    f"scratchpad entry ({moment.isoformat()}); kept main.",
+                    f"Section main changed at {changed.isoformat()}, after the newest {what} "
+                    f"({moment.isoformat()}); kept main.",
                     data,
                 )
-            self._commit([Event(moment, DEFAULT_SECTION, "write", text, source)], now)
+            self._commit([Event(moment, DEFAULT_SECTION, "write", text, external.source)], now)
         return Answer(
             True,
-            f"Imported the OpenClaw scratchpad entry of {moment.isoformat()} into section main.",
+            f"Imported the {what} of {moment.isoformat()} into section main.",
             data | {"imported": True},
         )
 
@@ -685,10 +698,11 @@ def scratchpad_for(
     config: Config,
     *,
     now: Callable[[], datetime] | None = None,
-    on_change: Callable[[], None] | None = None,
+    on_change: OnChange | None = None,
 ) -> Scratchpad:
-    """Given a loaded config, return the workspace's Scratchpad with its caps and counter;
-    `on_change` is called after each change is recorded.
+    """Given a loaded config, a clock (default: the local time) and what to call after each
+    change is recorded (`OnChange`: the sections as just committed, and the change's time),
+    return the workspace's Scratchpad with its caps and counter.
     """
     clock = now if now is not None else local_now
     return Scratchpad(

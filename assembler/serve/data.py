@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
     from assembler.config.schema import Config
-    from assembler.transcripts.read import Message
+    from assembler.transcripts.message import Message
 
 # The longest window the Mood page asks for: a month.
 MAX_HOURS = 24 * 31
@@ -433,7 +433,7 @@ def fill_history(status: Status, now: datetime) -> int:
         # The newest messages however old: the history is a record, not the assembly's window.
         lookback=None,
         max_files=transcripts.max_files,
-        fmt=transcripts.format,  # type: ignore[arg-type]
+        fmt=transcripts.format,
     )
     if not status.history.missing(read.messages):
         return 0

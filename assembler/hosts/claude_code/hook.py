@@ -245,7 +245,7 @@ def run_claude_code_hook(
         from assembler.daemon.service import nudge
 
         nudge(config.state_dir, event.name)
-    clock = now if now is not None else datetime.now(local_timezone(config))
+    clock = now if now is not None else datetime.now(local_timezone(config.time.timezone))
     block = current_block(config, clock) if event.name in CONTEXT_EVENTS else Block("", "", None)
     try:
         send = decide_and_record(config, event, block, clock)

@@ -13,20 +13,11 @@ message from a chat channel arrives as `<channel source="..." user="...">words</
 
 from __future__ import annotations
 
-import glob
-import json
-import os
 import re
-from collections.abc import Iterator, Mapping
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any, Final
 
-from assembler.fsutil import read_regular, resolves_within
-from assembler.hosts.openclaw.turns import HOST, NOTHING, UserTurn
-
-# What the hook keeps in the state folder: {"<session id>": {"transcript_path", "cwd", "seen"}}.
-HOOK_SESSIONS_NAME: Final = "claude-code-sessions.json"
-_HOOK_SESSIONS_MAX_BYTES = 4 * 1024 * 1024
+from assembler.transcripts.message import HOST, NOTHING, UserTurn, text_blocks
 
 # Blocks the host adds to a text, wherever they are (the host's list of system tags).
 _ADDED_BLOCK = re.compile(
@@ -112,66 +103,3 @@ def user_turn(line: Mapping[str, Any]) -> UserTurn:
     if words:
         return UserTurn("human", "\n".join(words), speaker)
     return HOST if host else NOTHING
-
-
-def text_blocks(content: object) -> Iterator[str]:
-    """Given message content (a string or content blocks, as Claude Code, OpenClaw and pi
-    write it), yield the text of each `text` block; thinking, tool calls, tool results and
-    images are not what was said."""
-    if isinstance(content, str):
-        yield content
-    elif isinstance(content, list):
-        for block in content:
-            if (
-                isinstance(block, dict)
-                and block.get("type") == "text"
-                and isinstance(block.get("text"), str)
-            ):
-                yield block["text"]
-
-
-def projects_dir(environ: Mapping[str, str]) -> Path:
-    """Given the environment, return Claude Code's transcript folder:
-    `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`."""
-    configured = environ.get("CLAUDE_CONFIG_DIR", "").strip()
-    home = environ.get("HOME", "").strip() or os.path.expanduser("~")
-    if configured:
-        base = home + configured[1:] if configured.startswith("~") else configured
-        return Path(os.path.abspath(base)) / "projects"
-    return Path(home) / ".claude" / "projects"
-
-
-def claude_code_sources(state_dir: Path, environ: Mapping[str, str]) -> list[str]:
-    """Given the workspace's state folder and the environment, return the Claude Code
-    transcripts the hook recorded there that exist and resolve inside Claude Code's projects
-    folder; the agent can write the state folder, so a path leading anywhere else is ignored."""
-    path = state_dir / HOOK_SESSIONS_NAME
-    try:
-        if os.lstat(path).st_size > _HOOK_SESSIONS_MAX_BYTES:
-            return []
-        snapshot = read_regular(path)
-    except OSError:
-        return []
-    data = snapshot.data
-    if data is None:
-        return []
-    try:
-        sessions = json.loads(data)
-    except (ValueError, RecursionError):
-        return []
-    if not isinstance(sessions, dict):
-        return []
-    root = Path(os.path.realpath(projects_dir(environ)))
-    sources: list[str] = []
-    for entry in sessions.values():
-        transcript = entry.get("transcript_path") if isinstance(entry, dict) else None
-        if not isinstance(transcript, str) or not os.path.isabs(transcript):
-            continue
-        candidate = Path(os.path.normpath(transcript))
-        if (
-            candidate.suffix == ".jsonl"
-            and resolves_within(candidate, root)
-            and candidate.is_file()
-        ):
-            sources.append(glob.escape(str(candidate)))
-    return list(dict.fromkeys(sources))

@@ -60,9 +60,9 @@ from assembler.clock import local_timezone
 from assembler.config.schema import Config
 from assembler.errors import AssemblerError, ObservationError
 from assembler.file.codec import prefix_text
-from assembler.file.view import prefix_parts, scratchpad_with_ready
+from assembler.file.ready import prefix_parts, scratchpad_with_ready
 from assembler.memory.recall import WarmMemory, hit_record, index_options, shown_hit, synced_memory
-from assembler.observations.reads import hexdump
+from assembler.observations.slices import hexdump
 from assembler.observations.store import store_for, to_json
 from assembler.pad.tool_calls import Answer
 
@@ -375,7 +375,8 @@ class Tools:
     def view_text(self) -> str:
         """Return the scratchpad as hosts prepend it: the assembled part while it is fresh and
         the agent's sections as the journal holds them now."""
-        now = self.clock() if self.clock is not None else datetime.now(local_timezone(self.config))
+        zone = local_timezone(self.config.time.timezone)
+        now = self.clock() if self.clock is not None else datetime.now(zone)
         parts = prefix_parts(self.config, now)
         text = prefix_text([parts.auto, parts.agent])
         if parts.fresh:

@@ -1,19 +1,21 @@
 """The scratchpad entries hosts keep in their sessions: OpenClaw's `openclaw:scratchpad*`
 custom entries (what its own scratchpad tool saved), found in its session JSONL files and its
-SQLite store. The newest one becomes section main (`Scratchpad.import_openclaw_entries`).
+SQLite store. The newest one becomes section main (`Scratchpad.import_external_entries`).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
-from assembler.transcripts.read import store_custom_entries
-from assembler.transcripts.readers import parse_time
+from assembler.hosts.openclaw.store import store_custom_entries
+from assembler.pad.sections import ExternalEntries, ExternalEntry, Scratchpad
+from assembler.pad.tool_calls import Answer
+from assembler.transcripts.message import CLOCK_SKEW, parse_time
 
 OPENCLAW_SCRATCHPAD_TYPE: Final = "openclaw:scratchpad"
 
@@ -93,3 +95,49 @@ def read_openclaw_scratchpad_entries(
         except OSError:
             continue
     return found
+
+
+# How an entry is named in the journal and in messages.
+ENTRY_SOURCE: Final = "openclaw"
+ENTRY_NAME: Final = "OpenClaw scratchpad entry"
+
+
+def external_entries(entries: Iterable[Mapping[str, Any]]) -> ExternalEntries:
+    """Given OpenClaw session entries, return its scratchpad entries among them that have a
+    time and a text (`data` as a string, or its `content` or `text`), in order."""
+    found: list[ExternalEntry] = []
+    for entry in entries:
+        if not is_openclaw_scratchpad_entry(entry):
+            continue
+        text = openclaw_entry_text(entry)
+        moment = openclaw_entry_time(entry)
+        if text is not None and moment is not None:
+            found.append(ExternalEntry(moment, text))
+    return ExternalEntries(found, ENTRY_SOURCE, ENTRY_NAME)
+
+
+def import_entries(pad: Scratchpad, entries: Iterable[Mapping[str, Any]]) -> Answer:
+    """Given the agent's sections and OpenClaw session entries, import the newest scratchpad
+    entry among them as section main (see `Scratchpad.import_external_entries`)."""
+    return pad.import_external_entries(external_entries(entries))
+
+
+def scratchpad_entries(paths: Sequence[Path], now: datetime) -> ExternalEntries:
+    """Given the OpenClaw transcripts read (JSONL files or agent databases) and the clock,
+    return the scratchpad entries at their ends that were written by `now`."""
+    entries = read_openclaw_scratchpad_entries(paths, tail_bytes=OPENCLAW_TAIL_BYTES)
+    # The run's clock is a real clock: an entry the host wrote after it (a run with `--now` in
+    # the past) was not written yet.
+    return external_entries(e for e in entries if not _after_clock(openclaw_entry_time(e), now))
+
+
+def _after_clock(moment: datetime | None, now: datetime) -> bool:
+    """Whether a host entry stamped `moment` was written after `now`, beyond the clock skew
+    the transcript readers allow (the same rule as for the messages beside it)."""
+    if moment is None:
+        return False
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=now.tzinfo)
+    try:
+        return moment - now.astimezone(moment.tzinfo) > CLOCK_SKEW
+    except (OverflowError, TypeError):
+        return False

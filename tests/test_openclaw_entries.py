@@ -21,7 +21,7 @@ from pads import (
 from assembler.file.codec import (
     decode_sections,
 )
-from assembler.hosts.openclaw.entries import read_openclaw_scratchpad_entries
+from assembler.hosts.openclaw.entries import import_entries, read_openclaw_scratchpad_entries
 from assembler.pad.journal import (
     Journal,
 )
@@ -36,7 +36,7 @@ def test_openclaw_import_takes_the_newest_scratchpad_entry_as_main(pad: Scratchp
         scratchpad_entry("oldest", 1),
     ]
 
-    answer = pad.import_openclaw_entries(entries)
+    answer = import_entries(pad, entries)
 
     assert answer.data["imported"] is True
     main = pad.state()["main"]
@@ -53,7 +53,7 @@ def test_openclaw_import_takes_the_newest_scratchpad_entry_as_main(pad: Scratchp
 def test_openclaw_import_reads_data_as_text_or_its_content_or_text(
     pad: Scratchpad, data: Any
 ) -> None:
-    pad.import_openclaw_entries([scratchpad_entry(data, 1)])
+    import_entries(pad, [scratchpad_entry(data, 1)])
 
     assert pad.read("main").data["content"] == "the plan"
 
@@ -64,7 +64,7 @@ def test_openclaw_import_keeps_main_when_main_changed_after_the_entry(
     clock.advance(minutes=10)
     pad.write("written by the agent later")
 
-    answer = pad.import_openclaw_entries([scratchpad_entry("older plan", 5)])
+    answer = import_entries(pad, [scratchpad_entry("older plan", 5)])
 
     assert answer.data["imported"] is False
     assert pad.read("main").data["content"] == "written by the agent later"
@@ -73,10 +73,10 @@ def test_openclaw_import_keeps_main_when_main_changed_after_the_entry(
 def test_openclaw_import_records_nothing_when_main_already_holds_the_text(
     pad: Scratchpad, journal: Journal
 ) -> None:
-    pad.import_openclaw_entries([scratchpad_entry("plan", 1)])
+    import_entries(pad, [scratchpad_entry("plan", 1)])
     before = journal.path.read_bytes()
 
-    answer = pad.import_openclaw_entries([scratchpad_entry("plan", 1)])
+    answer = import_entries(pad, [scratchpad_entry("plan", 1)])
 
     assert answer.data["imported"] is False
     assert journal.path.read_bytes() == before

@@ -1,0 +1,66 @@
+"""Claude Code as the core sees it: the transcripts its hook recorded, and their format."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from assembler.hosts.claude_code.reader import ClaudeCodeReader
+from assembler.hosts.claude_code.sessions import claude_code_sources
+from assembler.hosts.formats import CLAUDE_CODE
+
+if TYPE_CHECKING:
+    from assembler.config.schema import Config
+    from assembler.hosts.host import StoreReader
+    from assembler.pad.sections import ExternalEntries
+    from assembler.transcripts.reader import Reader, SourceReport
+
+
+class ClaudeCode:
+    """Claude Code 1.x and 2.x project transcripts."""
+
+    label = "Claude Code"
+    formats: tuple[str, ...] = (CLAUDE_CODE,)
+    store_formats: tuple[str, ...] = ()
+
+    def sources(self, workspace: Path, state_dir: Path, environ: Mapping[str, str]) -> list[str]:
+        return claude_code_sources(state_dir, environ)
+
+    def claims(self, line: Mapping[str, Any]) -> str | None:
+        kind = line.get("type")
+        if kind in ("user", "assistant", "system", "summary"):
+            message = line.get("message")
+            if (isinstance(message, dict) and "role" in message) or any(
+                key in line for key in ("uuid", "sessionId", "leafUuid")
+            ):
+                return CLAUDE_CODE
+        if "uuid" in line and "sessionId" in line:
+            return CLAUDE_CODE
+        return None
+
+    def reader(
+        self,
+        fmt: str,
+        source: str,
+        cutoff: datetime | None,
+        limit: int,
+        session_id: str | None,
+        until: datetime | None,
+    ) -> Reader:
+        return ClaudeCodeReader(source, cutoff, limit, session_id, until)
+
+    def is_side_file(self, folder: Path, name: str, cache: dict[Any, Any]) -> bool:
+        return False
+
+    def store_reader(self, path: Path, magic: bytes, fmt: str) -> StoreReader | None:
+        return None
+
+    def section_entries(
+        self, config: Config, sources: Sequence[SourceReport], now: datetime
+    ) -> ExternalEntries | None:
+        return None
+
+    def names_project(self, cwd: str) -> bool:
+        return True

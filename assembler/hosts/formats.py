@@ -1,0 +1,14 @@
+"""The names of the transcript formats the hosts write: what `transcripts.format` may force
+(`auto` tells them apart by their first lines)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+AUTO: Final = "auto"
+OPENCLAW: Final = "openclaw"
+OPENCLAW_STORE: Final = "openclaw-sqlite"
+CLAUDE_CODE: Final = "claude-code"
+GENERIC: Final = "generic"
+
+TRANSCRIPT_FORMATS: Final = (AUTO, OPENCLAW, OPENCLAW_STORE, CLAUDE_CODE, GENERIC)

@@ -1,0 +1,85 @@
+"""OpenClaw as the core sees it: its session folders and store, its formats, and the
+scratchpad entries its own tool keeps in the sessions."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from assembler.hosts.formats import AUTO, OPENCLAW, OPENCLAW_STORE
+from assembler.hosts.openclaw.reader import OpenClawReader
+from assembler.hosts.openclaw.sessions import (
+    host_session_files,
+    is_session_artifact,
+    openclaw_sources,
+)
+from assembler.hosts.openclaw.store import SQLITE_SUFFIXES, read_store
+from assembler.transcripts.reader import SQLITE_MAGIC
+
+if TYPE_CHECKING:
+    from assembler.config.schema import Config
+    from assembler.hosts.host import StoreReader
+    from assembler.pad.sections import ExternalEntries
+    from assembler.transcripts.reader import Reader, SourceReport
+
+
+class OpenClaw:
+    """OpenClaw 2026.3 to 2026.9, and pi, whose session files it shares."""
+
+    label = "OpenClaw"
+    formats: tuple[str, ...] = (OPENCLAW, OPENCLAW_STORE)
+    store_formats: tuple[str, ...] = (OPENCLAW_STORE,)
+
+    def sources(self, workspace: Path, state_dir: Path, environ: Mapping[str, str]) -> list[str]:
+        return openclaw_sources(workspace, environ)
+
+    def claims(self, line: Mapping[str, Any]) -> str | None:
+        kind = line.get("type")
+        if kind == "session" or (kind == "message" and isinstance(line.get("message"), dict)):
+            return OPENCLAW
+        if isinstance(kind, str) and "id" in line and "parentId" in line:
+            return OPENCLAW
+        return None
+
+    def reader(
+        self,
+        fmt: str,
+        source: str,
+        cutoff: datetime | None,
+        limit: int,
+        session_id: str | None,
+        until: datetime | None,
+    ) -> Reader:
+        return OpenClawReader(source, cutoff, limit, session_id, until)
+
+    def is_side_file(self, folder: Path, name: str, cache: dict[Any, Any]) -> bool:
+        if is_session_artifact(name):
+            return True
+        if not name.endswith(".jsonl"):
+            return False
+        key = ("openclaw host sessions", str(folder))
+        if key not in cache:
+            cache[key] = host_session_files(folder)
+        return name in cache[key]
+
+    def store_reader(self, path: Path, magic: bytes, fmt: str) -> StoreReader | None:
+        database = magic == SQLITE_MAGIC or path.suffix.lower() in SQLITE_SUFFIXES
+        if fmt == OPENCLAW_STORE or (fmt == AUTO and database):
+            return read_store
+        return None
+
+    def section_entries(
+        self, config: Config, sources: Sequence[SourceReport], now: datetime
+    ) -> ExternalEntries | None:
+        from assembler.hosts.openclaw.entries import scratchpad_entries
+
+        if not config.agent.import_openclaw:
+            return None
+        paths = [Path(s.path) for s in sources if s.format in self.formats and not s.error]
+        return scratchpad_entries(paths, now) if paths else None
+
+    def names_project(self, cwd: str) -> bool:
+        # OpenClaw records its workspace as the cwd of every session: that names no project.
+        return "/.openclaw/" not in cwd

@@ -1,0 +1,159 @@
+"""JSONL transcripts read from their end: lines in growing blocks from the last one back, the
+format told from the first lines, and the entries fed to the format's reader along the active
+branch, so a long session costs what its tail costs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import BinaryIO
+
+from assembler.hosts import registry
+from assembler.transcripts.branch import BAD, BLANK, parse_line, walk
+from assembler.transcripts.reader import Format, Outcome, SourceReport, mtime
+
+# The first block read from the end of a file; later blocks double up to the maximum, so a
+# short tail costs one small read and a long walk back few system calls.
+_FIRST_BLOCK = 64 * 1024
+
+
+_MAX_BLOCK = 1024 * 1024
+
+
+# The header line is read separately for format detection; a longer first line is left to the
+# backward scan (Claude Code files can open with a huge pasted message).
+_HEAD_LIMIT = 64 * 1024
+
+
+# How many lines from the end may be looked at to detect a format the first line did not settle.
+_DETECT_LINES = 1000
+
+
+class _BackwardLines:
+    """The lines of a binary file from its end back to its start, read in growing blocks.
+
+    The size is fixed when reading starts: what the host appends meanwhile is left for the next
+    run, and a last line still being written shows up as a line that does not parse.
+    """
+
+    def __init__(self, file: BinaryIO, end: int) -> None:
+        self._file = file
+        self._end = end
+        self.bytes_read = 0
+        self.line_start = end  # where the line yielded last starts in the file
+
+    def __iter__(self) -> Iterator[bytes]:
+        position = self._end
+        block = _FIRST_BLOCK
+        pieces: list[bytes] = []  # the start of the file's last unfinished line, newest first
+        while position > 0:
+            size = min(block, position)
+            position -= size
+            self._file.seek(position)
+            chunk = self._file.read(size)
+            self.bytes_read += len(chunk)
+            if len(chunk) < size:
+                # The file shrank under us (rewritten or truncated): what is left is not a
+                # consistent tail, so stop here rather than stitch unrelated bytes together.
+                return
+            block = min(block * 2, _MAX_BLOCK)
+            parts = chunk.split(b"\n")
+            if len(parts) == 1:
+                pieces.append(chunk)  # a line longer than the block: keep going back
+                continue
+            pieces.append(parts[-1])
+            line, pieces = b"".join(reversed(pieces)), [parts[0]]
+            start = position + len(chunk) - len(parts[-1])
+            self.line_start = start
+            yield line
+            # A pasted line can be many megabytes: hold neither its pieces while it is parsed
+            # nor the line itself while the lines after it are.
+            del line
+            for part in reversed(parts[1:-1]):
+                start -= len(part) + 1
+                self.line_start = start
+                yield part
+        self.line_start = 0
+        yield b"".join(reversed(pieces))
+
+
+def _read_head(file: BinaryIO, size: int) -> bytes | None:
+    """Given an open file, return its first line, or None if it is longer than `_HEAD_LIMIT`."""
+    file.seek(0)
+    data = file.read(min(size, _HEAD_LIMIT))
+    newline = data.find(b"\n")
+    if newline >= 0:
+        return data[:newline]
+    return data if len(data) == size else None
+
+
+def read_jsonl(
+    path: Path, fmt: Format, cutoff: datetime | None, until: datetime, limit: int
+) -> Outcome:
+    """Given a JSONL transcript, return the messages on its active branch, read from the end."""
+    report = SourceReport(path=str(path), format=fmt)
+    with path.open("rb") as file:
+        size = os.fstat(file.fileno()).st_size
+        head = _read_head(file, size)
+        head_value = parse_line(head) if head is not None else BAD
+        head_bytes = min(size, _HEAD_LIMIT)
+        backward = _BackwardLines(file, size)
+        lines = iter(backward)
+
+        # Lines looked at for detection are kept and replayed, so nothing is parsed twice.
+        peeked: list[tuple[object, int, int]] = []
+        chosen: Format | None = fmt if fmt != "auto" else registry.classify(head_value)
+        if chosen is None:
+            for raw in lines:
+                value = parse_line(raw)
+                peeked.append((value, len(raw) + 1, backward.line_start))
+                chosen = registry.classify(value)
+                if chosen is not None or len(peeked) >= _DETECT_LINES:
+                    break
+        if chosen is None:
+            report.bytes_read = head_bytes + backward.bytes_read
+            if head_value is BLANK and all(value is BLANK for value, _, _ in peeked):
+                report.format = "unknown"  # empty: the host has not written to it yet
+                return Outcome(report)
+            report.error = (
+                f"{path} is not a recognised transcript ({registry.host_names()}); "
+                "set 'transcripts.format' or remove it from 'transcripts.sources'."
+            )
+            return Outcome(report)
+
+        report.format = chosen
+        session_id = path.stem
+        reader = registry.make_reader(chosen, str(path), cutoff, limit, session_id, until)
+        if isinstance(head_value, dict):
+            reader.header(head_value)
+        reader.entry_offset = lambda index: _entry_offset(file, index)
+
+        def items() -> Iterator[tuple[object, int]]:
+            for value, size, start in peeked:
+                reader.line_start = start
+                yield value, size
+            for raw in lines:
+                reader.line_start = backward.line_start
+                yield parse_line(raw), len(raw) + 1
+
+        report.bad_lines = walk(items(), reader)
+        report.bytes_read = head_bytes + backward.bytes_read + reader.bytes_scanned
+    return Outcome(report, units=[reader.unit(mtime(path))])
+
+
+def _entry_offset(file: BinaryIO, index: int) -> int | None:
+    """Given an open JSONL file and an entry number, return where that entry starts, counting
+    entries as pi did in version 1 sessions: every non-blank line that parses, the header 0."""
+    file.seek(0)
+    offset = 0
+    count = 0
+    for raw in file:
+        if raw.strip() and parse_line(raw) is not BAD:
+            if count == index:
+                return offset
+            count += 1
+        offset += len(raw)
+    return None

@@ -1,0 +1,227 @@
+"""What every host's transcripts come down to: the messages the human and the assistant said,
+the summaries and titles hosts write about a session, whose words a user turn holds, and the
+host-neutral parsing of times and content blocks.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Final, Literal
+
+Role = Literal["user", "assistant"]
+
+
+# How far past the clock a message may be stamped and still count as said by then: the hosts
+# and the assembler read one machine's clock, so this only covers a write racing the read.
+CLOCK_SKEW: Final = timedelta(seconds=30)
+
+
+@dataclass(frozen=True)
+class Message:
+    """One human or assistant utterance, as the text the model saw.
+
+    No thinking, tool calls or tool results. `text` is for analysis: of a message longer than
+    TEXT_HEAD_CHARS + TEXT_TAIL_CHARS (a pasted log) it holds only the head and the tail.
+    """
+
+    role: Role
+    text: str
+    timestamp: datetime | None  # timezone-aware (UTC) when the source has one
+    source: str  # the file (or database) it came from
+    speaker: str | None = None  # the human's name/id in a group chat; None for a single human
+    session_id: str | None = None
+    cwd: str | None = None  # the working directory the host recorded, when it did
+    # The whole message's length in characters when `text` is only its head and tail (see
+    # `clip_middle`); None when `text` is the whole message.
+    original_length: int | None = None
+
+    @property
+    def length(self) -> int:
+        """The length of the whole message in characters, clipped or not."""
+        return self.original_length if self.original_length is not None else len(self.text)
+
+
+# What a message's `text` keeps of a long message: its first and last this many characters.
+# People paste logs, files and dumps into chats; every analysis of the text (mood, topics,
+# routing, memory queries) costs at least its length and some of them its square, while the
+# human's own words are before and after the paste. A message longer than this keeps a
+# representative head and tail, so one 50 MB paste costs what a 10 KB one does. Only the
+# analysis reads `Message.text`: nothing stored or shown to the agent is clipped.
+TEXT_HEAD_CHARS = 5000
+
+
+TEXT_TAIL_CHARS = 5000
+
+
+# Where a clipped text's middle was left out: no word in it, so it adds no topic or query term.
+ELISION = "\n[…]\n"
+
+
+# A cut moves back (head) or forward (tail) to whitespace this close, so no word is halved.
+_CUT_SLACK = 64
+
+
+_WHITESPACE = " \t\n\r"
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What a host wrote about a session: a compaction summary, or a session title."""
+
+    text: str
+    timestamp: datetime | None  # when it was written (a title: its last message's time)
+    kind: Literal["compaction", "title"] = "compaction"
+
+
+def text_of(content: object) -> str:
+    """Given message content (a string or blocks), return its plain text, blocks joined.
+
+    Only `text` blocks count; thinking, tool calls, tool results and images are not what was
+    said.
+    """
+    # Stripped once: a pasted piece can be megabytes, and each strip copies it.
+    stripped = (piece.strip() for piece in text_blocks(content))
+    return "\n".join(piece for piece in stripped if piece)
+
+
+def clip_middle(text: str, head: int, tail: int) -> str:
+    """Given a text and two sizes, return its first `head` and last `tail` characters joined by
+    `ELISION`, or the text itself when that would not be shorter.
+
+    Each cut moves to whitespace within a few characters, so no word is cut in half. Clipping
+    a clipped text with the same sizes returns it unchanged.
+    """
+    if len(text) <= head + len(ELISION) + tail:
+        return text
+    end = head
+    if head > 0:
+        space = max(text.rfind(c, max(head - _CUT_SLACK, 0), head + 1) for c in _WHITESPACE)
+        end = space if space > 0 else head
+    start = len(text) - tail
+    if tail > 0:
+        found = [i for c in _WHITESPACE if (i := text.find(c, start - 1, start + _CUT_SLACK)) >= 0]
+        start = min(found) + 1 if found else start
+    return text[:end].rstrip() + ELISION + text[start:].lstrip()
+
+
+def message_text(text: str) -> tuple[str, int | None]:
+    """Given a message's whole text, return what `Message.text` keeps and `original_length`."""
+    kept = clip_middle(text, TEXT_HEAD_CHARS, TEXT_TAIL_CHARS)
+    return kept, (len(text) if kept is not text else None)
+
+
+def str_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+# The instants a message may have: datetime's range less a day at each end, so that every
+# time taken can be shown in any time zone (an offset is less than a day) without overflowing.
+# A time outside it is an impossible one: the line is corrupt.
+_EARLIEST: Final = datetime.min.replace(tzinfo=UTC) + timedelta(days=1)
+
+
+_LATEST: Final = datetime.max.replace(tzinfo=UTC) - timedelta(days=1)
+
+
+class _Impossible(enum.Enum):
+    """A timestamp field that is a time, but one that cannot exist."""
+
+    TIME = enum.auto()
+
+
+_IMPOSSIBLE: Final = _Impossible.TIME
+
+
+def parse_time(value: object) -> datetime | None:
+    """Given an ISO string or Unix seconds/milliseconds, return an aware UTC datetime or None.
+
+    None also for an impossible time (see `impossible_time`: the readers skip a message with
+    one and count its line as bad).
+    """
+    when = _read_time(value)
+    return when if isinstance(when, datetime) else None
+
+
+def impossible_time(value: object) -> bool:
+    """Given a timestamp field, return True if it is a time (an ISO string or a number) that
+    names no instant a message can have: out of datetime's range, or not a finite number."""
+    return _read_time(value) is _IMPOSSIBLE
+
+
+def _read_time(value: object) -> datetime | _Impossible | None:
+    """Given a timestamp field, return its instant in UTC, None when it is absent or not a time
+    ("yesterday", a boolean, an object), or `_IMPOSSIBLE`."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            number = float(text)
+        except ValueError:
+            try:
+                parsed = datetime.fromisoformat(text)
+            except ValueError:
+                return None
+            if parsed.tzinfo is None:
+                parsed = parsed.replace(tzinfo=UTC)  # hosts write UTC when they omit the offset
+            try:
+                # Year 1 at +14:00 or year 9999 at -12:00 is outside datetime's range in UTC.
+                parsed = parsed.astimezone(UTC)
+            except OverflowError:
+                return _IMPOSSIBLE
+            return parsed if _EARLIEST <= parsed <= _LATEST else _IMPOSSIBLE
+        return _read_time(number)
+    if isinstance(value, int | float):
+        try:
+            seconds = float(value)  # an integer of hundreds of digits overflows a float
+        except OverflowError:
+            return _IMPOSSIBLE
+        # Seconds, milliseconds and microseconds since 1970 differ by orders of magnitude.
+        if abs(seconds) >= 1e14:
+            seconds /= 1_000_000
+        elif abs(seconds) >= 1e11:
+            seconds /= 1000
+        try:
+            parsed = datetime.fromtimestamp(seconds, UTC)  # NaN and infinities raise too
+        except (OverflowError, OSError, ValueError):
+            return _IMPOSSIBLE
+        return parsed if _EARLIEST <= parsed <= _LATEST else _IMPOSSIBLE
+    return None
+
+
+def text_blocks(content: object) -> Iterator[str]:
+    """Given message content (a string or content blocks, as Claude Code, OpenClaw and pi
+    write it), yield the text of each `text` block; thinking, tool calls, tool results and
+    images are not what was said."""
+    if isinstance(content, str):
+        yield content
+    elif isinstance(content, list):
+        for block in content:
+            if (
+                isinstance(block, dict)
+                and block.get("type") == "text"
+                and isinstance(block.get("text"), str)
+            ):
+                yield block["text"]
+
+
+Said = Literal["human", "host", "none"]
+
+
+@dataclass(frozen=True)
+class UserTurn:
+    """What a user entry holds: the human's words (`human`), a prompt the host wrote (`host`:
+    the replies to it are the host's too), or nothing to read (`none`: a picture alone)."""
+
+    said: Said
+    text: str = ""
+    speaker: str | None = None
+
+
+HOST: Final = UserTurn("host")
+
+
+NOTHING: Final = UserTurn("none")
