@@ -170,6 +170,24 @@ def test_record_run_logs_the_assembly_and_keeps_its_window_moods(tmp_path: Path)
         assert history.count() == 2
 
 
+def test_record_run_leaves_the_history_to_an_assembly_that_kept_its_moods(tmp_path: Path) -> None:
+    state = tmp_path / ".scratchpad"
+    config = SimpleNamespace(state_dir=state, routing=SimpleNamespace(extra_secret_patterns=[]))
+    assembly = SimpleNamespace(
+        now=NOW,
+        written=True,
+        meta={},
+        recall=None,
+        secret_patterns=(),
+        transcripts=SimpleNamespace(messages=[message(3, "why is it broken")]),
+        moods_kept=True,  # its draft scored the window into the history (see `draft`)
+    )
+
+    record_run(config, assembly, "change", 0.05)  # type: ignore[arg-type]
+
+    assert not history_path(state).exists()
+
+
 def test_record_run_never_raises_when_the_state_folder_is_unusable(tmp_path: Path) -> None:
     state = tmp_path / ".scratchpad"
     state.write_text("a file where the folder should be")

@@ -184,8 +184,7 @@ def test_a_hosts_name_appears_in_code_only_under_its_host_module_and_the_cli() -
     found = {
         name: count
         for name, path in modules().items()
-        if not name.startswith(("hosts.", "cli."))
-        and (count := _host_names_in_code(path)) > 0
+        if not name.startswith(("hosts.", "cli.")) and (count := _host_names_in_code(path)) > 0
     }
 
     assert found == CONFIG_KEYS_NAMING_A_HOST

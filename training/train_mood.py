@@ -125,7 +125,7 @@ TRAIN_LABELS = {**GOLD_MAP, "gratitude": "grateful"}
 # cost GoEmotions' curious and confused most). DailyDialog is not used (non-commercial license).
 DIALOGUE_WEIGHTS = {"meld": 1.0}
 DIALOGUE_NEUTRAL_WEIGHT = 0.5
-# The window calibration (see assembler/mood_window.py): logistic regression of "the speaker is
+# The window calibration (see assembler/mood/window.py): logistic regression of "the speaker is
 # emotional now" (the gold of bench/bench_mood_window.py: one of their last two utterances is)
 # on WINDOW_FEATURES, on the windows of the held-out MELD dialogues as scored by the model
 # fitted without them. The classes are weighted to a share of emotional windows (the prior):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import datetime
 from pathlib import Path
 
 from assembler.errors import UnsafePathError
@@ -16,8 +16,6 @@ from assembler.fsutil import allowed_root, resolves_within
 _ENTRY_TIME = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*)?(\d{1,2}):(\d{2})\b")
 
 _HEADING = re.compile(r"^ {0,3}#{1,6}(?:\s|$)")
-
-_DATED_NAME = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
 
 
 @dataclass
@@ -94,15 +92,3 @@ def daily_context(workspace: Path, folder: str, today: datetime, tail_bytes: int
         line_numbers=[entries[i][0] for i in shown],
         newness=[rank[i] for i in shown],
     )
-
-
-def note_date(path: str) -> date | None:
-    """Given a memory file's path, return the day its name says (`memory/2026-03-02.md`), or
-    None for a file not named by a day."""
-    found = _DATED_NAME.search(path.rsplit("/", 1)[-1])
-    if found is None:
-        return None
-    try:
-        return date(int(found.group(1)), int(found.group(2)), int(found.group(3)))
-    except ValueError:
-        return None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from datetime import date
 
 from assembler.tokens import TokenCounter, estimate_tokens
 
@@ -187,3 +188,18 @@ def _tail(blocks: list[_Block], budget: int) -> list[_Block]:
         tail.insert(0, block)
         used += block.tokens
     return tail
+
+
+_DATED_NAME = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+
+
+def note_date(path: str) -> date | None:
+    """Given a memory file's path, return the day its name says (`memory/2026-03-02.md`), or
+    None for a file not named by a day."""
+    found = _DATED_NAME.search(path.rsplit("/", 1)[-1])
+    if found is None:
+        return None
+    try:
+        return date(int(found.group(1)), int(found.group(2)), int(found.group(3)))
+    except ValueError:
+        return None

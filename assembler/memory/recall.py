@@ -20,9 +20,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assembler.context.daily import note_date
 from assembler.errors import ModelError, Problem, UnsafePathError, WorkspaceError
 from assembler.fsutil import read_state_file
+from assembler.memory.chunks import note_date
 from assembler.redact import redact
 from assembler.tokens import get_counter
 from assembler.transcripts.message import Message, clip_middle
@@ -152,7 +152,7 @@ def recall_memories(
 ) -> RecallResult:
     """Given the memory index and the recent messages, return the hits the Relevant Memories
     section shows: up to `k`, the current topic's first, each with its most relevant sentence
-    as the snippet (see `IndexSearch.best_snippets`).
+    as the snippet (see `MemorySearch.best_snippets`).
 
     The current query gets the first slots (all of them when there are no earlier topics,
     else k minus one per earlier topic, at least half); each earlier query, newest first, then
@@ -346,7 +346,7 @@ class RememberedQueries:
     (up to `batch` texts, at most `size`).
 
     From one daemon cycle to the next the recent human messages, which are the queries, and
-    the sentences of the hits shown (see `IndexSearch.best_snippets`) are mostly the same:
+    the sentences of the hits shown (see `MemorySearch.best_snippets`) are mostly the same:
     only the new ones need the model. Large batches (chunks being indexed) pass straight
     through, so they never push the queries out.
     """

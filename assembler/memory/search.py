@@ -21,8 +21,7 @@ from typing import Any, TypedDict
 import numpy as np
 import numpy.typing as npt
 
-from assembler.context.daily import note_date
-from assembler.memory.chunks import ATX_HEADING
+from assembler.memory.chunks import ATX_HEADING, note_date
 from assembler.memory.embeddings import Embedder
 
 Vector = npt.NDArray[np.float32]

@@ -24,7 +24,6 @@ class ClaudeCodeSetup:
     mcp_add_user: list[str]  # the same with scope user: every project
 
 
-
 def claude_code_setup(workspace: Path, assemble: Path) -> ClaudeCodeSetup:
     """Given the workspace and this install's `assemble` (both absolute), return the hooks,
     the permission and the `claude mcp add` commands that connect Claude Code to it.

@@ -19,17 +19,14 @@ if TYPE_CHECKING:
 OPENCLAW_PLUGIN_ID = "scratchpad-assembler"
 
 
-
 # The bootstrap-file fallback: OpenClaw 2026.9 injects extra bootstrap files only under its own
 # basenames (AGENTS.md, SOUL.md, IDENTITY.md, USER.md, BOOTSTRAP.md, MEMORY.md), so the file
 # goes in a subfolder under one of them, beside the agent's own AGENTS.md at the root.
 OPENCLAW_FALLBACK_OUTPUT = "scratchpad/AGENTS.md"
 
 
-
 # How often the OpenClaw cron job assembles, at most; less than the TTL so the file never lapses.
 OPENCLAW_CRON_MINUTES = 10
-
 
 
 @dataclass(frozen=True)
@@ -47,11 +44,9 @@ class OpenClawSetup:
         return (self.install, self.configure)
 
 
-
 def openclaw_plugin_dir() -> Path:
     """Return the OpenClaw plugin shipped with the program (in the wheel, or the checkout)."""
     return bundled_dir("integrations") / "openclaw"
-
 
 
 def openclaw_setup(config: Config, assemble: Path) -> OpenClawSetup:
