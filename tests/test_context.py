@@ -12,7 +12,7 @@ from assembler.clock import format_duration
 from assembler.context import active as context
 from assembler.context.active import active_context, extract_topics
 from assembler.context.daily import daily_context
-from assembler.context.daytime import time_context
+from assembler.context.daytime import human_zone, time_context
 from assembler.errors import ModelError
 from assembler.transcripts.message import Message, Summary
 
@@ -282,3 +282,32 @@ def test_a_negative_duration_reads_as_now(delta: timedelta) -> None:
 def test_the_longest_duration_is_formatted_in_days() -> None:
     assert format_duration(timedelta.max) == "999999999d 23h"
     assert format_duration(FAR_FUTURE - YEAR_ONE).endswith("d 23h")
+
+
+def zoned(text: str, minutes: float, offset_hours: float | None, zone: str | None) -> Message:
+    offset = timedelta(hours=offset_hours) if offset_hours is not None else None
+    return replace(msg(text, minutes), utc_offset=offset, zone=zone)
+
+
+def test_the_humans_zone_is_the_newest_stamp_in_the_transcript() -> None:
+    messages = [zoned("morning", 30, 1, "CET"), zoned("later", 5, -7, "PDT"), msg("no stamp", 1)]
+
+    human = human_zone(messages, "Australia/Sydney")
+
+    assert human.source == "transcript"
+    assert NOW.astimezone(human.zone).strftime("%H:%M %Z") == "05:00 PDT"
+
+
+def test_without_a_stamp_the_configured_zone_is_the_humans_and_else_a_guess() -> None:
+    assert human_zone([msg("hi", 1)], "Europe/Berlin").source == "config"
+    guess = human_zone([msg("hi", 1)], None)
+    assert guess.source == "machine" and not guess.known
+
+
+def test_a_guessed_zone_gives_the_time_but_no_part_of_day_or_advice() -> None:
+    times = time_context(
+        NOW, UTC, known=False, late_night_start=23, late_night_end=5, morning_end=11
+    )
+
+    assert (times.part_of_day, times.note, times.late_night, times.known) == ("", "", False, False)
+    assert times.local == NOW

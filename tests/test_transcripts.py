@@ -3086,3 +3086,67 @@ def test_claude_code_titles_are_read_dated_by_their_last_message_and_not_after_n
         ("Earlier work on the CLI", None, "title"),
         ("Fixing Stripe webhook signature failures on staging", minutes_ago(19), "title"),
     ]
+
+
+def conversation_info(words: str, stamp: str) -> str:
+    """A user text as OpenClaw 2026.4 stores a channel message: the conversation block, whose
+    timestamp is the sender's local time, then the words."""
+    info = {"message_id": "4411", "sender": "8811", "timestamp": stamp}
+    return (
+        "Conversation info (untrusted metadata):\n```json\n"
+        + json.dumps(info, indent=2)
+        + f"\n```\n\n{words}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("wrapped", "offset", "zone"),
+    [
+        # A web chat envelope on a UTC server at 12:00 UTC: the human is at 20:00 GMT+8.
+        (
+            envelope("how often does the heartbeat run?", stamp="Sun 2026-03-01 20:00 GMT+8"),
+            8 * 60,
+            "GMT+8",
+        ),
+        # A Telegram envelope with an elapsed-time part before the stamp.
+        (
+            "[Telegram Ana (@ana) id:77 +42s 2026-03-01 07:00 EST] run the update script",
+            -5 * 60,
+            "EST",
+        ),
+        # The conversation block of 2026.4 carries the stamp instead of an envelope.
+        (conversation_info("status?", "Sun 2026-03-01 04:00 PST"), -8 * 60, "PST"),
+    ],
+)
+def test_the_humans_zone_is_read_from_the_hosts_local_stamp(
+    tmp_path: Path, wrapped: str, offset: int, zone: str
+) -> None:
+    entries = [oc_user("z9000001", None, wrapped, NOW)]
+    path = write_jsonl(tmp_path / "s.jsonl", [oc_header(), *entries])
+
+    (message,) = read(path, tmp_path).messages
+
+    assert message.utc_offset == timedelta(minutes=offset)
+    assert message.zone == zone
+
+
+def test_a_stamp_that_disagrees_with_the_message_time_falls_back_to_the_zones_name(
+    tmp_path: Path,
+) -> None:
+    # Queued for an hour and a half: the stamp is the time it was sent, not when it was read.
+    late = envelope("the deploy again", stamp="Sun 2026-03-01 05:30 PDT")
+    path = write_jsonl(tmp_path / "s.jsonl", [oc_header(), oc_user("z9000002", None, late, NOW)])
+
+    (message,) = read(path, tmp_path).messages
+
+    assert message.utc_offset == timedelta(hours=-7)
+
+
+def test_a_message_without_a_local_stamp_has_no_zone(tmp_path: Path) -> None:
+    path = write_jsonl(
+        tmp_path / "s.jsonl", [oc_header(), oc_user("z9000003", None, "plain words", NOW)]
+    )
+
+    (message,) = read(path, tmp_path).messages
+
+    assert (message.utc_offset, message.zone) == (None, None)

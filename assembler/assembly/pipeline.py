@@ -38,7 +38,7 @@ from assembler.clock import local_timezone
 from assembler.config.schema import Config
 from assembler.context.active import ActiveContext, active_context
 from assembler.context.daily import DailyContext, daily_context
-from assembler.context.daytime import TimeContext, time_context
+from assembler.context.daytime import TimeContext, human_zone, time_context
 from assembler.errors import AssemblerError, ModelError, Problem, UnsafePathError
 from assembler.file.codec import (
     AssemblyState,
@@ -259,9 +259,11 @@ def draft(
     lap("context")
     recall = _recall(config, memory, read.messages, now, degraded)
     lap("memory")
+    human = human_zone(read.messages, config.time.timezone)
     times = time_context(
         now,
-        tz,
+        human.zone,
+        known=human.known,
         late_night_start=config.time.late_night_start,
         late_night_end=config.time.late_night_end,
         morning_end=config.time.morning_end,

@@ -164,6 +164,9 @@ def daily_section(daily: DailyContext | None, workspace: Path) -> Section | None
 
 
 def time_section(times: TimeContext) -> Section:
+    if not times.known:
+        clock = f"{times.local:%H:%M %Z, %a %d %b} (this machine's zone; the human's is unknown)"
+        return Section("time_context", TITLES["time_context"], (Item(clock, "Server time", 2),))
     local = f"{times.local:%H:%M %Z, %a %d %b} ({times.part_of_day})"
     return Section(
         "time_context",

@@ -6,6 +6,7 @@ host-neutral parsing of times and content blocks.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -37,6 +38,10 @@ class Message:
     # The whole message's length in characters when `text` is only its head and tail (see
     # `clip_middle`); None when `text` is the whole message.
     original_length: int | None = None
+    # The human's clock as the host stamped the message (an envelope's "09:45 GMT+8"): the
+    # offset from UTC and the zone's name as written; None when the host stamps no local time.
+    utc_offset: timedelta | None = None
+    zone: str | None = None
 
     @property
     def length(self) -> int:
@@ -219,6 +224,68 @@ class UserTurn:
     said: Said
     text: str = ""
     speaker: str | None = None
+    # The local time the host stamped on the turn (naive, minutes) and the zone it named.
+    stamp: LocalStamp | None = None
+
+
+@dataclass(frozen=True)
+class LocalStamp:
+    """A local time as a host writes it beside a message ("2026-02-09 09:45 GMT+8")."""
+
+    local: datetime  # naive: the wall clock of the zone
+    zone: str  # the zone as written: "GMT+8", "EST", "+08:00"
+
+
+# How far a stamp may lie from the message's own UTC time, beyond whole zone offsets, and still
+# date it: the stamp is written to the minute, as the message arrives.
+_STAMP_SLACK: Final = timedelta(minutes=3)
+_OFFSET_STEP: Final = timedelta(minutes=15)
+_MAX_OFFSET: Final = timedelta(hours=14)
+# A zone written as an offset: "GMT+8", "UTC-05:00", "+0530".
+_OFFSET_ZONE = re.compile(r"^(?:GMT|UTC)?([+-])(\d{1,2})(?::?(\d{2}))?$", re.IGNORECASE)
+# Zone abbreviations with one meaning (CST, IST and BST have several and are left out).
+_ABBREVIATIONS: Final = {
+    "UTC": 0, "GMT": 0, "WET": 0, "WEST": 60, "CET": 60, "CEST": 120, "EET": 120,
+    "EEST": 180, "MSK": 180, "EST": -300, "EDT": -240, "CDT": -300, "MST": -420, "MDT": -360,
+    "PST": -480, "PDT": -420, "AKST": -540, "AKDT": -480, "HST": -600, "JST": 540,
+    "KST": 540, "HKT": 480, "SGT": 480, "AWST": 480, "ACST": 570, "ACDT": 630, "AEST": 600,
+    "AEDT": 660, "NZST": 720, "NZDT": 780,
+}  # fmt: skip
+
+
+def stamp_offset(stamp: LocalStamp, at: datetime | None) -> timedelta | None:
+    """Given a host's local stamp and the message's UTC time (None if it has none), return the
+    human's offset from UTC: the one the zone's name says ("GMT+8", "PDT"), else, for a name
+    with several meanings or none, the difference of the two times when it lies within a few
+    minutes of a whole quarter hour; None otherwise."""
+    named = zone_offset(stamp.zone)
+    if named is not None:
+        return named
+    if at is None:
+        return None
+    difference = stamp.local - at.astimezone(UTC).replace(tzinfo=None)
+    offset = _OFFSET_STEP * round(difference / _OFFSET_STEP)
+    if abs(offset) <= _MAX_OFFSET and abs(difference - offset) <= _STAMP_SLACK:
+        return offset
+    return None
+
+
+def zone_offset(name: str) -> timedelta | None:
+    """Given a zone's name as a host writes it, return its offset from UTC when the name says
+    it ("GMT+8", "UTC-05:00", "+0530") or is an abbreviation with one meaning ("PDT"), else
+    None."""
+    written = _OFFSET_ZONE.match(name)
+    if written is not None:
+        sign = -1 if written.group(1) == "-" else 1
+        offset = timedelta(hours=int(written.group(2)), minutes=int(written.group(3) or 0)) * sign
+        return offset if abs(offset) <= _MAX_OFFSET else None
+    minutes = _ABBREVIATIONS.get(name.upper())
+    return timedelta(minutes=minutes) if minutes is not None else None
+
+
+def is_offset_name(name: str) -> bool:
+    """Whether a zone's name is only its offset ("GMT+8"), not a name people use ("PDT")."""
+    return bool(_OFFSET_ZONE.match(name))
 
 
 HOST: Final = UserTurn("host")

@@ -6,6 +6,7 @@ compactions that decide what the model still sees.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -17,6 +18,7 @@ from assembler.transcripts.message import (
     impossible_time,
     message_text,
     parse_time,
+    stamp_offset,
     text_of,
 )
 from assembler.transcripts.reader import Node, Reader, Verdict
@@ -157,7 +159,12 @@ class OpenClawReader(Reader):
             self.bad_lines += 1
             return True
         speaker = _sender(entry, body) or turn.speaker
-        return self._said(self._message("user", turn.text, entry, body, speaker))
+        message = self._message("user", turn.text, entry, body, speaker)
+        if turn.stamp is not None:
+            offset = stamp_offset(turn.stamp, message.timestamp)
+            if offset is not None:
+                message = replace(message, utc_offset=offset, zone=turn.stamp.zone or None)
+        return self._said(message)
 
     def _message(
         self,

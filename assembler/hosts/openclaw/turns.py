@@ -28,9 +28,10 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Final
 
-from assembler.transcripts.message import HOST, NOTHING, UserTurn
+from assembler.transcripts.message import HOST, NOTHING, LocalStamp, UserTurn
 
 # --------------------------------------------------------------------------------------------
 # Which files of a session folder are sessions.
@@ -163,8 +164,9 @@ def clean_user_text(text: str) -> UserTurn:
     rest = rest.strip()
     if rest.startswith(_ABORT_NOTE):
         rest = rest[len(_ABORT_NOTE) :].strip()
-    rest, speaker = _strip_metadata(rest)
-    rest = _strip_envelope(rest)
+    rest, speaker, stamp = _strip_metadata(rest)
+    rest, header = _strip_envelope(rest)
+    stamp = _stamp(header) or stamp
     if _starts_with_host_prompt(rest):
         return HOST
     if speaker is not None:
@@ -176,7 +178,7 @@ def clean_user_text(text: str) -> UserTurn:
     without_media = _MEDIA_LINE.sub("", rest).strip()
     if not without_media:
         return NOTHING if without_media != rest.strip() else HOST
-    return UserTurn("human", without_media, speaker.name if speaker else None)
+    return UserTurn("human", without_media, speaker.name if speaker else None, stamp)
 
 
 def _starts_with_host_prompt(text: str) -> bool:
@@ -196,9 +198,10 @@ class _Speaker:
     prefixes: tuple[str, ...]  # "Alice: " before a group message's words
 
 
-def _strip_metadata(text: str) -> tuple[str, _Speaker | None]:
+def _strip_metadata(text: str) -> tuple[str, _Speaker | None, LocalStamp | None]:
     """Given a user text, return it without the leading metadata blocks and the trailing
-    untrusted context, and who spoke when the blocks say it was a group chat.
+    untrusted context, who spoke when the blocks say it was a group chat, and the local time
+    the conversation block stamps.
 
     Only the blocks are looked at, not the whole text: the words after them can be a paste of
     many megabytes.
@@ -219,7 +222,11 @@ def _strip_metadata(text: str) -> tuple[str, _Speaker | None]:
     suffix = rest.find(_UNTRUSTED_SUFFIX)
     if suffix >= 0 and (suffix == 0 or rest[suffix - 1] == "\n"):
         rest = rest[:suffix]
-    return rest.strip(), _group_speaker(blocks)
+    conversation = blocks.get(_META_SENTINELS[0])
+    stamp = None
+    if isinstance(conversation, dict) and isinstance(conversation.get("timestamp"), str):
+        stamp = _stamp(conversation["timestamp"])
+    return rest.strip(), _group_speaker(blocks), stamp
 
 
 def _group_speaker(blocks: Mapping[str, Any]) -> _Speaker | None:
@@ -245,16 +252,40 @@ def _group_speaker(blocks: Mapping[str, Any]) -> _Speaker | None:
     return _Speaker(names[0], tuple(f"{name}: " for name in dict.fromkeys(names)))
 
 
-def _strip_envelope(text: str) -> str:
+def _strip_envelope(text: str) -> tuple[str, str]:
+    """Given a user text, return it without the envelope before the words, and the envelope's
+    header ("" when there is none)."""
     match = _ENVELOPE.match(text)
     if match is None:
-        return text
+        return text, ""
     header = match.group(1)
     if _ENVELOPE_TIME.search(header) or header.startswith(
         tuple(f"{channel} " for channel in _ENVELOPE_CHANNELS)
     ):
-        return text[match.end() :]
-    return text
+        return text[match.end() :], header
+    return text, ""
+
+
+# The sender's local time in an envelope or a metadata block: "Sat 2026-02-28 10:42 GMT+8",
+# "2026-02-09 09:46 GMT+8", "Wed 2026-02-11 13:53 EST" (formatEnvelopeTimestamp). A bare UTC
+# stamp ("2026-03-14T11:35Z") says nothing of the sender's zone and is not taken.
+_LOCAL_STAMP = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2})(?::\d{2})?"
+    r"(?: ([A-Za-z]{2,5}(?:[+-]\d{1,2}(?::?\d{2})?)?|[+-]\d{2}:?\d{2}))?(?![\w:+-])"
+)
+
+
+def _stamp(text: str) -> LocalStamp | None:
+    """Given an envelope header or a metadata timestamp, return the local time it names."""
+    match = _LOCAL_STAMP.search(text)
+    if match is None:
+        return None
+    year, month, day, hour, minute = (int(part) for part in match.groups()[:5])
+    try:
+        local = datetime(year, month, day, hour, minute)
+    except ValueError:
+        return None
+    return LocalStamp(local, match.group(6) or "")
 
 
 # Assistant messages OpenClaw writes itself (TRANSCRIPT_ONLY_OPENCLAW_ASSISTANT_MODELS): copies
