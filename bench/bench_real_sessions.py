@@ -1,0 +1,542 @@
+"""Benchmark: the real assembly replayed on real session transcripts, at labelled points.
+
+    python bench/bench_real_sessions.py [--data PATH] [--points FILE] [-v] [--only ID]
+
+Reads (never copies) the real Claude Code and OpenClaw session files of the development data,
+by default `../shared/data/real-sessions` next to the repo (see its SOURCES.md), at the replay
+points of `bench/data/real_sessions/points.jsonl` (see the README beside it: what each label
+means and how the labels were made). For each point a temporary workspace gets a config of
+its own, outside the workspace, that points `transcripts.sources` at the session file (its
+absolute path: the `.deleted.` archives are read because they are named), with the memory
+off and `time.timezone` unset; `assembler.assembly.pipeline.run_once(..., dry_run=True)`
+assembles the file as it would have been at the point's `now` (nothing stamped after it is
+read), through the real readers and the real assembly, and the auto part of the rendered
+text is scored:
+
+- **working on**: the Working on line holds at least `task_min` of the label's `task` keys
+  (each key a "|"-separated list of alternatives, matched case-insensitively as substrings).
+  For a point without a task (`task: null`: greetings, a heartbeat or cron turn, a finished
+  task) it is right when there is no Working on line ("nothing identified", "Nothing known
+  yet") or the line says the task is finished; at a point where the human closed the task
+  (`finished: true`) a line saying so, or no line, is right too.
+- **part of day** (points whose transcript shows the human's zone): the Time Context's part of
+  the day, or its hour, falls in the label's part (morning 05-12, afternoon 12-17, evening
+  17-22, night 22-05). A Time Context that says its zone is a guess counts wrong there; at
+  the points whose zone is not shown, how many say so is printed apart.
+- **no host text**: no line of the auto part holds the hosts' plumbing (`PLUMBING`: metadata
+  blocks, envelopes and stamps, cron, heartbeat and relay prompts, command wrappers...).
+- **mood**: the primary mood is the label's (no mood section counts as neutral); and the same
+  on the points where the label says the mood is clearly shown (`mood_clear`).
+
+The machine's own zone is set to `--machine-tz` (UTC by default) for the run, so that the
+figures do not depend on where the benchmark runs: the assembler, like a server, does not live
+in the human's zone. A point whose assembly raises counts wrong on every metric and is listed.
+Without the data folder it prints `skipped: ...` and exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+import traceback
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_DATA = REPO.parent / "shared" / "data" / "real-sessions"
+DEFAULT_POINTS = REPO / "bench" / "data" / "real_sessions" / "points.jsonl"
+# The project is not necessarily installed: import `assembler` from this checkout.
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+# What the hosts write around or in place of the human's words: none of it belongs in an auto
+# line (plain substrings, case-sensitive, then patterns).
+PLUMBING: tuple[str, ...] = (
+    "[Bootstrap",
+    "Wake up, my friend",
+    "System (untrusted)",
+    "System: [",
+    "[System Message]",
+    "[Queued messages",
+    "Queued #",
+    "<command-",
+    "<local-command",
+    "Caveat: The messages below",
+    "[Request interrupted",
+    "<system-reminder>",
+    "This session is being continued",
+    "Conversation info",
+    "untrusted metadata",
+    "(untrusted, for context)",
+    "[message_id:",
+    "[cron:",
+    "A cron job",
+    "HEARTBEAT",
+    "A new session was started",
+    "Pre-compaction memory flush",
+    "GatewayRestart",
+    "Exec completed",
+    "Stats: runtime",
+    "sessionKey agent:",
+    "NO_REPLY",
+    "[[reply_to",
+    "(in C:\\",
+)
+CHANNELS = "Discord|Telegram|WhatsApp|Signal|Slack|WebChat|iMessage"
+PLUMBING_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("envelope stamp", re.compile(r"\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \d{4}-\d\d-\d\d")),
+    ("channel header", re.compile(rf"\[(?:{CHANNELS}) [^\]]*\d\d:\d\d")),
+)
+# Turns the hosts write in the human's place, by how they start (after an optional stamp), and
+# where the human's words start after a block of "System: [...]" relay lines: the benchmark's
+# own reading of the files, independent of the readers it checks (see `_host_segments`).
+HOST_TURNS: tuple[str, ...] = (
+    "A cron job",
+    "[System Message]",
+    "[cron:",
+    "[OpenClaw ",
+    "Read HEARTBEAT",
+    "A new session was started",
+    "Pre-compaction memory flush",
+    "Wake up, my friend",
+    "GatewayRestart",
+    "Please forward this",
+)
+STAMP = re.compile(r"\A\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \d{4}-\d\d-\d\d \d\d:\d\d[^\]]*\]\s*")
+AFTER_RELAY = re.compile(
+    rf"\n\n(?=Conversation info \(untrusted|\[(?:{CHANNELS}) |\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \d)"
+)
+FENCED = re.compile(r"```json\n.*?```", re.DOTALL)
+# The Active Context lines that quote the human's (or a summary's) words.
+QUOTING = ("working on", "last topic", "last task")
+# The label's parts of the day, and the words a Time Context may use for them (longest first).
+PARTS: dict[str, range | tuple[range, range]] = {
+    "morning": range(5, 12),
+    "afternoon": range(12, 17),
+    "evening": range(17, 22),
+    "night": (range(22, 24), range(0, 5)),
+}
+PART_WORDS: tuple[tuple[str, str], ...] = (
+    ("late night", "night"),
+    ("early morning", "morning"),
+    ("late morning", "morning"),
+    ("late evening", "evening"),
+    ("early evening", "evening"),
+    ("late afternoon", "afternoon"),
+    ("morning", "morning"),
+    ("afternoon", "afternoon"),
+    ("evening", "evening"),
+    ("midnight", "night"),
+    ("night", "night"),
+)
+GUESS = re.compile(r"guess|unknown|not known|assum|uncertain|not sure", re.IGNORECASE)
+# A line the program marks as finished: by its label, or by a parenthesis of its own (the
+# human's sentence itself may say "completed" about anything).
+FINISHED_LABEL = re.compile(r"finish|done|closed|last task|previous task", re.IGNORECASE)
+FINISHED_NOTE = re.compile(r"\([^()]*\b(?:finished|done|closed|completed)\b[^()]*\)", re.I)
+NO_TASK = re.compile(r"nothing identified|nothing known", re.IGNORECASE)
+ITEM = re.compile(r"^- \*\*(?P<label>[^*]+):\*\* ?(?P<text>.*)$")
+HOUR = re.compile(r"\b(\d{1,2}):\d\d\b")
+METRICS: tuple[str, ...] = ("working on", "part of day", "no host text", "mood", "mood (clear)")
+
+
+@dataclass
+class Shown:
+    """What the auto part of one rendered file says, as far as the metrics read it."""
+
+    auto: str
+    working_on: str | None  # the Working on line's text (None: no line)
+    working_label: str = ""
+    time_lines: list[str] = field(default_factory=list)
+    primary: str | None = None
+    quoted: list[str] = field(default_factory=list)  # Active Context lines that quote words
+
+
+@dataclass
+class Result:
+    """One point's scores: metric -> right (absent: the metric does not apply)."""
+
+    point: dict[str, Any]
+    scores: dict[str, bool]
+    shown: Shown | None
+    plumbing: list[str]
+    error: str | None = None
+    says_guess: bool = False
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the real-sessions folder")
+    parser.add_argument("--points", type=Path, default=DEFAULT_POINTS)
+    parser.add_argument("-v", "--verbose", action="store_true", help="list the failing points")
+    parser.add_argument("--only", metavar="ID", help="replay one point, print the whole file")
+    parser.add_argument("--machine-tz", default="UTC", help="the machine's own zone for the run")
+    args = parser.parse_args()
+    if not args.data.is_dir():
+        print(
+            f"skipped: no real session transcripts at {args.data} (put the real-sessions folder "
+            "of the shared development data there, or pass --data PATH)"
+        )
+        return 0
+    if not args.points.is_file():
+        print(f"skipped: no replay points at {args.points}")
+        return 0
+    points = [json.loads(line) for line in args.points.read_text("utf-8").splitlines() if line]
+    if args.only:
+        points = [p for p in points if p["id"] == args.only]
+        if not points:
+            print(f"no point {args.only!r} in {args.points}")
+            return 2
+    missing = sorted({p["file"] for p in points if not (args.data / p["file"]).is_file()})
+    points = [p for p in points if (args.data / p["file"]).is_file()]
+    _isolate(args.machine_tz)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="bench-real-") as folder:
+        show = bool(args.only)
+        results = [_replay(point, args.data, Path(folder), show=show) for point in points]
+    seconds = time.perf_counter() - started
+    if args.only:
+        _print_one(results[0])
+        return 0
+    _report(results, args, missing, seconds)
+    return 0
+
+
+def _isolate(machine_tz: str) -> None:
+    """Keep the run away from the user's config and state, and fix the machine's zone."""
+    home = Path(tempfile.mkdtemp(prefix="bench-real-home-"))
+    for name in ("HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        if name == "XDG_CACHE_HOME" and name in os.environ:
+            continue  # the models' download cache stays where it is
+        os.environ[name] = str(home / name.lower())
+    for name in ("ASSEMBLER_CONFIG", "ASSEMBLER_CONFIG_HOME"):
+        os.environ.pop(name, None)
+    os.environ["TZ"] = machine_tz
+    time.tzset()
+
+
+def _replay(point: dict[str, Any], data: Path, folder: Path, *, show: bool) -> Result:
+    """Given a point, assemble the file at its `now` from its session file and score it."""
+    from assembler.assembly.pipeline import run_once
+    from assembler.config.files import load_config
+
+    workspace = folder / f"ws-{point['id']}"
+    workspace.mkdir()
+    config_file = folder / f"config-{point['id']}.toml"
+    source = glob.escape(str((data / point["file"]).resolve()))
+    config_file.write_text(
+        f"[transcripts]\nsources = [{json.dumps(source)}]\n\n[memory]\nenabled = false\n",
+        encoding="utf-8",
+    )
+    now = datetime.fromisoformat(point["now"].replace("Z", "+00:00"))
+    try:
+        config = load_config(workspace, config_file)
+        assembly = run_once(config, now=now, dry_run=True)
+    except Exception as error:  # a crash is a result of the benchmark
+        if show:
+            traceback.print_exc()
+        where = _where(error)
+        scores = {m: False for m in METRICS if _applies(m, point)}
+        return Result(point, scores, None, [], error=f"{type(error).__name__}: {error}{where}")
+    if show:
+        print(f"--- {point['id']}: {point['file']} at {point['now']}\n{assembly.text}")
+    shown = _read_shown(assembly.text)
+    plumbing = _plumbing(shown.auto)
+    if _quotes_host(shown.quoted, data / point["file"]):
+        plumbing.append("a host turn quoted")
+    scores = {
+        "working on": _task_right(point, shown),
+        "no host text": not plumbing,
+        "mood": (shown.primary or "neutral") == point["mood"],
+    }
+    if point.get("mood_clear"):
+        scores["mood (clear)"] = scores["mood"]
+    says_guess = any(GUESS.search(line) for line in shown.time_lines)
+    if point.get("zone"):
+        scores["part of day"] = not says_guess and _part_right(point["part_of_day"], shown)
+    return Result(point, scores, shown, plumbing, says_guess=says_guess)
+
+
+def _where(error: BaseException) -> str:
+    """The innermost frame of the project's code a crash came from, as ` (at module:line)`."""
+    tb = error.__traceback__
+    place = ""
+    while tb is not None:
+        path = tb.tb_frame.f_code.co_filename
+        if "/assembler/" in path:
+            place = f" (at {path.split('/assembler/', 1)[1]}:{tb.tb_lineno})"
+        tb = tb.tb_next
+    return place
+
+
+def _applies(metric: str, point: dict[str, Any]) -> bool:
+    if metric == "part of day":
+        return bool(point.get("zone"))
+    if metric == "mood (clear)":
+        return bool(point.get("mood_clear"))
+    return True
+
+
+def _read_shown(text: str) -> Shown:
+    """Given a rendered file, return its auto part and the lines the metrics read."""
+    from assembler.file.codec import auto_part, split_frontmatter
+
+    _, body = split_frontmatter(text)
+    auto = auto_part(body)
+    shown = Shown(auto=auto, working_on=None)
+    section = ""
+    for line in auto.splitlines():
+        if line.startswith("## "):
+            section = line[3:].strip().lower()
+            continue
+        if section.startswith("time"):
+            shown.time_lines.append(line)
+        item = ITEM.match(line)
+        if item is None:
+            continue
+        label, value = item["label"].strip(), item["text"].strip()
+        active = section.startswith("active")
+        working = label.lower().startswith(("working on", "last task"))
+        if active and working and not NO_TASK.search(value):
+            shown.working_on, shown.working_label = value, label
+        if active and label.lower().startswith(QUOTING):
+            shown.quoted.append(value)
+        if section.startswith("emotional") and label.lower() == "primary":
+            shown.primary = value.split(" ", 1)[0].strip(",;()").lower()
+    return shown
+
+
+def _task_right(point: dict[str, Any], shown: Shown) -> bool:
+    """Whether the Working on line says the labelled task (see the module docstring)."""
+    line = shown.working_on
+    says_finished = line is not None and bool(
+        FINISHED_LABEL.search(shown.working_label) or FINISHED_NOTE.search(line)
+    )
+    keys: list[str] | None = point.get("task")
+    if keys and line is not None and _keys_matched(keys, line) >= max(1, point["task_min"]):
+        return True
+    if not keys or point.get("finished"):
+        return line is None or says_finished
+    return False
+
+
+def _keys_matched(keys: Sequence[str], text: str) -> int:
+    folded = text.casefold()
+    return sum(any(alt.casefold() in folded for alt in key.split("|") if alt) for key in keys)
+
+
+def _part_right(label: str | None, shown: Shown) -> bool:
+    """Whether the Time Context's part of the day, or its hour, falls in the labelled part."""
+    if label is None:
+        return False
+    text = " ".join(shown.time_lines).lower()
+    for word, part in PART_WORDS:
+        if word in text:
+            if part == label:
+                return True
+            break
+    hour = HOUR.search(text)
+    return hour is not None and _part_of_hour(int(hour.group(1))) == label
+
+
+def _part_of_hour(hour: int) -> str:
+    for part, hours in PARTS.items():
+        ranges = hours if isinstance(hours, tuple) else (hours,)
+        if any(hour in r for r in ranges):
+            return part
+    return "night"
+
+
+def _plumbing(auto: str) -> list[str]:
+    """The host-text markers found in the auto part."""
+    found = [marker for marker in PLUMBING if marker in auto]
+    found += [name for name, pattern in PLUMBING_PATTERNS if pattern.search(auto)]
+    return found
+
+
+_SEGMENTS: dict[Path, tuple[list[str], list[str]]] = {}
+
+
+def _quotes_host(lines: Sequence[str], path: Path) -> bool:
+    """Whether one of the Active Context lines that quote words (Working on, Last topic) quotes
+    a turn the host wrote (a cron report, a relay, a tool result, a command's expansion) and
+    none of the human's."""
+    if path not in _SEGMENTS:
+        _SEGMENTS[path] = _host_segments(path)
+    host, human = _SEGMENTS[path]
+    for line in lines:
+        quote = _normal(re.sub(r"\s*\(in [^()]*\)\s*$", "", line).rstrip("…").strip())
+        if len(quote) >= 8 and any(quote in h for h in host) and not any(quote in h for h in human):
+            return True
+    return False
+
+
+def _host_segments(path: Path) -> tuple[list[str], list[str]]:
+    """Given a session file, return the text the host wrote in user turns and tool results, and
+    the rest of the user turns' text (the human's words, with their wrappers), whitespace
+    normalized. Compaction summaries are in neither: a summary's goal may be quoted."""
+    host: list[str] = []
+    human: list[str] = []
+    for raw in path.read_text("utf-8", errors="replace").splitlines():
+        try:
+            entry = json.loads(raw)
+        except ValueError:
+            continue
+        message = entry.get("message") if isinstance(entry, dict) else None
+        if not isinstance(message, dict):
+            continue
+        role = message.get("role")
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        texts = [b.get("text") for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
+        text = "\n".join(t for t in texts if isinstance(t, str))
+        results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
+        host += [_normal(json.dumps(b.get("content"), ensure_ascii=False)) for b in results]
+        if role == "toolResult":
+            host.append(_normal(text))
+        elif role != "user" or entry.get("isCompactSummary"):
+            continue
+        elif entry.get("isMeta"):
+            host.append(_normal(text))
+        else:
+            turn_host, turn_human = _split_turn(text)
+            host += [_normal(t) for t in turn_host]
+            human.append(_normal(turn_human))
+    return host, human
+
+
+def _split_turn(text: str) -> tuple[list[str], str]:
+    """Given a user turn's text, return the host's parts of it and the rest."""
+    unstamped = STAMP.sub("", text, count=1)
+    if unstamped.startswith(HOST_TURNS):
+        return [text], ""
+    host: list[str] = []
+    if unstamped.startswith("System: ["):
+        after = AFTER_RELAY.search(unstamped)
+        if after is None:
+            return [text], ""
+        host.append(unstamped[: after.start()])
+        unstamped = unstamped[after.end() :]
+    blocks = FENCED.findall(unstamped)
+    host += [b for b in blocks if '"body"' not in b]  # a chat-history block holds the human's
+    return host, unstamped
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _host(point: dict[str, Any]) -> str:
+    return point["file"].split("/", 1)[0]
+
+
+def _ratio(right: int, total: int) -> str:
+    return f"{right}/{total} ({right / total:.0%})" if total else "-"
+
+
+def _report(
+    results: list[Result], args: argparse.Namespace, missing: list[str], seconds: float
+) -> None:
+    """Print what data was used, the figures overall and per fold, and the failing points."""
+    points = [r.point for r in results]
+    files = Counter(_host(p) for p in {p["file"]: p for p in points}.values())
+    hosts = Counter(_host(p) for p in points)
+    folds = sorted({p.get("fold", 0) for p in points})
+    print(
+        f"data: {args.data}: {sum(files.values())} session files "
+        f"({', '.join(f'{n} {h}' for h, n in sorted(files.items()))}), read in place"
+    )
+    label_path = args.points.relative_to(REPO) if args.points.is_relative_to(REPO) else args.points
+    print(
+        f"labels: {label_path}: {len(points)} replay points "
+        f"({', '.join(f'{n} {h}' for h, n in sorted(hosts.items()))}; "
+        + ", ".join(f"fold {f}: {sum(1 for p in points if p.get('fold', 0) == f)}" for f in folds)
+        + ")"
+    )
+    print(
+        f"run: run_once(dry_run=True) per point, memory off, time.timezone unset, machine zone "
+        f"{args.machine_tz}; {seconds:.1f} s ({1000 * seconds / max(len(results), 1):.0f} ms "
+        "a point)"
+    )
+    if missing:
+        print(f"missing session files (their points skipped): {', '.join(missing)}")
+    header = f"{'metric':16} {'all':>16}" + "".join(f" {'fold ' + str(f):>16}" for f in folds)
+    print("\n" + header)
+    for metric in METRICS:
+        row = f"{metric:16} {_cell(results, metric, None):>16}"
+        row += "".join(f" {_cell(results, metric, f):>16}" for f in folds)
+        print(row)
+    unknown = [r for r in results if not r.point.get("zone")]
+    print(
+        f"\nzone not shown in the transcript: {sum(r.says_guess for r in unknown)}/"
+        f"{len(unknown)} Time Contexts say the zone is a guess"
+    )
+    errors = [r for r in results if r.error]
+    if errors:
+        kinds = Counter(r.error for r in errors)
+        print(f"errors: {len(errors)} points raised (counted wrong on every metric):")
+        for kind, n in kinds.most_common():
+            ids = ", ".join(r.point["id"] for r in errors if r.error == kind)
+            print(f"  {n} x {kind}: {ids}")
+    found = Counter(m for r in results for m in r.plumbing)
+    if found:
+        print("host text in auto lines: " + ", ".join(f"{m!r} x{n}" for m, n in found.items()))
+    failing = [r for r in results if r.error is None and not all(r.scores.values())]
+    if args.verbose:
+        print("\nfailing points:")
+        for result in failing:
+            _print_failure(result)
+    elif failing:
+        print(f"\n{len(failing)} points fail a metric; -v lists them")
+
+
+def _cell(results: list[Result], metric: str, fold: int | None) -> str:
+    scored = [
+        r.scores[metric]
+        for r in results
+        if metric in r.scores and (fold is None or r.point.get("fold", 0) == fold)
+    ]
+    return _ratio(sum(scored), len(scored))
+
+
+def _print_failure(result: Result) -> None:
+    point, shown = result.point, result.shown
+    assert shown is not None
+    wrong = [m for m, ok in result.scores.items() if not ok]
+    print(f"- {point['id']} ({point['now']}): {', '.join(wrong)}")
+    if "working on" in wrong:
+        keys = " + ".join(point["task"]) if point.get("task") else "(no task)"
+        fin = ", finished" if point.get("finished") else ""
+        print(f"    working on: {shown.working_on!r}; label: {keys}{fin}")
+    if "part of day" in wrong:
+        print(f"    time: {' '.join(shown.time_lines).strip()!r}; label: {point['part_of_day']}")
+    if "mood" in wrong:
+        clear = ", clear" if point.get("mood_clear") else ""
+        print(f"    mood: {shown.primary}; label: {point['mood']}{clear}")
+    if "no host text" in wrong:
+        print(f"    host text: {', '.join(result.plumbing)}")
+
+
+def _print_one(result: Result) -> None:
+    print(f"--- scores of {result.point['id']}")
+    if result.error:
+        print(f"error: {result.error}")
+    for metric, ok in result.scores.items():
+        print(f"{metric:16} {'right' if ok else 'WRONG'}")
+    if result.shown is not None and not all(result.scores.values()):
+        _print_failure(result)
+    print(f"label: {json.dumps(result.point, ensure_ascii=False)}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
