@@ -742,3 +742,13 @@ def test_the_explain_snippet_of_a_long_message_is_its_first_words() -> None:
     state = analyze(window, now=NOW, half_life=timedelta(minutes=20), model=FixedModel()).combined
     snippet = '"happy:0.6 the new praise the new praise the new praise the …"'
     assert state.explain[1].endswith(snippet)
+
+
+def test_a_block_of_texts_with_no_known_word_scores_neutral_instead_of_failing() -> None:
+    model = load_mood_model()
+
+    # Short messages in a script the model has no n-gram of, alone in their block.
+    moods = model.score_many(["你好？", "上海"])
+
+    assert len(moods) == 2
+    assert all(abs(sum(m.scores.values()) - 1.0) < 1e-6 for m in moods)

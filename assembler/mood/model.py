@@ -487,8 +487,8 @@ class MoodModel:
         contrib = self.weights.weights[cols] * values[:, None]
         out = np.zeros((n, contrib.shape[1]), dtype=np.float32)
         # np.unique sorted the keys, so each document's entries are one contiguous run.
-        starts = np.flatnonzero(np.concatenate(([True], docs[1:] != docs[:-1])))
-        if len(starts):
+        if len(docs):  # none when no text of the block has a word or n-gram the model knows
+            starts = np.flatnonzero(np.concatenate(([True], docs[1:] != docs[:-1])))
             out[docs[starts]] = np.add.reduceat(contrib, starts, axis=0)
         return out
 
