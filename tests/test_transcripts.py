@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from assembler.errors import TranscriptError
 from assembler.hosts.openclaw import sessions as openclaw_names
 from assembler.hosts.openclaw import store as openclaw_store
+from assembler.hosts.openclaw.turns import clean_user_text
 from assembler.transcripts import branch
 from assembler.transcripts import message as transcripts
 from assembler.transcripts.message import CLOCK_SKEW, Message
@@ -3150,3 +3151,88 @@ def test_a_message_without_a_local_stamp_has_no_zone(tmp_path: Path) -> None:
     (message,) = read(path, tmp_path).messages
 
     assert (message.utc_offset, message.zone) == (None, None)
+
+
+# Each kind of host text a 2026.2 OpenClaw session holds in a user turn, written in its shape:
+# the human's words it holds ("" when it holds none), and whether the host wrote the turn.
+HOST_TEXT_KINDS = [
+    (
+        "cron report relayed with an envelope",
+        '[Fri 2026-02-13 14:34 EST] A cron job "Board Check" just completed successfully.\n\n'
+        "Findings:\n- 3 tasks open",
+        "host",
+        "",
+    ),
+    (
+        "system message relay of a cron run",
+        '[Sat 2026-02-28 23:30 GMT+8] [System Message] [sessionId: 5d1c] A cron job "Daily '
+        'Summary" just completed successfully.\n\nResult:\nA summary of the day.',
+        "host",
+        "",
+    ),
+    (
+        "restart notice with its JSON payload before the human's words",
+        "System: [2026-02-12 12:16:00 EST] GatewayRestart:\n{\n"
+        '  "kind": "restart",\n  "status": "ok",\n  "message": "Clear stale timers"\n}\n\n'
+        "[Thu 2026-02-12 12:17 EST] how do I fix it",
+        "human",
+        "how do I fix it",
+    ),
+    (
+        "restart notice alone",
+        'GatewayRestart:\n{\n  "kind": "config-apply",\n  "status": "ok"\n}',
+        "host",
+        "",
+    ),
+    (
+        "the onboarding draft the control UI fills in",
+        "[Wed 2026-02-04 14:37 GMT+8] Wake up, my friend!\n[message_id: 0a1b]",
+        "host",
+        "",
+    ),
+    (
+        "queued messages, the human's words in the last one",
+        "[Queued messages while agent was busy]\n\n---\nQueued #1\n"
+        'Conversation info (untrusted metadata):\n```json\n{\n  "message_id": "91"\n}\n```\n\n'
+        "restore the backup and push",
+        "human",
+        "restore the backup and push",
+    ),
+    (
+        "queued messages that are all the host's",
+        "[Queued messages while agent was busy]\n\n---\nQueued #1\n"
+        '[Fri 2026-02-13 14:34 EST] A cron job "Board Check" just completed successfully.',
+        "host",
+        "",
+    ),
+    (
+        "a group message that mentions the agent's account first",
+        'Conversation info (untrusted metadata):\n```json\n{\n  "is_group_chat": true,\n'
+        '  "sender": "8811"\n}\n```\n\n@team_helper_bot tidy up your memory file',
+        "human",
+        "tidy up your memory file",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("kind", "wrapped", "said", "words"), HOST_TEXT_KINDS, ids=[k[0] for k in HOST_TEXT_KINDS]
+)
+def test_each_kind_of_host_text_is_set_aside_or_unwrapped_to_the_humans_words(
+    kind: str, wrapped: str, said: str, words: str
+) -> None:
+    turn = clean_user_text(wrapped)
+
+    assert turn.said == said, kind
+    assert turn.text == words
+
+
+def test_a_system_event_stamp_tells_the_humans_zone_when_the_words_have_none() -> None:
+    turn = clean_user_text(
+        "System: [2026-02-18 15:28:51 EST] Exec completed (keen-fox, code 0) :: pushed\n\n"
+        'Conversation info (untrusted metadata):\n```json\n{\n  "message_id": "93"\n}\n```\n\n'
+        "I don't see a push in the repo"
+    )
+
+    assert turn.text == "I don't see a push in the repo"
+    assert turn.stamp is not None and turn.stamp.zone == "EST"

@@ -72,7 +72,22 @@ _HOST_PROMPTS: Final = (
     "Pre-compaction memory flush",
     "SECURITY NOTICE: The following content is from an EXTERNAL, UNTRUSTED source",
     "<<<EXTERNAL_UNTRUSTED_CONTENT",
+    # 2026.2: a cron job's report relayed into the main session, a restart notice.
+    "[System Message]",
+    'A cron job "',
+    "GatewayRestart:",
 )
+# The control UI's onboarding puts this draft in the box for the human to send: the host's
+# words, not a request.
+_HATCH_DRAFT: Final = "Wake up, my friend!"
+# Messages that arrived while a run was busy, delivered as one turn (2026.2): a header, then
+# each message after a "Queued #N" separator, with its own metadata.
+_QUEUED_HEADER: Final = "[Queued messages while agent was busy]"
+_QUEUED_SEPARATOR = re.compile(r"^---\s*\nQueued #\d+\s*\n", re.MULTILINE)
+# A relayed system event may carry its payload as a JSON object on the lines after it.
+_JSON_PAYLOAD = re.compile(r"\A\{\n(?:[ \t][^\n]*\n|\n)*?\}[ \t]*(?:\n|\Z)")
+# A group message may open by mentioning the agent's account: "@one_mcs_bot ...".
+_MENTION = re.compile(r"\A@[A-Za-z0-9_]{3,32}\s+")
 # Mail and webhook content comes wrapped in these markers, after a "Job ID: ..." line.
 _EXTERNAL_MARK: Final = "<<<EXTERNAL_UNTRUSTED_CONTENT"
 # The heartbeat prompt may be preceded by a delivery hint (MESSAGE_TOOL_DELIVERY_HINTS).
@@ -156,17 +171,24 @@ def clean_user_text(text: str) -> UserTurn:
     if not text.strip():
         return NOTHING  # a picture alone
     rest = _INTERNAL_CONTEXT.sub("", text).strip()
+    if rest.startswith(_QUEUED_HEADER):
+        return _queued(rest[len(_QUEUED_HEADER) :])
     if _starts_with_host_prompt(rest):
         return HOST
     rest = _DELIVERY_HINT.sub("", rest, count=1).lstrip()
+    system_stamp: LocalStamp | None = None
     while match := _SYSTEM_LINE.match(rest):
+        system_stamp = system_stamp or _stamp(match.group(0))
         rest = rest[match.end() :]
+        if payload := _JSON_PAYLOAD.match(rest):
+            rest = rest[payload.end() :]
     rest = rest.strip()
     if rest.startswith(_ABORT_NOTE):
         rest = rest[len(_ABORT_NOTE) :].strip()
     rest, speaker, stamp = _strip_metadata(rest)
     rest, header = _strip_envelope(rest)
-    stamp = _stamp(header) or stamp
+    # The gateway stamps its system events in the zone it stamps the human's messages in.
+    stamp = _stamp(header) or stamp or system_stamp
     if _starts_with_host_prompt(rest):
         return HOST
     if speaker is not None:
@@ -174,11 +196,24 @@ def clean_user_text(text: str) -> UserTurn:
             if rest.startswith(prefix):
                 rest = rest[len(prefix) :].lstrip()
                 break
-    rest = _MESSAGE_ID_LINE.sub("", rest)
+    rest = _MENTION.sub("", _MESSAGE_ID_LINE.sub("", rest).strip())
+    if rest == _HATCH_DRAFT:
+        return HOST
     without_media = _MEDIA_LINE.sub("", rest).strip()
     if not without_media:
         return NOTHING if without_media != rest.strip() else HOST
     return UserTurn("human", without_media, speaker.name if speaker else None, stamp)
+
+
+def _queued(body: str) -> UserTurn:
+    """Given the messages of a queued delivery (after its header), return the human's words in
+    them, each message cleaned as a turn of its own, oldest first; the host's when none."""
+    turns = [clean_user_text(part) for part in _QUEUED_SEPARATOR.split(body) if part.strip()]
+    said = [turn for turn in turns if turn.said == "human"]
+    if not said:
+        return HOST if any(turn.said == "host" for turn in turns) else NOTHING
+    stamp = next((turn.stamp for turn in reversed(said) if turn.stamp is not None), None)
+    return UserTurn("human", "\n".join(turn.text for turn in said), said[-1].speaker, stamp)
 
 
 def _starts_with_host_prompt(text: str) -> bool:
