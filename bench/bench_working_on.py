@@ -9,8 +9,7 @@ with slash commands, compaction summaries and `summary` title lines, or generic 
 back through `assembler.transcripts.read.read_recent` at five minutes after its last message, and
 given to:
 
-- new, embeddings: `assembler.context.task.current_task` with the bundled all-MiniLM-L6-v2;
-- new, TF-IDF: the same without a model (what runs in keyword mode or without the model);
+- new: `assembler.context.task.current_task`, the human's latest request;
 - old: the key phrases of the window (`context.extract_topics`, recency-weighted, top 3
   joined), or the 'Goal' line of the newest compaction summary when there is one.
 
@@ -22,9 +21,9 @@ comes from a gold turn (or is a summary where one is gold). The old keyword list
 when at least two of its three phrases occur in the gold turns' text (lenient: it is never
 a sentence of the human's).
 
-The constants of `assembler/task.py` (recency half-life, context weights) were chosen by a
-sweep on this set; a two-fold check (chosen on half the conversations, scored on the other
-half) gave 31/33 with the model and 29/33 with TF-IDF.
+The rules of `assembler/context/task.py` (what is a request, a filler, an outcome, a
+sign-off) were written against this set and the real-session development set
+(bench/bench_real_sessions.py); see its two-fold figures there.
 """
 
 from __future__ import annotations
@@ -46,14 +45,12 @@ from typing import Any
 try:
     from assembler.context.active import extract_topics
     from assembler.context.task import TaskChoice, current_task
-    from assembler.errors import ModelError
     from assembler.transcripts.message import Message, Summary
     from assembler.transcripts.read import read_recent
 except ImportError:  # run from a checkout without the package installed
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from assembler.context.active import extract_topics
     from assembler.context.task import TaskChoice, current_task
-    from assembler.errors import ModelError
     from assembler.transcripts.message import Message, Summary
     from assembler.transcripts.read import read_recent
 
@@ -74,10 +71,7 @@ def main() -> int:
         print(f"skipped: no conversation set at {args.data}")
         return 0
     conversations = [json.loads(line) for line in args.data.read_text().splitlines() if line]
-    embedder = _embedder()
-    methods: dict[str, list[bool]] = {"new (embeddings)": [], "new (TF-IDF)": [], "old": []}
-    if embedder is None:
-        del methods["new (embeddings)"]
+    methods: dict[str, list[bool]] = {"new": [], "old": []}
     seconds: Counter[str] = Counter()
     with tempfile.TemporaryDirectory() as folder:
         for number, conversation in enumerate(conversations):
@@ -89,9 +83,7 @@ def main() -> int:
                     answer = _old(messages, summaries, now)
                     ok = _old_correct(answer, conversation, humans)
                 else:
-                    choice = current_task(
-                        messages, summaries, embedder=embedder if "embed" in name else None
-                    )
+                    choice = current_task(messages, summaries)
                     answer = choice.working_on or "(nothing)"
                     ok = _correct(choice, messages, conversation, humans)
                 seconds[name] += time.perf_counter() - started
@@ -119,19 +111,7 @@ def main() -> int:
             ratio = f"{new / old:.1f}x" if old else "inf"
             verdict = "meets" if new >= TARGET else "below"
             print(f"ratio {name} / old: {ratio} ({verdict} the {TARGET:.0%} target)")
-    if embedder is None:
-        print("embeddings: skipped: the bundled model could not be loaded")
     return 0
-
-
-def _embedder() -> Any:
-    try:
-        from assembler.memory.embeddings import load_embedder
-
-        return load_embedder()
-    except (ModelError, ImportError) as error:
-        print(f"(embedding model unavailable: {error})")
-        return None
 
 
 def _correct(

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -12,11 +11,8 @@ from assembler.context.task import (
     current_task,
     sentences,
     summary_line,
-    tfidf_similarity,
 )
-from assembler.memory.embeddings import Embedder
 from assembler.transcripts.message import ELISION, Message, Summary
-from tests.fakes import FakeEmbedder
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 
@@ -72,15 +68,6 @@ def test_a_long_sentence_is_clipped_at_a_word_boundary() -> None:
     assert clip_words("short and sweet", MAX_WORDS) == "short and sweet"
 
 
-def test_tf_idf_similarity_is_one_with_itself_and_zero_without_shared_words() -> None:
-    matrix = tfidf_similarity(
-        ["helm deploy failing", "the helm deploys failed again", "lunch at noon"]
-    )
-    assert matrix[0][0] == pytest.approx(1.0)
-    assert matrix[0][1] > 0.3  # 'deploy' and 'deploys' are one term
-    assert matrix[0][2] == 0.0 and matrix[1][2] == 0.0
-
-
 def test_the_task_is_the_humans_sentence_not_an_acknowledgement() -> None:
     choice = current_task(convo(*DEPLOY, "ok, thanks", "You're welcome."), [])
     assert choice.working_on == "kill the idle psql session and rerun the helm deploy"
@@ -92,25 +79,26 @@ def test_a_closing_message_moves_the_task_on() -> None:
         convo(*DEPLOY, "helm deploy is through, migration job done on orders, all green"), []
     )
     assert choice.working_on == "helm deploy is through, migration job done on orders, all green"
+    assert choice.finished
 
 
-@pytest.mark.parametrize("embedder", [None, FakeEmbedder()], ids=["tf-idf", "fake-model"])
-def test_a_sign_off_after_the_task_does_not_take_over(embedder: Embedder | None) -> None:
+def test_a_sign_off_after_the_task_does_not_take_over() -> None:
     messages = convo(*DEPLOY, "long day, I'm fried. talk tomorrow", "Rest well.")
-    choice = current_task(messages, [], embedder=embedder)
+    choice = current_task(messages, [])
     assert choice.working_on == "kill the idle psql session and rerun the helm deploy"
     assert choice.last_sentence is None
+    assert choice.finished
 
 
-def test_a_summary_written_after_the_humans_words_wins_and_an_older_one_does_not() -> None:
+def test_a_request_of_the_human_beats_the_hosts_summary_new_or_old() -> None:
+    # A summary or title stands in only when the window holds no request of the human.
     messages = convo(*DEPLOY)
     newer = Summary("Fixing the api deploy's migration lock", NOW, "title")
-    choice = current_task(messages, [newer])
-    assert choice.from_summary and choice.working_on == "Fixing the api deploy's migration lock"
     older = Summary("## Goal\nShip the old release", NOW - timedelta(hours=2))
-    choice = current_task(messages, [older])
-    assert not choice.from_summary
-    assert choice.working_on == "kill the idle psql session and rerun the helm deploy"
+    for summary in (newer, older):
+        choice = current_task(messages, [summary])
+        assert not choice.from_summary
+        assert choice.working_on == "kill the idle psql session and rerun the helm deploy"
 
 
 def test_with_only_acknowledgements_the_newest_summary_is_used_whatever_its_age() -> None:
@@ -142,31 +130,15 @@ def test_a_summary_gives_its_goal_its_request_or_its_first_sentence(text: str, l
     assert summary_line(text) == line
 
 
-def test_only_a_few_dozen_sentences_are_compared(monkeypatch: pytest.MonkeyPatch) -> None:
-    compared: list[int] = []
-    original = task.tfidf_similarity
-
-    def counting(texts: list[str]) -> list[list[float]]:
-        compared.append(len(texts))
-        return original(texts)
-
-    monkeypatch.setattr(task, "tfidf_similarity", counting)
-    many = [f"step {i}: migrate table number{i} to the new schema. " * 10 for i in range(200)]
-    current_task(convo(*many), [])
-    assert compared and compared[0] <= task.MAX_TURNS * task.MAX_PER_TURN + task.CONTEXT_MESSAGES
+def test_only_the_newest_turns_are_read_for_the_request() -> None:
+    fillers = ["ok", "Sure."] * task.MAX_TURNS
+    assert current_task(convo(*DEPLOY[:2], *fillers), []).working_on is None
+    short = ["ok", "Sure."] * (task.MAX_TURNS - 1)
+    choice = current_task(convo(*DEPLOY[:2], *short), [])
+    assert choice.working_on == DEPLOY[0]
 
 
-@pytest.fixture(scope="module")
-def real_embedder() -> Iterator[Embedder]:
-    from assembler.memory.embeddings import load_embedder
-
-    yield load_embedder("bundled")
-
-
-@pytest.mark.model
-def test_the_real_model_keeps_the_task_through_a_sign_off_and_chit_chat(
-    real_embedder: Embedder,
-) -> None:
+def test_the_outcome_stays_the_line_through_chit_chat_and_a_sign_off() -> None:
     messages = convo(
         *DEPLOY,
         "helm deploy is through, migration job done on orders, all green",
@@ -174,19 +146,105 @@ def test_the_real_model_keeps_the_task_through_a_sign_off_and_chit_chat(
         "long day, I'm exhausted. talk tomorrow",
         "Rest well.",
     )
-    choice = current_task(messages, [], embedder=real_embedder)
+    choice = current_task(messages, [])
     assert choice.working_on == "helm deploy is through, migration job done on orders, all green"
-    assert "embeddings" in choice.explain[0]
+    assert choice.finished
 
 
-@pytest.mark.model
-def test_a_new_task_after_a_closure_in_the_same_turn_is_the_task(real_embedder: Embedder) -> None:
-    # TF-IDF alone still picks the closure here (its words are the window's): the model is
-    # what tells a new task from the old one's echo.
+def test_a_new_task_after_a_closure_in_the_same_turn_is_the_task() -> None:
     messages = convo(
         *DEPLOY,
         "helm deploy is fine now. next: write a cron job that prunes docker images weekly",
         "Here is a cron job that runs docker image prune with a 7 day filter every Sunday.",
     )
-    choice = current_task(messages, [], embedder=real_embedder)
+    choice = current_task(messages, [])
     assert choice.working_on == "next: write a cron job that prunes docker images weekly"
+    assert not choice.finished
+
+
+@pytest.mark.parametrize(
+    ("turns", "line"),
+    [
+        # A newer request replaces an older task, however short.
+        (
+            (*DEPLOY, "thanks! please update CLAUDE.md with the deploy steps", "Done."),
+            "please update CLAUDE.md with the deploy steps",
+        ),
+        # A question without a question mark is a request.
+        (("what model are you on", "A small one."), "what model are you on"),
+        # A request in another language, cut at a sentence.
+        (("帮我分析下这只股票的风险。然后写个总结", "好的。"), "帮我分析下这只股票的风险。"),
+        (
+            ("Bitte untersuche, warum der Voice-Server nach dem Neustart stumm ist.", "Ok."),
+            "Bitte untersuche, warum der Voice-Server nach dem Neustart stumm ist.",
+        ),
+        # A bare slash command the human ran is what they asked for.
+        (("/init", "Created CLAUDE.md."), "/init"),
+        # The request, not the insult around it.
+        (
+            ("are you fucking stupid? what about the tool and user backgrounds??", "Sorry."),
+            "what about the tool and user backgrounds??",
+        ),
+        # A pasted log line is never the task; the question after it is.
+        (
+            (
+                "[theme] Detected truecolor mode (COLORTERM=truecolor, TERM=xterm-256color)\n"
+                "why are the colours off in the terminal?",
+                "Let me check.",
+            ),
+            "why are the colours off in the terminal?",
+        ),
+        # A short answer to the agent's question belongs with the request.
+        (
+            (
+                "can you check my calendar for tomorrow",
+                "Which calendar: Google or Apple?",
+                "Apple Calendar",
+            ),
+            "can you check my calendar for tomorrow → Apple Calendar",
+        ),
+        # A request that only points back is shown after the request it points to.
+        (
+            (
+                "the staging deploy of billing fails on the healthcheck",
+                "The probe port is wrong.",
+                "fix it",
+                "On it.",
+            ),
+            "the staging deploy of billing fails on the healthcheck → fix it",
+        ),
+    ],
+)
+def test_working_on_is_the_humans_latest_request(turns: tuple[str, ...], line: str) -> None:
+    choice = current_task(convo(*turns), [])
+
+    assert choice.working_on == line
+    assert not choice.finished
+
+
+@pytest.mark.parametrize(
+    "closing", ["done with this repo for tonight", "night", "that's all for today", "晚安"]
+)
+def test_a_closing_says_the_task_is_finished(closing: str) -> None:
+    choice = current_task(convo(*DEPLOY, closing, "Good night."), [])
+
+    assert choice.working_on == "kill the idle psql session and rerun the helm deploy"
+    assert choice.finished
+
+
+@pytest.mark.parametrize("filler", ["Test", "Hello Jarvis.", "no reply?", "怎么样了", "ok thanks"])
+def test_greetings_tests_and_nudges_are_no_task(filler: str) -> None:
+    choice = current_task(convo(*DEPLOY, filler, "Here."), [])
+
+    assert choice.working_on == "kill the idle psql session and rerun the helm deploy"
+    assert not choice.finished
+
+
+def test_without_a_request_the_summary_gives_only_its_goal_sentence() -> None:
+    summary = Summary(
+        "I'm ready to summarize.\n\n## Goal\nMove the blog to Hugo\n\n## Decisions\n- x", NOW
+    )
+
+    choice = current_task(convo("hi", "Hello!", "ok", "Sure."), [summary])
+
+    assert choice.from_summary and choice.working_on == "Move the blog to Hugo"

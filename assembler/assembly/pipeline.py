@@ -247,9 +247,6 @@ def draft(
         now=now,
         half_life=half_life,
         workspace=config.workspace,
-        # The memory search's model, when it has one, also tells which of the human's
-        # sentences the conversation is about; without it TF-IDF does.
-        embedder=memory.index.embedder if isinstance(memory, OpenMemory) else None,
     )
     daily: DailyContext | None = None
     try:
@@ -259,7 +256,7 @@ def draft(
     lap("context")
     recall = _recall(config, memory, read.messages, now, degraded)
     lap("memory")
-    human = human_zone(read.messages, config.time.timezone)
+    human = human_zone(read.messages, config.time.timezone, read.zone)
     times = time_context(
         now,
         human.zone,

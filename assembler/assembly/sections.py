@@ -129,7 +129,11 @@ def strategy_section(strategy: Strategy | None) -> Section | None:
 
 
 def active_section(active: ActiveContext, now: datetime) -> Section:
-    items = [Item(active.working_on or "nothing identified in the window", "Working on", 1)]
+    working = active.working_on or "nothing identified in the window"
+    if active.working_on and active.finished:
+        # "(in api)" → "(in api; finished)": one aside, not two
+        working = working[:-1] + "; finished)" if working.endswith(")") else f"{working} (finished)"
+    items = [Item(working, "Working on", 1)]
     if active.last_topic:
         items.append(Item(active.last_topic, "Last topic", 2))
     if active.session_gap is not None:

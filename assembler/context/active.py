@@ -10,15 +10,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
 
 from assembler.context.task import current_task
 from assembler.hosts import registry
 from assembler.transcripts.message import Message, Summary
 from assembler.words import CODE_BLOCK, content_runs, content_words
-
-if TYPE_CHECKING:
-    from assembler.memory.embeddings import Embedder
 
 _TOPICS = 5  # the main topics listed
 
@@ -43,6 +39,7 @@ class ActiveContext:
     human_messages: int
     sessions: int
     explain: list[str] = field(default_factory=list)
+    finished: bool = False  # the human said the task is done, or signed off after it
 
 
 def extract_topics(
@@ -96,26 +93,19 @@ def active_context(
     half_life: timedelta,
     workspace: Path | None = None,
     gap_threshold: timedelta = timedelta(minutes=45),
-    embedder: Embedder | None = None,
 ) -> ActiveContext:
     """Given the recent messages (oldest first) and the hosts' summaries (oldest first), return
     what the session is about: the sentence that says the current task (see
     `assembler.context.task`), the subject of the newest topic when it is another, the main key
     phrases, and the pause before the current stretch of activity.
 
-    `embedder` measures which sentences are central; without one, or when it fails, TF-IDF
-    does.
     """
     texts = [m.text for m in messages]
     weights = [_recency(m.timestamp, now, half_life) for m in messages]
     topics = extract_topics(texts, weights, limit=_TOPICS)
     humans = [m for m in messages if m.role == "user"]
     explain: list[str] = []
-    try:
-        task = current_task(messages, summaries, embedder=embedder)
-    except Exception as error:  # a failing model degrades this line, never the run
-        explain.append(f"embeddings failed ({error}); sentences compared by TF-IDF")
-        task = current_task(messages, summaries)
+    task = current_task(messages, summaries)
     working_on = task.working_on
     project = _project_name(messages, workspace)
     if working_on and project:
@@ -138,6 +128,7 @@ def active_context(
         human_messages=len(humans),
         sessions=len({m.session_id or m.source for m in messages}),
         explain=explain,
+        finished=task.finished,
     )
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo
 
-from assembler.transcripts.message import Message, is_offset_name
+from assembler.transcripts.message import Message, ZoneSeen, is_offset_name
 
 
 @dataclass
@@ -34,13 +34,18 @@ class HumanZone:
         return self.source != "machine"
 
 
-def human_zone(messages: Sequence[Message], configured: str | None) -> HumanZone:
-    """Given the window's messages and the configured zone's name (`time.timezone`, None or ""
-    when unset), return the human's zone: as the newest human message's host stamp shows it,
-    else the configured one, else this machine's (a guess)."""
+def human_zone(
+    messages: Sequence[Message], configured: str | None, host_stamped: ZoneSeen | None = None
+) -> HumanZone:
+    """Given the window's messages, the configured zone's name (`time.timezone`, None or ""
+    when unset) and the zone the host stamped on its own turns, return the human's zone: as
+    the newest human message's host stamp shows it, else the host's own turns' stamps, else
+    the configured one, else this machine's (a guess)."""
     for message in reversed(messages):
         if message.role == "user" and message.utc_offset is not None:
             return HumanZone(_fixed_zone(message.utc_offset, message.zone), "transcript")
+    if host_stamped is not None:
+        return HumanZone(_fixed_zone(host_stamped.offset, host_stamped.name), "transcript")
     if configured:
         return HumanZone(ZoneInfo(configured), "config")
     zone = datetime.now().astimezone().tzinfo

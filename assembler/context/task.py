@@ -1,65 +1,169 @@
-"""What the human is working on, in their own words: the sentence of the recent human turns that
-says the current task, chosen by measurement rather than by a list of words.
+"""What the human is working on, in their own words: their latest request.
 
-Each sentence the human said in the last turns is scored by how central it is to the recent
-conversation (its mean similarity to the messages around it, both sides, the newer weighing
-more) times how recent its turn is. A task is what the conversation keeps coming back to, so
-its sentences are central; a sign-off ("long day, I'm fried") or an aside is not. A later
-sentence about the same task (a decision, "1.14.4 is on prod, all green") is as central and
-newer, so it takes over: a task that was closed reads as closed. Similarity is the embedding
-model's cosine when a model is given, else TF-IDF cosine over the words of the same texts.
-A summary the host wrote after that sentence (a compaction summary, a session title) wins.
+The human's turns are read from the newest back. Greetings, thanks, acknowledgements, tests and
+nudges ("no reply?", "how's it going") are not tasks and are passed over; so is a statement
+that asks nothing (an aside, a remark about the day). The newest turn that asks the agent to
+do something, or asks a question, holds the task, even when it is short; its sentence that
+asks is the line (cut at a sentence, in the human's language). A request that only points back
+("merge it and finish the task", "how do I fix it") is shown after the older request it points
+to. When the human's last word after the request says it is done (an outcome: "1.14.4 is on
+prod, all green"; a sign-off: "done for tonight", "night"), the task is finished and says so.
+A host's summary or session title stands in only when the window holds no request of the
+human, and then only its goal sentence. Pasted output (log lines, tables, code) is never a
+sentence; an insult around a request is passed over for the request.
 """
 
 from __future__ import annotations
 
-import math
 import re
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import TYPE_CHECKING
 
 from assembler.transcripts.message import ELISION, Message, Summary
-from assembler.words import CODE_BLOCK, STOPWORDS, content_words
+from assembler.words import CODE_BLOCK, content_words
 
-if TYPE_CHECKING:
-    from assembler.memory.embeddings import Embedder
-
-# How much is looked at: a few dozen short texts, so the embedding model costs tens of ms.
+# How much is looked at: a few dozen short texts.
 MAX_TURNS = 12  # the newest human turns whose sentences are candidates
 MAX_PER_TURN = 6  # sentences per turn: the first five and the last (a paste sits between)
-CONTEXT_MESSAGES = 16  # the newest messages (both sides) a sentence is compared with
-CONTEXT_CHARS = 200  # of each of them: its opening says what it is about, and costs little
 SENTENCE_CHARS = 200
-# A sentence with fewer content words says no task ("yes", "run it", "night", "thanks").
-MIN_CONTENT_WORDS = 2
-# Recency of a candidate: halved every this many substantive sentences the human said after it.
-RECENCY_HALF_LIFE = 1.0
-# Weight of a context message: halved every this many messages before the newest, and in
-# proportion to its content words up to this many (an "Enjoy lunch!" echoes a remark without
-# making it a topic).
-CONTEXT_HALF_LIFE = 6.0
-INFORMATIVE_WORDS = 8
-# Added to every centrality: how far recency alone carries a sentence nothing else supports.
-PRIOR = 0.0
-# The newest substantive sentence is a topic of its own only when at least this central,
-# relative to the chosen task: a sign-off after the task is not one.
-TOPIC_SHARE = 0.5
 MAX_WORDS = 25  # a Working on line is one sentence of at most this many words
+# A request with fewer specific words (or, in a script without spaces, characters) only points
+# back at an older one.
+SPECIFIC_WORDS = 2
+SPECIFIC_CHARS = 4
+# Without a request, a statement this rich in content words can say what the work is.
+_TELLING_WORDS = 6
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|\s*\n+\s*")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])|\s*\n+\s*")
 # Characters of prose; a line with many others (digits, braces, slashes) is a pasted log.
-_PROSE_CHARS = frozenset(",.;:!?'\"()-`#@&%/")
+_PROSE_CHARS = frozenset(",.;:!?'\"()-`#@&%/，。！？、：；（）“”‘’「」『』《》")
 _PROSE_SHARE = 0.8
 _COLUMNS = re.compile(r"\S( {3,}|\t)\S")  # aligned columns: a table a command printed
 _PLAIN_WORD = re.compile(r"[(\"'`]*(?:[A-Za-z][A-Za-z'’-]*|\d+)[.,;:!?)\"'`]*")
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*[A-Za-z0-9]|[A-Za-z]")
 _GOAL = re.compile(r"^#+\s*Goal\s*\n+\s*(?:[-*]\s*)?(.+)$", re.M | re.I)
 _INTENT = re.compile(r"Primary Request and Intent:?\**\s*\n?\s*(?:[-*]\s*)?(.+)$", re.M | re.I)
+# A log line a tool printed: "[theme] Detected ...", "key: 'value'", "ERROR ...", a path.
+_LOG_LINE = re.compile(
+    r"^(?:\[[\w .:-]{1,24}\]\s|[\w.-]{1,30}:\s*['\"{\[/]|(?:ERROR|WARN|INFO|DEBUG|FATAL)\b"
+    r"|[~.]?/[\w.-]+/[\w./-]*\s*$|\S+=\S+(?:\s+\S+=\S+)+)"
+)
+# Scripts written without spaces between words: their characters stand for words.
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
-Similarity = Callable[[Sequence[str]], list[list[float]]]
+# Turns that are no task. Matched against the whole turn, lowercased, punctuation trimmed.
+_FILLER = re.compile(
+    r"^(?:(?:hi|hey|hello|yo|hallo|moin|servus|test(?:ing)?|ping|ok(?:ay)?|k|kk|yes|yep|yeah|ya|"
+    r"no|nope|nah|sure|thanks?(?: you)?(?: so much)?|thx|ty|cool|nice|great|awesome|perfect|"
+    r"good|got it|sounds good|lgtm|not yet|go on|continue|go ahead|do it|proceed|danke|ja|"
+    r"nein|genau|passt|super|gut|weiter|mach weiter|"
+    r"no reply|any update|status|how'?s it going|are you there|still there|how much longer|"
+    r"what(?:'s| is) the status|you there)[\s!.?,]*)+$"
+    # a greeting to the agent by name: "Hello Jarvis."
+    r"|^(?:hi|hey|hello|hallo|good (?:morning|evening|afternoon)|guten (?:morgen|tag|abend)"
+    r"|moin)[\s,]+[\w-]+[\s!.]*$"
+)
+_FILLER_CJK = re.compile(
+    r"^(?:你好|您好|嗨|哈喽|谢谢|多谢|好的|好|是的|是|对|嗯|可以|需要|行|继续|没回复|没回复了|"
+    r"为什么没回复|怎么样了|可以了吗|在吗|评估的怎么样了|嘿嘿|哈哈|nihao|ありがとう|はい|了解)"
+    r"[\s!.?,，。！？、啊呢吧了]*$"
+)
+# A turn or sentence that ends the session or says the work is over.
+_SIGN_OFF = re.compile(
+    r"\b(?:good ?night|night|bye|goodbye|see you|talk tomorrow|(?:i'?m )?off to bed|"
+    r"signing off|calling it a (?:day|night)|done (?:for|with\b.*\bfor) (?:today|tonight|now|"
+    r"the day|the night)|that'?s (?:all|it)(?: for (?:now|today|tonight))?|we'?re good"
+    r"(?: (?:as of |for )now)?|all set|nothing else|gute nacht|feierabend|das war'?s|"
+    r"tschüss|bis morgen|(?:session|für heute)\b.{0,40}\bbeenden|morgen (?:früh )?(?:weiter|"
+    r"starten|machen)|(?:continue|pick (?:this|it) up) tomorrow)\b|晚安|再见|拜拜|先这样|就这样|"
+    r"没事了|明天再|おやすみ|お疲れ|^/(?:exit|quit)$|"
+    # a deferral of what is left: "can it all wait till tomorrow?", "leave it for the weekend"
+    r"\b(?:wait|leave it|keep it|park it|pick (?:it|this) up) (?:all )?(?:till|until|for) "
+    r"(?:tomorrow|the weekend|monday|next week|later)\b",
+    re.IGNORECASE,
+)
+# An outcome said in the human's words: the task went through.
+_OUTCOME = re.compile(
+    r"\b(?:is|are|was|went|got) (?:through|live|green|fixed|merged|deployed|working|fine|done|"
+    r"resolved|back)\b|\ball (?:green|good|done|fixed)\b|\b(?:works|passes|fixed) now\b|"
+    r"\bis on prod\b|\bit works\b|\b(?:is|are) (?:fast|quick|stable|healthy|up|running|"
+    r"clean|ok|okay|good) (?:now|again)\b|\bfunktioniert (?:jetzt|wieder)\b|搞定|好了|解决了",
+    re.IGNORECASE,
+)
+# A slash command the human ran in a host ("/init", "/review 42").
+_SLASH_COMMAND = re.compile(r"^/[a-z][\w:-]*(?:\s|$)")
+# Verbs a request opens with (the imperative of English and German work talk).
+_VERBS = (
+    "add adjust allow analy[sz]e apply archive ask assign automate back backup book bump build "
+    "bundle call cancel change check clean clear clone close collect combine commit compare "
+    "compile compress configure confirm connect continue convert copy correct count create "
+    "cut debug decide delete deploy describe design disable document download drop dump edit "
+    "email enable estimate evaluate explain export extract feed fetch fill filter find finish "
+    "fix flag follow force format forward generate get give go grab group handle help hide "
+    "highlight ignore implement import improve include increase install integrate investigate "
+    "keep kill label launch let limit link list load lock log look lower make mark measure "
+    "merge migrate mock monitor mount move name note notify open optimi[sz]e order organi[sz]e "
+    "pack paste patch pause pick pin ping plan play plot point port post prepare print "
+    "prioriti[sz]e profile prune publish pull push put query raise read rebase rebuild recover "
+    "record redeploy redo reduce refactor refresh register reinstall reject release reload "
+    "remember remind remove rename reopen reorder repair repeat replace reply report request "
+    "rerun reset resize resolve restart restore resume retry return revert review revoke "
+    "rewrite roll rotate run save scan schedule search send set setup share ship show shut sign "
+    "simplify skip sort speed split squash start stop store summari[sz]e support swap switch "
+    "sync tag take tell test tidy time toggle track train transfer translate trigger trim try "
+    "tune turn type undo uninstall unlock unpin update upgrade upload use validate verify view "
+    "wait watch wipe write zip "
+    "untersuche prüfe überprüfe füge erstelle schreib schreibe zeig zeige implementiere behebe "
+    "ändere lösche installiere starte teste finde baue mach mache hilf erkläre sag sage gib "
+    "richte stelle setze aktiviere deaktiviere speichere sende öffne schließe"
+).split()
+# How a request opens, after a topic ("back to invoices:") or a discourse marker ("next:", "ok
+# so"): an imperative, a polite form, an expectation or a decision, or a question word.
+_REQUEST_OPENING = re.compile(
+    r"^(?:[\w' -]{1,30}:\s+)?"
+    r"(?:(?:next|also|now|then|ok(?:ay)?|so|and|but|btw|pls|please|bitte|und|dann|jetzt|yes|"
+    r"yeah|yep|no|nope|ja|nein)(?: and)?[:,.]?\s+)*"
+    r"(?:please|pls|can you|could you|would you|will you|can we|could we|let'?s|let us|"
+    r"i (?:want|need|would like|'d like|expect|would expect|'d expect)|we need|we should|"
+    r"it should|should|make sure|don'?t|do not|never|always|only|decided|"
+    r"(?:you|we) (?:should(?:n'?t)?(?: have)?|must(?:n'?t)?|need to|have to)|we(?:'ll| will)? go "
+    r"with|go with|ship it|kannst du|könntest du|kannst|lass uns|ich (?:möchte|will|brauche|"
+    r"würde erwarten|erwarte)|es sollte|merk dir|"
+    r"(?:what|why|how|where|when|who|which|whose|is|are|was|were|do|does|did|can|could|"
+    r"would|will|shall|have|has|any|was|wie|warum|wieso|weshalb|wo|wann|wer|welche[rsnm]?|"
+    r"gibt es|hast du|ist|sind)\b|"
+    r"(?:" + "|".join(_VERBS) + r")\b"
+    # a verb that is the sentence's subject ("search is fast now") asks nothing
+    r"(?!\s+(?:is|are|was|were|has|have|had|keeps|works|does|doesn't|isn't|aren't|won't|"
+    r"can't|'s)\b))",
+    re.IGNORECASE,
+)
+_REQUEST_CJK = re.compile(
+    r"帮我|给我|请|你可以|你能|能不能|可不可以|我要|我想|我希望|我需要|需要你|记录|更新|添加|打开|"
+    r"写|查|分析|评估|检查|报告|执行|设置|删除|整理|发送|告诉|讲|推送|提交|修复|确认|使用|用|把|让|"
+    r"吗|呢|怎么|"
+    r"什么|为什么|哪|多少|几|是否|ください|して|お願い|ですか|ますか|何|どう"
+)
+# A problem reported is a request for help ("the deploy keeps failing on the migration").
+_PROBLEM = re.compile(
+    r"\b(?:fail(?:s|ed|ing|ure)?|broken|breaks|crash(?:es|ed|ing)?|errors?|exception|"
+    r"doesn'?t work|not working|won'?t (?:start|build|load|run)|stuck|hangs?|hanging|"
+    r"timed? out|times out|refused|denied|regress\w*|funktioniert nicht|geht nicht|fehler|"
+    r"kaputt|abgestürzt|hängt)\b|不对|失败|报错|不行|没反应|挂了|エラー",
+    re.IGNORECASE,
+)
+# Words that ask nothing specific: a request made only of them points back at an older one.
+_GENERIC = frozenset(
+    """fix finish task merge check investigate look continue help issue problem thing stuff
+    please again done work works working issue error solve solution better idea bitte
+    untersuche das dies""".split()
+)
+# Insults and swearing: a sentence of them besides a request is not the request.
+_INSULT = re.compile(
+    r"\b(?:fuck\w*|shit\w*|stupid|idiot\w*|dumb|moron\w*|useless|damn\w*|wtf|crap\w*|"
+    r"bullshit|scheiße|scheisse|blöd\w*)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -81,95 +185,195 @@ class TaskChoice:
     from_summary: bool
     last_sentence: str | None  # the newest substantive sentence, when not the task's turn
     explain: list[str] = field(default_factory=list)
+    finished: bool = False  # the human's last word says the task is done (or the day is)
 
 
-def current_task(
-    messages: Sequence[Message],
-    summaries: Sequence[Summary],
-    *,
-    embedder: Embedder | None = None,
-) -> TaskChoice:
-    """Given the recent messages (oldest first), the hosts' summaries (oldest first) and an
-    embedding model (None: TF-IDF), return the sentence that says what the human is working on.
+@dataclass(frozen=True)
+class _Turn:
+    """A human turn as the task sees it."""
 
-    Raise whatever the embedder raises (ModelError); the caller falls back to None.
+    message: int
+    sentences: list[str]
+    kind: str  # "request", "statement", "outcome", "sign-off", "filler"
+    answers: bool = False  # it follows a question of the agent's
+
+
+# A short statement after the agent's question is the human's answer: a choice that belongs
+# with the request ("which calendar?" "Apple Calendar").
+_ANSWER_WORDS = 5
+_ANSWER_CHARS = 12
+
+
+def current_task(messages: Sequence[Message], summaries: Sequence[Summary]) -> TaskChoice:
+    """Given the recent messages (oldest first) and the hosts' summaries (oldest first), return
+    the human's latest request (see the module's description).
     """
-    candidates = _candidates(messages)
-    context = _context(messages)
-    similar: Similarity = _embedding_similarity(embedder) if embedder else tfidf_similarity
-    method = "embeddings" if embedder else "TF-IDF"
+    turns = _turns(messages)
     explain: list[str] = []
-    best: tuple[float, float, Candidate] | None = None
-    last: tuple[float, Candidate] | None = None
-    if any(c.substantive for c in candidates):
-        texts = [c.text for c in candidates] + [text for _, text in context]
-        matrix = similar(texts)
-        weights = [
-            0.5 ** ((len(context) - 1 - k) / CONTEXT_HALF_LIFE)
-            * min(len(content_words(text)) / INFORMATIVE_WORDS, 1.0)
-            for k, (_, text) in enumerate(context)
-        ]
-        later = _later_substantive(candidates)
-        for i, candidate in enumerate(candidates):
-            if not candidate.substantive:
-                continue
-            pairs = [
-                (weights[k], matrix[i][len(candidates) + k])
-                for k, (index, _) in enumerate(context)
-                if index != candidate.message
-            ]
-            total = sum(w for w, _ in pairs)
-            centrality = max(sum(w * s for w, s in pairs) / total, 0.0) if total else 0.0
-            recency = 0.5 ** (later[i] / RECENCY_HALF_LIFE)
-            score = (centrality + PRIOR) * recency
-            if best is None or score > best[0]:
-                best = (score, centrality, candidate)
-            last = (centrality, candidate)  # candidates are oldest first
-        if best is not None:
-            score, centrality, chosen = best
-            explain.append(
-                f"working on: {clip_words(chosen.text, 8)!r} scored {score:.2f} "
-                f"(centrality {centrality:.2f}, {later[candidates.index(chosen)]} substantive "
-                f"sentence(s) after it; {method})"
+    closing: _Turn | None = None
+    answer: str | None = None
+    for position in range(len(turns) - 1, -1, -1):
+        turn = turns[position]
+        if turn.kind == "statement" and answer is None and closing is None and _is_answer(turn):
+            answer = " ".join(turn.sentences)
+        if turn.kind in ("filler", "statement"):
+            continue
+        if turn.kind in ("outcome", "sign-off"):
+            # An outcome says more than the sign-off after it ("all green" ... "night").
+            if closing is None or (turn.kind == "outcome" and closing.kind == "sign-off"):
+                closing = turn
+            continue
+        sentence = _request_sentence(turn.sentences)
+        line = sentence
+        if not _specific(sentence):
+            said = [s for s in turn.sentences if s != sentence and _specific(s)]
+            older = said[-1] if said else _older_specific(turns[:position], sentence)
+            if older is not None:
+                line = f"{older} → {sentence}"
+        if answer is not None:
+            line = f"{line} → {answer}"
+        explain.append(
+            f"working on: the human's latest request {clip_words(sentence, 8)!r}"
+            + (f", closed by {clip_words(' '.join(closing.sentences), 6)!r}" if closing else "")
+        )
+        if closing is not None and closing.kind == "outcome":
+            outcome = next(s for s in closing.sentences if _OUTCOME.search(s))
+            return TaskChoice(
+                clip_words(outcome, MAX_WORDS), closing.message, False, None, explain, True
             )
-    chosen_at = messages[best[2].message].timestamp if best is not None else None
-    summary = _newer_summary(summaries, chosen_at, have_sentence=best is not None)
-    if summary is not None:
-        explain.append(f"working on: the host's {summary.kind} written after the human's words")
-        return TaskChoice(summary_line(summary.text), None, True, _last(best, last), explain)
-    if best is None:
-        return TaskChoice(None, None, False, None, explain)
-    return TaskChoice(
-        clip_words(best[2].text, MAX_WORDS), best[2].message, False, _last(best, last), explain
+        return TaskChoice(
+            clip_words(line, MAX_WORDS), turn.message, False, None, explain, closing is not None
+        )
+    for turn in reversed(turns):
+        # No request: a statement that says what the work is ("we were in the middle of ...")
+        # is still the human's own word for it, before any summary of the host's.
+        telling = [s for s in turn.sentences if len(content_words(s)) >= _TELLING_WORDS]
+        if turn.kind == "statement" and telling:
+            explain.append("working on: no request in the window; the human's newest account")
+            return TaskChoice(clip_words(telling[0], MAX_WORDS), turn.message, False, None, explain)
+    for summary in reversed(summaries):
+        line = summary_line(summary.text)
+        if line:
+            explain.append(f"working on: no request in the window; the host's {summary.kind}")
+            return TaskChoice(line, None, True, None, explain)
+    if closing is not None and closing.kind == "outcome":
+        outcome = next(s for s in closing.sentences if _OUTCOME.search(s))
+        return TaskChoice(
+            clip_words(outcome, MAX_WORDS), closing.message, False, None, explain, True
+        )
+    return TaskChoice(None, None, False, None, explain)
+
+
+def _turns(messages: Sequence[Message]) -> list[_Turn]:
+    """The newest human turns, oldest first, each with its sentences and its kind."""
+    human = [i for i, m in enumerate(messages) if m.role == "user"][-MAX_TURNS:]
+    found: list[_Turn] = []
+    for index in human:
+        said = sentences(messages[index].text)
+        if len(said) > MAX_PER_TURN:
+            said = [*said[: MAX_PER_TURN - 1], said[-1]]
+        before = messages[index - 1] if index > 0 else None
+        asked = before is not None and before.role == "assistant" and _ends_asking(before.text)
+        found.append(_Turn(index, said, _kind(messages[index].text, said), asked))
+    return found
+
+
+def _ends_asking(text: str) -> bool:
+    """Whether a message of the agent's ends with a question (its last sentence of prose)."""
+    said = sentences(text[-600:])
+    return bool(said) and said[-1].rstrip().endswith(("?", "？"))
+
+
+def _is_answer(turn: _Turn) -> bool:
+    """Whether a statement is a short answer to the agent's question."""
+    text = " ".join(turn.sentences)
+    return turn.answers and (
+        len(text.split()) <= _ANSWER_WORDS if not _CJK.search(text) else len(text) <= _ANSWER_CHARS
     )
 
 
-def _last(
-    best: tuple[float, float, Candidate] | None, last: tuple[float, Candidate] | None
-) -> str | None:
-    """The newest substantive sentence, when it is central enough to be a topic and is not
-    from the chosen sentence's turn."""
-    if last is None or best is None:
+def _kind(text: str, said: Sequence[str]) -> str:
+    """Given a human turn's text and its sentences of prose, return what the turn is."""
+    whole = " ".join(said).strip().lower()
+    if not whole or _FILLER.match(whole) or _FILLER_CJK.match(whole):
+        return "filler"
+    asks = [s for s in said if _asks(s) and not _insult_only(s)]
+    outcomes = [i for i, s in enumerate(said) if _OUTCOME.search(s)]
+    last_ask = max((i for i, s in enumerate(said) if s in asks and _specific(s)), default=-1)
+    if outcomes and last_ask < outcomes[-1]:
+        return "outcome"  # a new task after the outcome, in the same turn, is a request
+    if _SIGN_OFF.search(whole) and not any(_specific(s) for s in asks):
+        return "sign-off"
+    if asks or any(_PROBLEM.search(s) and _specific(s) for s in said):
+        return "request"
+    return "statement"
+
+
+def _asks(sentence: str) -> bool:
+    """Whether a sentence asks something of the agent: a question or a request."""
+    stripped = sentence.strip()
+    if stripped.endswith(("?", "？")) or _REQUEST_OPENING.match(stripped):
+        return True
+    if _SLASH_COMMAND.match(stripped):
+        return True
+    return bool(_CJK.search(stripped) and _REQUEST_CJK.search(stripped))
+
+
+def _insult_only(sentence: str) -> bool:
+    """Whether a sentence is an insult or swearing with next to nothing else in it."""
+    if not _INSULT.search(sentence):
+        return False
+    rest = [w for w in content_words(_INSULT.sub(" ", sentence)) if w.lower() not in _GENERIC]
+    return len(rest) < SPECIFIC_WORDS
+
+
+def _specific(sentence: str) -> bool:
+    """Whether a request says what it is about, rather than pointing back ("fix it")."""
+    if len(_CJK.findall(sentence)) >= SPECIFIC_CHARS:
+        return True
+    words = [w for w in content_words(sentence) if w.lower() not in _GENERIC]
+    return len(words) >= SPECIFIC_WORDS or any(c.isdigit() for c in sentence)
+
+
+def _request_sentence(said: Sequence[str]) -> str:
+    """The sentence of a request turn that asks: the first that asks and is specific, else the
+    first that asks, else the problem it reports."""
+    asks = [s for s in said if _asks(s) and not _insult_only(s)]
+    specific = [s for s in asks if _specific(s)]
+    problems = [s for s in said if _PROBLEM.search(s) and _specific(s)]
+    return (specific or asks or problems or list(said))[0]
+
+
+def _older_specific(turns: Sequence[_Turn], vague: str) -> str | None:
+    """The older specific request a vague one points back to: the newest that shares a word
+    with it ("why is it still failing" → the failing deploy), else the newest."""
+    found: list[str] = []
+    for turn in reversed(turns):
+        if turn.kind == "request":
+            found += [
+                s for s in turn.sentences if (_asks(s) or _PROBLEM.search(s)) and _specific(s)
+            ]
+    if not found:
         return None
-    centrality, candidate = last
-    if candidate.message == best[2].message or centrality < TOPIC_SHARE * best[1]:
-        return None
-    return candidate.text
+    said = _stems(vague)
+    return next((s for s in found if said & _stems(s)), found[0])
 
 
-def _newer_summary(
-    summaries: Sequence[Summary], chosen_at: datetime | None, *, have_sentence: bool
-) -> Summary | None:
-    """The newest summary written at or after the chosen sentence (any, when there is none)."""
-    for summary in reversed(summaries):
-        if not summary_line(summary.text):
-            continue
-        if not have_sentence:
-            return summary
-        if summary.timestamp is not None and (chosen_at is None or summary.timestamp >= chosen_at):
-            return summary
-    return None
+def _stems(text: str) -> set[str]:
+    """The words of a text, lowercased, without their common endings ("failing" → "fail")."""
+    stems: set[str] = set()
+    for word in re.findall(r"[a-zäöüß]{3,}", text.lower()):
+        for suffix in ("ing", "ed", "es", "s"):
+            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+                word = word[: -len(suffix)]
+                break
+        if word not in _STEM_STOPWORDS:
+            stems.add(word)
+    return stems
 
+
+# Words two requests share without being about the same thing.
+_STEM_STOPWORDS = frozenset("the and you can this that with why what how still again it".split())
 
 def summary_line(text: str) -> str:
     """Given a host's summary or title, return its one line about the task: the line under a
@@ -181,40 +385,6 @@ def summary_line(text: str) -> str:
             return clip_words(match.group(1).strip(), MAX_WORDS)
     found = sentences(text)
     return clip_words(found[0], MAX_WORDS) if found else ""
-
-
-def _candidates(messages: Sequence[Message]) -> list[Candidate]:
-    human = [i for i, m in enumerate(messages) if m.role == "user"][-MAX_TURNS:]
-    found: list[Candidate] = []
-    for turn, index in enumerate(human):
-        said = sentences(messages[index].text)
-        if len(said) > MAX_PER_TURN:
-            said = [*said[: MAX_PER_TURN - 1], said[-1]]
-        for sentence in said:
-            substantive = len(content_words(sentence)) >= MIN_CONTENT_WORDS
-            found.append(Candidate(sentence, index, turn, substantive))
-    return found
-
-
-def _context(messages: Sequence[Message]) -> list[tuple[int, str]]:
-    """The newest messages' prose (index, text), oldest first."""
-    start = max(len(messages) - CONTEXT_MESSAGES, 0)
-    found: list[tuple[int, str]] = []
-    for index in range(start, len(messages)):
-        text = " ".join(sentences(messages[index].text))[:CONTEXT_CHARS]
-        if text:
-            found.append((index, text))
-    return found
-
-
-def _later_substantive(candidates: Sequence[Candidate]) -> list[int]:
-    """For each candidate, how many substantive sentences the human said after it."""
-    later: list[int] = []
-    count = 0
-    for candidate in reversed(candidates):
-        later.append(count)
-        count += candidate.substantive
-    return later[::-1]
 
 
 def sentences(text: str) -> list[str]:
@@ -233,60 +403,27 @@ def _is_prose(text: str) -> bool:
     """Whether a line is prose: most of its characters, or most of its words, are those of
     words, and it is not in aligned columns (a sentence that names one long token is prose; a
     log line or a table is not)."""
-    if not any(c.isalpha() for c in text) or _COLUMNS.search(text):
+    if not any(c.isalpha() for c in text) or _COLUMNS.search(text) or _LOG_LINE.match(text):
         return False
-    plain = sum(1 for c in text if c.isalpha() or c.isspace() or c in _PROSE_CHARS)
+    # In a script without spaces a number is part of the sentence ("给 1314013这个用户").
+    numbers_are_words = bool(_CJK.search(text))
+    plain = sum(
+        1
+        for c in text
+        if c.isalpha() or c.isspace() or c in _PROSE_CHARS or (numbers_are_words and c.isdigit())
+    )
     tokens = text.split()
     words = sum(1 for token in tokens if _PLAIN_WORD.fullmatch(token))
     return plain >= _PROSE_SHARE * len(text) or words >= _PROSE_SHARE * len(tokens)
 
 
 def clip_words(text: str, limit: int) -> str:
-    """Given a sentence, return it with at most `limit` words, cut at a word boundary."""
+    """Given a sentence, return it with at most `limit` words, cut at a word boundary; a text
+    in a script without spaces keeps about three characters a word."""
     words = text.split()
+    if len(_CJK.findall(text)) > len(words) * 4:
+        chars = limit * 3
+        return text if len(text) <= chars else text[:chars].rstrip("，、,;:-") + "…"
     if len(words) <= limit:
         return " ".join(words)
     return " ".join(words[:limit]).rstrip(",;:-") + "…"
-
-
-def _embedding_similarity(embedder: Embedder) -> Similarity:
-    def similar(texts: Sequence[str]) -> list[list[float]]:
-        vectors = embedder.encode(list(texts))
-        return (vectors @ vectors.T).tolist()  # type: ignore[no-any-return]
-
-    return similar
-
-
-def tfidf_similarity(texts: Sequence[str]) -> list[list[float]]:
-    """Given texts, return their pairwise TF-IDF cosine similarities (IDF over these texts)."""
-    bags = [Counter(_terms(text)) for text in texts]
-    documents = Counter(term for bag in bags for term in bag)
-    count = len(texts)
-    vectors: list[dict[str, float]] = []
-    for bag in bags:
-        vector = {t: n * (math.log((1 + count) / (1 + documents[t])) + 1) for t, n in bag.items()}
-        norm = math.sqrt(sum(v * v for v in vector.values())) or 1.0
-        vectors.append({t: v / norm for t, v in vector.items()})
-    return [[_dot(a, b) for b in vectors] for a in vectors]
-
-
-def _dot(a: dict[str, float], b: dict[str, float]) -> float:
-    if len(b) < len(a):
-        a, b = b, a
-    return sum(v * b.get(t, 0.0) for t, v in a.items())
-
-
-def _terms(text: str) -> list[str]:
-    """The words of a text as TF-IDF counts them: no stopwords, crude stems ('deploys',
-    'deployed' and 'deploying' are one term)."""
-    terms: list[str] = []
-    for token in _TOKEN.findall(text):
-        word = token.lower()
-        if word in STOPWORDS or (len(word) < 3 and not word.isdigit()):
-            continue
-        for suffix in ("ing", "ed", "es", "s"):
-            if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-                word = word[: -len(suffix)]
-                break
-        terms.append(word)
-    return terms

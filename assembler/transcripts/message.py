@@ -229,6 +229,16 @@ class UserTurn:
 
 
 @dataclass(frozen=True)
+class ZoneSeen:
+    """A zone a host stamped on a turn that is not the human's words (a relayed cron report):
+    it is the zone the host stamps the human's messages in too."""
+
+    at: datetime | None  # when the turn was written (UTC)
+    offset: timedelta
+    name: str | None
+
+
+@dataclass(frozen=True)
 class LocalStamp:
     """A local time as a host writes it beside a message ("2026-02-09 09:45 GMT+8")."""
 

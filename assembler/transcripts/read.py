@@ -18,7 +18,7 @@ from assembler.errors import TranscriptError
 from assembler.fsutil import allowed_root, resolves_within
 from assembler.hosts import registry
 from assembler.transcripts.jsonl import read_jsonl
-from assembler.transcripts.message import CLOCK_SKEW, Message, Summary
+from assembler.transcripts.message import CLOCK_SKEW, Message, Summary, ZoneSeen
 from assembler.transcripts.reader import (
     OPEN_FACTOR,
     SQLITE_MAGIC,
@@ -42,6 +42,9 @@ class TranscriptRead:
     # session titles), oldest first.
     summaries: list[Summary] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # The newest zone the hosts stamped on turns of their own (the human's messages carry
+    # theirs in `Message.utc_offset`).
+    zone: ZoneSeen | None = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -124,6 +127,9 @@ def read_recent(
     # older session's comes first.
     for unit in reversed(units):
         result.summaries.extend(unit.summaries)
+    zones = [unit.zone for unit in units if unit.zone is not None]
+    if zones:
+        result.zone = max(zones, key=lambda z: z.at or datetime.min.replace(tzinfo=UTC))
     result.summaries.sort(key=lambda s: s.timestamp or datetime.min.replace(tzinfo=UTC))
     return result
 

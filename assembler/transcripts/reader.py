@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from assembler.transcripts.message import Message, Summary
+from assembler.transcripts.message import Message, Summary, ZoneSeen
 
 
 @dataclass
@@ -77,6 +77,7 @@ class Unit:
     fallback_time: datetime  # the file's mtime, for a session without any timestamp
     human: bool = True  # whether a human spoke in it (in the window read)
     summaries: list[Summary] = field(default_factory=list)  # oldest first
+    zone: ZoneSeen | None = None  # the newest zone stamped on a turn of the host's
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +125,7 @@ class Reader(ABC):
         # them still hold and the walk does not search the file for a parent it refused.
         self.bad_lines = 0
         self.human = False  # the human spoke in the window
+        self.zone: ZoneSeen | None = None  # the newest zone a host turn was stamped with
         self._replies: list[Message] = []  # replies to a turn not yet met, newest first
         # JSONL only: where the entry being taken starts, and where entry number N starts (pi's
         # version 1 compactions count entries from the top of the file).
@@ -155,6 +157,7 @@ class Reader(ABC):
             fallback_time,
             human=self.human,
             summaries=list(reversed(self.summaries)),
+            zone=self.zone,
         )
 
     def _reply(self, message: Message) -> bool:

@@ -28,6 +28,14 @@ _ADDED_BLOCK = re.compile(
 )
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
 _COMMAND_MARK = re.compile(r"<command-(?:name|message|args)>")
+_COMMAND_NAME = re.compile(r"<command-name>\s*(/[\w:.-]+)\s*</command-name>")
+# Built-in commands that work the session itself, not the task (Claude Code's command list).
+_SESSION_COMMANDS: Final = frozenset(
+    """/add-dir /agents /bashes /bug /clear /compact /config /context /cost /doctor /export
+    /help /hooks /ide /login /logout /mcp /memory /model /output-style /permissions /plugin
+    /privacy-settings /release-notes /resume /rewind /sandbox /stats /status /statusline
+    /terminal-setup /theme /todos /upgrade /usage /vim""".split()
+)
 # Turns the host writes in the human's place: notifications of background tasks, messages of
 # other agents and sessions, scheduler ticks, fetched pages (Claude Code's `wtt` tag list).
 _HOST_TAGS: Final = (
@@ -78,11 +86,16 @@ def user_turn(line: Mapping[str, Any]) -> UserTurn:
     host = False
     for piece in text_blocks(content):
         if _COMMAND_MARK.search(piece):
-            # A slash command: its arguments are the human's words; its name is not, nor is the
-            # expansion the host adds in the next (isMeta) line.
+            # A slash command: its arguments are the human's words, nor is the expansion the
+            # host adds in the next (isMeta) line; without arguments the command itself is what
+            # the human asked for ("/init", a command of the project's), unless it only works
+            # the session ("/clear", "/model").
             args = " ".join(arg.strip() for arg in _COMMAND_ARGS.findall(piece) if arg.strip())
+            name = _COMMAND_NAME.search(piece)
             if args:
                 words.append(args)
+            elif name is not None and name.group(1).lower() not in _SESSION_COMMANDS:
+                words.append(name.group(1))
             continue
         piece = _ADDED_BLOCK.sub("", piece).strip()
         if not piece:

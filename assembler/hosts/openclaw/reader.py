@@ -15,6 +15,7 @@ from assembler.transcripts.message import (
     Message,
     Role,
     Summary,
+    ZoneSeen,
     impossible_time,
     message_text,
     parse_time,
@@ -154,6 +155,14 @@ class OpenClawReader(Reader):
         if turn.said == "host" or self._skip_prompt:
             self._skip_prompt = False
             self._host_turn()
+            if (
+                turn.stamp is not None
+                and self.zone is None
+                and not self._later(at := _when(entry, body))
+            ):
+                offset = stamp_offset(turn.stamp, at)
+                if offset is not None:
+                    self.zone = ZoneSeen(at, offset, turn.stamp.zone or None)
             return True
         if impossible_time(body.get("timestamp")) or impossible_time(entry.get("timestamp")):
             self.bad_lines += 1
@@ -185,6 +194,11 @@ class OpenClawReader(Reader):
             cwd=self.cwd,
             original_length=length,
         )
+
+
+def _when(entry: dict[str, Any], body: dict[str, Any]) -> datetime | None:
+    """When a message was written: its own time, else its entry's."""
+    return parse_time(body.get("timestamp")) or parse_time(entry.get("timestamp"))
 
 
 def _sender(entry: dict[str, Any], body: dict[str, Any]) -> str | None:

@@ -86,6 +86,19 @@ _QUEUED_HEADER: Final = "[Queued messages while agent was busy]"
 _QUEUED_SEPARATOR = re.compile(r"^---\s*\nQueued #\d+\s*\n", re.MULTILINE)
 # A relayed system event may carry its payload as a JSON object on the lines after it.
 _JSON_PAYLOAD = re.compile(r"\A\{\n(?:[ \t][^\n]*\n|\n)*?\}[ \t]*(?:\n|\Z)")
+# Where the human's message starts after relayed system events: its metadata or its envelope.
+_MESSAGE_START = re.compile(
+    r"^(?:"
+    + "|".join(
+        re.escape(s)
+        for s in (
+            "Conversation info (untrusted metadata):",
+            "Sender (untrusted metadata):",
+        )
+    )
+    + r"|\[[^\]\n]*\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}[^\]\n]*\])",
+    re.MULTILINE,
+)
 # A group message may open by mentioning the agent's account: "@one_mcs_bot ...".
 _MENTION = re.compile(r"\A@[A-Za-z0-9_]{3,32}\s+")
 # Mail and webhook content comes wrapped in these markers, after a "Job ID: ..." line.
@@ -177,11 +190,19 @@ def clean_user_text(text: str) -> UserTurn:
         return HOST
     rest = _DELIVERY_HINT.sub("", rest, count=1).lstrip()
     system_stamp: LocalStamp | None = None
+    relayed = False
     while match := _SYSTEM_LINE.match(rest):
+        relayed = True
         system_stamp = system_stamp or _stamp(match.group(0))
         rest = rest[match.end() :]
         if payload := _JSON_PAYLOAD.match(rest):
             rest = rest[payload.end() :]
+    if relayed:
+        # A relayed event's report runs on over paragraphs until the human's message starts,
+        # with its metadata block or its envelope.
+        start = _MESSAGE_START.search(rest)
+        if start is not None:
+            rest = rest[start.start() :]
     rest = rest.strip()
     if rest.startswith(_ABORT_NOTE):
         rest = rest[len(_ABORT_NOTE) :].strip()
@@ -190,7 +211,7 @@ def clean_user_text(text: str) -> UserTurn:
     # The gateway stamps its system events in the zone it stamps the human's messages in.
     stamp = _stamp(header) or stamp or system_stamp
     if _starts_with_host_prompt(rest):
-        return HOST
+        return UserTurn("host", stamp=stamp)
     if speaker is not None:
         for prefix in speaker.prefixes:
             if rest.startswith(prefix):
@@ -198,7 +219,7 @@ def clean_user_text(text: str) -> UserTurn:
                 break
     rest = _MENTION.sub("", _MESSAGE_ID_LINE.sub("", rest).strip())
     if rest == _HATCH_DRAFT:
-        return HOST
+        return UserTurn("host", stamp=stamp)
     without_media = _MEDIA_LINE.sub("", rest).strip()
     if not without_media:
         return NOTHING if without_media != rest.strip() else HOST
