@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from assembler.errors import TranscriptError
+from assembler.hosts.claude_code.turns import user_turn as claude_user_turn
 from assembler.hosts.openclaw import sessions as openclaw_names
 from assembler.hosts.openclaw import store as openclaw_store
 from assembler.hosts.openclaw.turns import clean_user_text
@@ -3179,6 +3180,13 @@ HOST_TEXT_KINDS = [
         "how do I fix it",
     ),
     (
+        "a cron job's report to pass on",
+        "[Thu 2026-02-12 13:23 EST] Please forward this to Sam via Discord DM (use your Discord "
+        "message tool):\n\n**Board Check**\n- 2 open PRs",
+        "host",
+        "",
+    ),
+    (
         "restart notice alone",
         'GatewayRestart:\n{\n  "kind": "config-apply",\n  "status": "ok"\n}',
         "host",
@@ -3236,3 +3244,35 @@ def test_a_system_event_stamp_tells_the_humans_zone_when_the_words_have_none() -
 
     assert turn.text == "I don't see a push in the repo"
     assert turn.stamp is not None and turn.stamp.zone == "EST"
+
+
+@pytest.mark.parametrize(
+    ("command", "words"),
+    [
+        (
+            "<command-message>recover is running…</command-message>\n<command-name>/recover"
+            "</command-name>",
+            "/recover",
+        ),
+        (
+            "<command-name>/init</command-name>\n<command-message>init</command-message>\n"
+            "<command-args></command-args>",
+            "/init",
+        ),
+        ("<command-name>/review</command-name>\n<command-args>PR 42</command-args>", "PR 42"),
+    ],
+)
+def test_a_claude_code_slash_command_is_the_humans_request(command: str, words: str) -> None:
+    line = {"type": "user", "message": {"role": "user", "content": command}}
+
+    turn = claude_user_turn(line)
+
+    assert (turn.said, turn.text) == ("human", words)
+
+
+@pytest.mark.parametrize("name", ["/clear", "/model", "/compact"])
+def test_a_command_that_only_works_the_session_is_not_the_humans_words(name: str) -> None:
+    content = f"<command-name>{name}</command-name>\n<command-args></command-args>"
+    line = {"type": "user", "message": {"role": "user", "content": content}}
+
+    assert claude_user_turn(line).said != "human"

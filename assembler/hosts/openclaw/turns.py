@@ -77,6 +77,8 @@ _HOST_PROMPTS: Final = (
     'A cron job "',
     "GatewayRestart:",
 )
+# A cron job's payload that asks the agent to pass its report on to the human.
+_RELAY_REQUEST = re.compile(r"\APlease forward this to [^\n]{1,80}\(use your \w+ message tool\):")
 # The control UI's onboarding puts this draft in the box for the human to send: the host's
 # words, not a request.
 _HATCH_DRAFT: Final = "Wake up, my friend!"
@@ -240,6 +242,7 @@ def _queued(body: str) -> UserTurn:
 def _starts_with_host_prompt(text: str) -> bool:
     return (
         text.startswith(_HOST_PROMPTS)
+        or bool(_RELAY_REQUEST.match(text))
         or _EXTERNAL_MARK in text[:4096]
         or (
             bool(_DELIVERY_HINT.match(text))
