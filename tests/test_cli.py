@@ -125,9 +125,10 @@ def test_once_writes_a_fresh_scratchpad_with_every_section(
         "Active Context",
         "Daily Context",
         "Time Context",
-        "Routing Hint",
     ):
         assert f"## {title}" in body
+    # An ordinary task with nothing sensitive leaves the router nothing to act on.
+    assert "## Routing Hint" not in body
     assert "**Primary:** frustrated" in body
     assert "**Preamble:** NO" in body
     assert "helm deploy" in body

@@ -57,9 +57,10 @@ def test_the_demo_renders_every_section_from_both_transcripts(
         "Active Context",
         "Daily Context",
         "Time Context",
-        "Routing Hint",
     ):
         assert f"## {title}" in post.content
+    # Nothing sensitive and an ordinary task: no routing hint to act on.
+    assert "## Routing Hint" not in post.content
     assert "late night" in post.content
     assert "memory/2026-03-02.md" in post.content
 

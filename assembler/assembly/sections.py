@@ -136,11 +136,9 @@ def active_section(active: ActiveContext, now: datetime) -> Section:
     items = [Item(working, "Working on", 1)]
     if active.last_topic:
         items.append(Item(active.last_topic, "Last topic", 2))
-    if active.session_gap is not None:
+    if active.session_gap is not None:  # a continuous session says nothing worth a line
         gap = f"{format_duration(active.session_gap)} ({active.gap_note})"
-    else:
-        gap = active.gap_note
-    items.append(Item(gap, "Session gap", 3, gist=active.gap_note))
+        items.append(Item(gap, "Session gap", 3, gist=active.gap_note))
     read = f"{active.messages_read} ({active.human_messages} from the human"
     read += f", {active.sessions} session{'s' if active.sessions != 1 else ''})"
     if active.last_message_at is not None:
@@ -171,11 +169,13 @@ def time_section(times: TimeContext) -> Section:
     if not times.known:
         clock = f"{times.local:%H:%M %Z, %a %d %b} (this machine's zone; the human's is unknown)"
         return Section("time_context", TITLES["time_context"], (Item(clock, "Server time", 2),))
-    local = f"{times.local:%H:%M %Z, %a %d %b} ({times.part_of_day})"
+    local = f"{times.local:%H:%M %Z, %a %d %b}, {times.part_of_day}"
+    if times.note:
+        local += f": {times.note}"
     return Section(
         "time_context",
         TITLES["time_context"],
-        (Item(local, "Local time", 2, gist=times.part_of_day), Item(times.note, "Note", 3)),
+        (Item(local, "Local time", 2, gist=times.part_of_day),),
     )
 
 
@@ -198,22 +198,17 @@ def nothing_read(sections: Sequence[Section], read: TranscriptRead) -> list[Sect
     ]
 
 
-def routing_section(hint: RoutingHint) -> Section:
-    return Section(
-        "routing_hint",
-        TITLES["routing_hint"],
-        (
-            Item(
-                f"{hint.sensitivity.upper()} ({hint.sensitivity_reason})",
-                "Content sensitivity",
-                3,
-                gist=hint.sensitivity,
-            ),
-            # Plain words: "complex: a design or architecture task with 3 code blocks".
-            Item(hint.complexity_reason, "Task complexity", 4, gist=hint.complexity),
-            Item(hint.tier, "Suggested model", 4),
-        ),
-    )
+def routing_section(hint: RoutingHint) -> Section | None:
+    """The routing hint, when it says something to act on: sensitive content was seen, or the
+    task calls for a model other than the default. The complexity label alone is not shown."""
+    items: list[Item] = []
+    if hint.sensitivity != "low":
+        reason = f"{hint.sensitivity.upper()} ({hint.sensitivity_reason})"
+        items.append(Item(reason, "Content sensitivity", 3, gist=hint.sensitivity))
+    # The tier of an ordinary (moderate) task is the default: naming it tells a router nothing.
+    if hint.complexity != "medium" or hint.sensitivity == "high":
+        items.append(Item(f"{hint.tier} ({hint.complexity_reason})", "Suggested model", 4))
+    return Section("routing_hint", TITLES["routing_hint"], tuple(items)) if items else None
 
 
 def display_path(path: Path, workspace: Path) -> str:

@@ -83,11 +83,11 @@ def time_context(
     else:
         late = hour >= late_night_start or hour < late_night_end
     if late:
-        part, note = "late night", "Late night: suggest deferring non-urgent work"
+        part, note = "late night", "suggest deferring non-urgent work"
     elif hour < morning_end:
-        part, note = "morning", "Morning: fresh start, good for complex work"
+        part, note = "morning", "a fresh start, good for complex work"
     elif hour < 17:
-        part, note = "afternoon" if hour >= 12 else "late morning", "Active hours"
+        part, note = "afternoon" if hour >= 12 else "late morning", ""
     else:
-        part, note = "evening", "Evening: keep it focused, wind down long tasks"
+        part, note = "evening", "keep it focused, wind down long tasks"
     return TimeContext(local=local, part_of_day=part, late_night=late, note=note)
