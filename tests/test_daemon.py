@@ -466,9 +466,10 @@ def test_sigterm_stops_it_promptly_with_exit_0_and_no_temp_files(
 ) -> None:
     daemon = start(live_workspace)
     _wait_for(lambda: _messages_read(live_workspace) == 2)
-    began = time.monotonic()
     assert daemon.stop() == 0
-    assert time.monotonic() - began < 5
+    # Promptly: it stops on the signal, not after its next scheduled run (minutes away), which
+    # `stop()` would not wait for.
+    assert "SIGTERM received, stopping" in daemon.text()
     leftovers = [p.name for p in live_workspace.rglob("*") if p.name.endswith(".tmp")]
     assert leftovers == []
     assert lock_holder(live_workspace / ".scratchpad") is None
@@ -538,3 +539,43 @@ def test_with_no_sources_configured_the_hosts_own_stores_are_watched_with_their_
     assert (
         classify(store.with_name("openclaw-agent.sqlite.memory-reindex-1"), watches, state) is None
     )
+
+
+def test_an_event_on_a_transcript_that_did_not_change_is_no_change(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    # Reading a host's database read-only closes its write-ahead log "for writing": the daemon
+    # must not take its own reads for the host's writes, or it never goes quiet.
+    store = isolated_home / ".openclaw" / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
+    store.parent.mkdir(parents=True)
+    store.write_bytes(b"")
+    wal = store.with_name(store.name + "-wal")
+    wal.write_bytes(b"")
+    config = validate({"memory": {"enabled": False}}, source=None, workspace=tmp_path)
+    daemon = Daemon(config, clock=lambda: T0)
+    daemon.on_path_changed(wal)
+    assert daemon.stats.changes == 1
+    for _ in range(5):  # the same unchanged file, closed again by each of our reads
+        daemon.on_path_changed(wal)
+    assert daemon.stats.changes == 1
+    wal.write_bytes(b"a new frame")
+    daemon.on_path_changed(wal)
+    assert daemon.stats.changes == 2
+
+
+def test_a_store_that_appears_after_the_start_is_read_without_another_trigger(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    config = validate({"memory": {"enabled": False}}, source=None, workspace=tmp_path)
+    daemon = Daemon(config, clock=lambda: T0)
+    daemon._check_sources()  # nothing yet: nothing to do
+    assert daemon.stats.changes == 0
+    store = isolated_home / ".openclaw" / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
+    store.parent.mkdir(parents=True)
+    store.write_bytes(b"")  # a fresh install's first turn made the agent's store
+
+    daemon._check_sources()
+    assert daemon.stats.changes == 1
+    assert classify(store, daemon.watches, config.state_dir) == "transcript"
+    daemon._check_sources()  # known now: no second assembly
+    assert daemon.stats.changes == 1

@@ -5,7 +5,9 @@ Triggers: an APScheduler interval job (`daemon.interval`, paused outside
 SCRATCHPAD.md (agent edits), the sections journal and a nudge file the hooks touch, debounced
 (`daemon.debounce`) so a burst of writes gives one assembly; and a refresh shortly before the
 file's TTL lapses (`daemon.refresh_before`), so a live daemon never leaves a stale file. Its own
-writes do not trigger it again. The memory index and its model stay loaded between runs.
+writes do not trigger it again. The memory index and its model stay loaded between runs:
+they are loaded at start, before the first change arrives, and `assemble --once` runs in the
+daemon with them when it listens (`daemon.control`), one assembly at a time.
 
 The decisions (active hours, debounce, refresh time) are the pure `ActiveHours`, `Debouncer`
 and `Planner`, given the clock; `Daemon` only wires them to APScheduler, watchdog, signals and
@@ -16,6 +18,7 @@ the hooks import `nudge` from it and must start fast.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import fcntl
 import fnmatch
@@ -36,13 +39,23 @@ from typing import TYPE_CHECKING, Any
 
 from assembler.clock import local_timezone
 from assembler.config.schema import Config
-from assembler.errors import AssemblerError
+from assembler.daemon.control import (
+    ControlServer,
+    LogLine,
+    NotServed,
+    OnceOutput,
+    OnceRequest,
+    captured_log,
+    once_output,
+    options_digest,
+)
+from assembler.errors import AssemblerError, Problem
 from assembler.fsutil import open_nofollow, real_dir
-from assembler.memory.recall import WarmMemory
 from assembler.pad.journal import JOURNAL_NAME, journal_path
 from assembler.transcripts.read import default_sources
 
 if TYPE_CHECKING:
+    from assembler.assembly.pipeline import Assembly
     from assembler.memory.recall import WarmMemory
 
 log = logging.getLogger("assembler.daemon")
@@ -54,6 +67,13 @@ MAX_DEFER_FACTOR = 10
 # An assembly running longer than this is taken as hung: the systemd watchdog pings stop, so
 # systemd restarts the service. A first index of a large memory on a slow CPU takes minutes.
 HUNG_AFTER = timedelta(minutes=15)
+# How often the hosts' default sources are looked for anew: a store or session file that
+# appears where no folder was watched yet is read within this.
+SOURCES_CHECK = timedelta(seconds=20)
+# systemd fails a start that takes longer than TimeoutStartSec (90 s by default), and a first
+# index of a large memory can: while loading, the daemon asks for this much more, this often.
+EXTEND_START = timedelta(minutes=1)
+EXTEND_EVERY = timedelta(seconds=20)
 _GLOB_CHARS = frozenset("*?[")
 
 
@@ -427,19 +447,30 @@ class Daemon:
     ) -> None:
         self.config = config
         self.transcript_globs = list(transcript_globs) if transcript_globs else None
-        tz = local_timezone(config.time.timezone)
+        self.tz = tz = local_timezone(config.time.timezone)
         self.clock = clock or (lambda: datetime.now(tz))
         self.planner = Planner.from_config(config)
         self.watches = watch_plan(config, self.transcript_globs)
         self.stats = Stats()
         self._stop = threading.Event()
+        # Set once the models and the index are loaded and --once requests are answered.
+        self.ready = threading.Event()
         self._lock = threading.Lock()
+        # Held through each assembly, scheduled or asked for over the socket: one at a time.
+        self._assembly = threading.Lock()
+        self._server: ControlServer | None = None
         self._debouncer = Debouncer(self.planner.debounce)
         self._running_since: float | None = None
         # Files the assembly itself writes, with their signature after our last write; an event
         # on them during a run is checked once the run is over.
         self._own: dict[Path, tuple[int, int, int] | None] = {}
         self._held: dict[Path, str] = {}
+        # Each transcript file's signature when it was last read or seen changed: an event on
+        # one that did not change (our own read-only open of a host's database closes its
+        # write-ahead log for writing) is no change.
+        self._seen: dict[Path, tuple[int, int, int] | None] = {}
+        # The sources the hosts had when the watches were last planned.
+        self._sources: tuple[str, ...] = ()
         self._scheduler: Any = None
         self._observer: Any = None
         self._watched: set[tuple[Path, bool]] = set()
@@ -452,10 +483,13 @@ class Daemon:
 
         Raise DaemonRunningError if another daemon serves this workspace.
         """
-        # The handlers come first: a SIGTERM during start-up still stops cleanly.
-        previous = {
-            sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGTERM, signal.SIGINT)
-        }
+        # The handlers come first: a SIGTERM during start-up still stops cleanly. Only the main
+        # thread may set them; a daemon run on another thread (the tests) is stopped by stop().
+        previous = {}
+        if threading.current_thread() is threading.main_thread():
+            previous = {
+                sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGTERM, signal.SIGINT)
+            }
         try:
             lock = DaemonLock.acquire(self.config.state_dir)
         except BaseException:
@@ -487,9 +521,13 @@ class Daemon:
         from apscheduler.triggers.interval import IntervalTrigger
         from watchdog.observers import Observer
 
+        from assembler.memory.recall import WarmMemory
+
         # Watched: a transcript change re-assembles without re-checking every memory file;
         # memory events and every scheduled run (start, interval, refresh) sync the index.
         self._memory = WarmMemory(watched=True)
+        self._warm_up()
+        self._listen()
         # One worker: assemblies never overlap. Coalesced, never dropped as misfired, and a few
         # instances may queue so that a change during a run is not lost.
         self._scheduler = BackgroundScheduler(
@@ -502,6 +540,11 @@ class Daemon:
             self._assemble, IntervalTrigger(seconds=interval), args=["interval"], id="interval"
         )
         self._scheduler.add_job(self._assemble, args=["start"], id="start")
+        self._scheduler.add_job(
+            self._check_sources,
+            IntervalTrigger(seconds=SOURCES_CHECK.total_seconds()),
+            id="sources",
+        )
         self._observer = Observer()
         self._sync_watches()
         self._observer.start()
@@ -517,6 +560,64 @@ class Daemon:
             len(self._watched),
         )
         sd_notify(f"READY=1\nSTATUS=serving {self.config.workspace}\nMAINPID={os.getpid()}")
+        self.ready.set()
+
+    def _warm_up(self) -> None:
+        """Load what an assembly needs before the first change arrives: the mood model, the
+        memory index (opened and synced) and its embedding model, so the first cycle after a
+        turn is warm. A part that fails is logged; the assemblies degrade as they would."""
+        from assembler.assembly.pipeline import memory_for
+        from assembler.mood.model import load_mood_model
+
+        started = time.perf_counter()
+        loaded = threading.Event()
+        extender = threading.Thread(target=self._extend_start, args=(loaded,), daemon=True)
+        extender.start()
+        try:
+            load_mood_model()
+        except Exception as error:
+            log.warning("the mood model did not load: %s", error)
+        try:
+            memory = memory_for(self.config, warm=self._memory)
+            if isinstance(memory, Problem):
+                log.warning("the memory index did not open: %s", memory.why)
+            elif memory is not None:
+                with memory as index:
+                    if index.embedder is not None:
+                        index.embedder.encode(["warm"])  # loads the model, if not yet
+        except Exception as error:
+            log.warning("the memory search did not load: %s", error)
+        finally:
+            loaded.set()
+            extender.join()
+        log.info("loaded the models and the index in %.0f ms", self._ms_since(started))
+
+    @staticmethod
+    def _extend_start(loaded: threading.Event) -> None:
+        """Ask systemd for more time to start, again and again until `loaded` is set."""
+        usec = int(EXTEND_START.total_seconds() * 1e6)
+        message = f"EXTEND_TIMEOUT_USEC={usec}\nSTATUS=loading the models and the memory index"
+        while True:
+            sd_notify(message)
+            if loaded.wait(EXTEND_EVERY.total_seconds()):
+                return
+
+    def _listen(self) -> None:
+        """Answer `assemble --once` on the state folder's socket. Without it (a folder in its
+        place, a path too long for a socket where /proc is missing) --once runs in its own
+        process, as it always could."""
+        server = ControlServer(self.config.state_dir, self.serve_once)
+        try:
+            server.start()
+        except OSError as error:
+            log.warning("cannot listen on %s (%s); --once runs without us", server.path, error)
+            return
+        self._server = server
+        log.debug("answering --once on %s", server.path)
+
+    @staticmethod
+    def _ms_since(started: float) -> float:
+        return (time.perf_counter() - started) * 1000
 
     def _wait(self) -> None:
         period = watchdog_period()
@@ -536,6 +637,8 @@ class Daemon:
         # under our lock, set `_stop` first so that job adds no new job (it would deadlock).
         with self._lock:
             self._stop.set()
+        if self._server is not None:
+            self._server.close()  # no new --once requests; those being served finish below
         if self._observer is not None:
             self._observer.stop()
         if self._scheduler is not None and self._scheduler.running:
@@ -543,8 +646,9 @@ class Daemon:
             self._scheduler.shutdown(wait=True)
         if self._observer is not None and self._observer.is_alive():
             self._observer.join(timeout=5)
-        if self._memory is not None:
-            self._memory.close()
+        with self._assembly:  # after a --once run in progress; queued ones are declined
+            if self._memory is not None:
+                self._memory.close()
 
     # -- watching -------------------------------------------------------------------------
 
@@ -556,6 +660,10 @@ class Daemon:
         # The default sources change as hosts start sessions (a new Claude Code session the
         # hook recorded, a new OpenClaw agent): plan again.
         self.watches = watch_plan(self.config, self.transcript_globs)
+        if not (self.transcript_globs or self.config.transcripts.sources):
+            sources = tuple(default_sources(self.config.workspace, self.config.state_dir))
+            with self._lock:
+                self._sources = sources
         folders = {(w.folder, w.recursive) for w in self.watches}
         # A folder watched recursively needs no second, flat watch.
         recursive = {folder for folder, deep in folders if deep}
@@ -580,6 +688,11 @@ class Daemon:
         if kind == "memory" and self._memory is not None:
             self._memory.files_changed()
         with self._lock:
+            if kind == "transcript":
+                signature = _signature(path)
+                if path in self._seen and self._seen[path] == signature:
+                    return
+                self._seen[path] = signature
             if kind in ("scratchpad", "sections"):
                 if self._running_since is not None:
                     self._held[path] = kind  # maybe our own write: decided when the run ends
@@ -606,58 +719,147 @@ class Daemon:
     # -- assembling -----------------------------------------------------------------------
 
     def _assemble(self, reason: str) -> None:
-        """Run one assembly (on the scheduler's only worker). A failure is logged; the next
-        trigger runs as planned."""
+        """Run one scheduled assembly (on the scheduler's only worker). A failure is logged;
+        the next trigger runs as planned."""
+        with self._assembly:
+            if self._stop.is_set():
+                return
+            now = self.clock()
+            if not self.planner.scheduled_run_due(reason, now):
+                log.debug("%s run skipped: outside the active hours", reason)
+                return
+            with self._lock:
+                if reason == "change":
+                    self._debouncer.fired()
+                elif self._memory is not None:
+                    # A safety net for events the watcher missed (a folder made later, a
+                    # network file system): scheduled runs always check the memory files.
+                    self._memory.files_changed()
+            try:
+                self._cycle(reason, now)
+            except AssemblerError as error:
+                self.stats.failures += 1
+                log.error("assembly (%s) failed: %s", reason, error)
+            except Exception:
+                self.stats.failures += 1
+                log.exception(
+                    "assembly (%s) failed unexpectedly; the next one runs as planned", reason
+                )
+        self._sync_watches()
+
+    def serve_once(self, request: OnceRequest) -> OnceOutput:
+        """Given an `assemble --once` request from the socket, run it as one of our cycles,
+        with the warm memory, and return what --once prints.
+
+        Raise NotServed if our options differ from the client's (its --config, --transcripts,
+        time zone or version: it assembles itself), we are stopping, or the assembly fails
+        (the client runs it again itself and reports the failure as it always did).
+        """
+        if request.options != options_digest(self.config, self.transcript_globs):
+            raise NotServed(
+                "options", "it runs with other options (config, --transcripts, time zone, version)"
+            )
+        with self._assembly:
+            if self._stop.is_set():
+                raise NotServed("stopping", "the daemon is stopping")
+            asked = request.time(self.tz)
+            now = self.clock() if asked is None else asked
+            try:
+                assembly, lines = self._cycle(
+                    "once", now, dry_run=request.dry_run, log_level=request.log_level
+                )
+            except AssemblerError as error:
+                self.stats.failures += 1
+                log.error("assembly (once) failed: %s", error)
+                raise NotServed("failed", str(error)) from error
+            except Exception as error:
+                self.stats.failures += 1
+                log.exception("assembly (once) failed unexpectedly")
+                raise NotServed("failed", f"{type(error).__name__}: {error}") from error
+        self._sync_watches()
+        output = once_output(
+            assembly, as_json=request.as_json, explain=request.explain, dry_run=request.dry_run
+        )
+        return dataclasses.replace(output, log=lines)
+
+    def _cycle(
+        self, reason: str, now: datetime, *, dry_run: bool = False, log_level: int | None = None
+    ) -> tuple[Assembly, list[LogLine]]:
+        """Given why and the clock, run one assembly and record it; the caller holds the
+        assembly lock. Return it, with its log records at or above `log_level` (none without
+        one). Raise what the assembly raises."""
         from assembler.assembly.log import record_run  # the status page's log and mood history
         from assembler.assembly.pipeline import run_once
 
-        now = self.clock()
-        if not self.planner.scheduled_run_due(reason, now):
-            log.debug("%s run skipped: outside the active hours", reason)
-            return
         with self._lock:
-            if reason == "change":
-                self._debouncer.fired()
-            elif self._memory is not None:
-                # A safety net for events the watcher missed (a folder made later, a network
-                # file system): scheduled runs always check the memory files.
-                self._memory.files_changed()
             self._running_since = time.monotonic()
         started = time.perf_counter()
+        capture: contextlib.AbstractContextManager[list[LogLine]] = (
+            captured_log(log_level) if log_level is not None else contextlib.nullcontext([])
+        )
         try:
-            assembly = run_once(
-                self.config, now=now, transcript_globs=self.transcript_globs, memory=self._memory
-            )
-        except AssemblerError as error:
-            self.stats.failures += 1
-            log.error("assembly (%s) failed: %s", reason, error)
-        except Exception:
-            self.stats.failures += 1
-            log.exception("assembly (%s) failed unexpectedly; the next one runs as planned", reason)
-        else:
-            self.stats.assemblies[reason] += 1
-            meta = assembly.meta
-            log.info(
-                "assembled %s (%s): %d messages, valid until %s, in %.0f ms",
-                assembly.path,
-                reason,
-                meta["messages_read"],
-                meta["expires"],
-                (time.perf_counter() - started) * 1000,
-            )
-            for problem in assembly.degraded:
-                log.warning("degraded: %s: %s", problem.what, problem.why)
-            record_run(self.config, assembly, reason, time.perf_counter() - started)
-            self._plan_refresh(assembly.now, datetime.fromisoformat(meta["expires"]))
+            with capture as lines:
+                assembly = run_once(
+                    self.config,
+                    now=now,
+                    dry_run=dry_run,
+                    transcript_globs=self.transcript_globs,
+                    memory=self._memory,
+                )
+                if not dry_run:
+                    record_run(self.config, assembly, reason, time.perf_counter() - started)
         finally:
-            self._finish_run()
+            self._finish_run(wrote=not dry_run)
+        meta = assembly.meta
+        if dry_run:
+            log.debug("dry run (%s) in %.0f ms", reason, self._ms_since(started))
+            return assembly, lines
+        self.stats.assemblies[reason] += 1
+        log.info(
+            "assembled %s (%s): %d messages, valid until %s, in %.0f ms",
+            assembly.path,
+            reason,
+            meta["messages_read"],
+            meta["expires"],
+            self._ms_since(started),
+        )
+        for problem in assembly.degraded:
+            log.warning("degraded: %s: %s", problem.what, problem.why)
+        self._plan_refresh(assembly.now, datetime.fromisoformat(meta["expires"]))
+        self._remember_read(assembly)
+        return assembly, lines
+
+    def _check_sources(self) -> None:
+        """Assemble when the hosts have a transcript the watches do not know yet (a store made
+        by a fresh install's first turn, a session the hook just recorded), so its first turn
+        is read without waiting for another trigger."""
+        if self.transcript_globs or self.config.transcripts.sources or self._stop.is_set():
+            return  # configured sources are watched as globs: new files match them already
+        sources = tuple(default_sources(self.config.workspace, self.config.state_dir))
+        with self._lock:
+            known, self._sources = self._sources, sources
+            if not (set(sources) - set(known)) or self._stop.is_set():
+                return
+            self.watches = watch_plan(self.config, self.transcript_globs)
+            self._schedule_change("transcript", self.config.workspace)
         self._sync_watches()
 
-    def _finish_run(self) -> None:
-        """Record what our run wrote, then decide on the events held during it."""
+    def _remember_read(self, assembly: Assembly) -> None:
+        """Record the signatures of the transcripts an assembly read (and their write-ahead
+        logs), so that the events our own reads cause are recognised as no change."""
+        paths = [Path(s.path) for s in assembly.transcripts.sources if not s.error]
+        paths += [Path(f"{path}-wal") for path in paths]
+        with self._lock:
+            for path in paths:
+                self._seen[path] = _signature(path)
+
+    def _finish_run(self, wrote: bool = True) -> None:
+        """Record what our run wrote (a dry run wrote nothing), then decide on the events held
+        during it."""
         own = [self.config.output_path, journal_path(self.config.state_dir)]
         with self._lock:
-            self._own = {path: _signature(path) for path in own}
+            if wrote:
+                self._own = {path: _signature(path) for path in own}
             self._running_since = None
             held, self._held = self._held, {}
             for path, kind in held.items():
