@@ -8,9 +8,11 @@ DEMO_NOW ?= 2026-03-02T23:25:00+11:00
 
 setup: $(STAMP)
 
-# torch goes first and pinned: on the development machines this version is a CPU build on
-# the disk, while an unpinned torch (pulled by sentence-transformers) would download a CUDA
-# build of several GB. Elsewhere take the CPU build from PyTorch's own index:
+# torch exports the embedding model to ONNX once, here (`assemble model export`); at run time
+# the model runs with onnxruntime. torch goes first and pinned: on the development machines
+# this version is a CPU build on the disk, while an unpinned torch (pulled by
+# sentence-transformers, in the `export` extra) would download a CUDA build of several GB.
+# Elsewhere take the CPU build from PyTorch's own index:
 #   make demo TORCH_INDEX=https://download.pytorch.org/whl/cpu
 TORCH ?= torch==2.13.0
 TORCH_INDEX ?=
@@ -18,7 +20,8 @@ $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) '$(TORCH)'
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,export]'
+	$(VENV)/bin/assemble model export
 	-@$(MAKE) --no-print-directory chromium
 	touch $(STAMP)
 
@@ -52,6 +55,7 @@ e2e: setup
 	$(VENV)/bin/pytest -q -m e2e
 
 bench: setup
+	$(PY) bench/bench_real_sessions.py
 	$(PY) bench/bench_tail_read.py
 	$(PY) bench/bench_mood_speed.py
 	$(PY) bench/bench_mood_eval.py

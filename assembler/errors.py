@@ -45,6 +45,28 @@ class UnsafePathError(AssemblerError, OSError):
     degrades on an unreadable file degrades on this one the same way."""
 
 
+class FileTooLargeError(AssemblerError, OSError):
+    """A file the program would read whole is larger than what it reads of such a file (the
+    agent can write a gigabyte into its workspace). An OSError too, so that code which degrades
+    on an unreadable file degrades on this one the same way."""
+
+
+class WriteError(WorkspaceError, OSError):
+    """A file or folder cannot be written: the disk is full, the file system read-only or the
+    folder not writable. An OSError too (its `errno` is the system's), so that code which
+    degrades on a failed write degrades on this one the same way."""
+
+
+class StoppedError(AssemblerError):
+    """Work was asked to stop half way (the daemon received SIGTERM); what it finished is kept
+    and the next run goes on from there."""
+
+
+class StateBusyError(WorkspaceError):
+    """A state database stayed locked by another process for longer than a run waits; the run
+    leaves it alone (it is not taken for a broken one)."""
+
+
 # What a problem affected. "keyword search" is no fault: the config asks for memory search
 # without embeddings (`memory.model = "none"`), and it is reported only where asked.
 ProblemKind = Literal[

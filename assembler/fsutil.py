@@ -9,7 +9,13 @@ not make the program read or write anything outside the workspace and its state 
   refused), and cleans up the temp files a killed writer left behind;
 - files of the state folder are opened with `O_NOFOLLOW` (`open_nofollow`), in a folder that
   must be a real folder (`real_dir`);
-- a file read from the workspace must resolve inside it (`allowed_root`, `resolves_within`).
+- a file read from the workspace must resolve inside it (`allowed_root`, `resolves_within`);
+- every file is opened without blocking and read only if it is a regular file (a named pipe
+  in place of `SCRATCHPAD.md` would stop a reader forever), and never more than a limit of it
+  (`open_regular`, `read_regular`, `read_head`); JSON is parsed to a bounded depth
+  (`load_json`);
+- a glob's `**` never walks into a link to a folder (`glob_paths`: two links to `.` would
+  make the walk endless).
 """
 
 from __future__ import annotations
@@ -29,9 +35,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assembler.errors import UnsafePathError
+from assembler.errors import FileTooLargeError, UnsafePathError, WriteError
 
 _GLOB_CHARS = frozenset("*?[")
+
+# The most of a file of the workspace or the state folder that is read whole. The program's
+# own files stay far below it; the agent can write gigabytes there.
+READ_LIMIT = 64 * 1024 * 1024
+# The deepest nesting of JSON read from such a file. The program writes a few levels; the C
+# parser recurses once per level and raises RecursionError somewhere near a thousand.
+JSON_DEPTH = 64
+# Opening never waits (a named pipe without writer) nor makes a terminal ours.
+_NO_WAIT = os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+# Errors of a write that the user can fix (free space, permissions, a read-only mount).
+_WRITE_ERRNOS = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM}
+)
 
 
 def atomic_write(path: Path, text: str | bytes, *, encoding: str = "utf-8") -> None:
@@ -42,16 +61,20 @@ def atomic_write(path: Path, text: str | bytes, *, encoding: str = "utf-8") -> N
     survives a crash. The temp file is removed if anything fails, and temp files that killed
     writers left for the same target are removed first. An existing file's permissions are
     kept. Raise UnsafePathError if the target exists and is not a regular file (a link, a
-    device, a folder); OSError if the folder cannot be written.
+    device, a folder); WriteError (an OSError) if the disk is full or the folder cannot be
+    written, OSError for other failures.
     """
     data = text.encode(encoding) if isinstance(text, str) else text
-    temp_name = _temp_copy(path, data)
     try:
-        os.replace(temp_name, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp_name)
-        raise
+        temp_name = _temp_copy(path, data)
+        try:
+            os.replace(temp_name, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp_name)
+            raise
+    except OSError as error:
+        raise write_error(error, path) from error
     fsync_folder(path.parent)
 
 
@@ -87,21 +110,102 @@ class Snapshot:
     mtime: float | None = None
 
 
-def read_regular(path: Path) -> Snapshot:
-    """Given a path, return its bytes and mtime, without following a link: a file missing
-    gives a Snapshot of None. Raise UnsafePathError if it is a link or not a regular file,
-    OSError if it cannot be read.
+def open_regular(path: Path, *, follow_links: bool = False) -> int:
+    """Given a path, open it for reading and return the descriptor, if it is a regular file.
+
+    The open never blocks: a named pipe would stop it until someone writes the other end, and
+    a device may do anything. Without `follow_links` a link is refused as well. Raise
+    UnsafePathError if the path is a link (unless followed) or not a regular file,
+    FileNotFoundError if it is missing, OSError if it cannot be opened.
+    """
+    flags = os.O_RDONLY | _NO_WAIT | (0 if follow_links else os.O_NOFOLLOW)
+    try:
+        fd = os.open(path, flags)
+    except OSError as error:
+        if error.errno == errno.ELOOP and not follow_links:
+            raise UnsafePathError(
+                f"{path} is a symbolic link; the program opens its own files only, never "
+                "through a link: remove it"
+            ) from error
+        raise
+    try:
+        _check_regular(fd, path, "it is not read: remove it, or put a regular file there")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _check_regular(fd: int, path: Path, fix: str) -> None:
+    """Given an open descriptor and its path, raise UnsafePathError (with the fix) unless it
+    is a regular file; then make its reads and writes blocking again, as a file's are."""
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        raise UnsafePathError(f"{path} is {describe_kind(info.st_mode)}, not a regular file; {fix}")
+    status = fcntl.fcntl(fd, fcntl.F_GETFL)
+    if status & os.O_NONBLOCK:
+        fcntl.fcntl(fd, fcntl.F_SETFL, status & ~os.O_NONBLOCK)
+
+
+def read_regular(path: Path, *, limit: int = READ_LIMIT, follow_links: bool = False) -> Snapshot:
+    """Given a path, return its bytes and mtime, without following a link (unless
+    `follow_links`): a file missing gives a Snapshot of None. Raise UnsafePathError if it is a
+    link or not a regular file, FileTooLargeError if it holds more than `limit` bytes, OSError
+    if it cannot be read.
     """
     try:
-        fd = open_nofollow(path, os.O_RDONLY)
+        fd = open_regular(path, follow_links=follow_links)
     except FileNotFoundError:
         return Snapshot(None)
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            kind = describe_kind(info.st_mode)
-            raise UnsafePathError(f"{path} is {kind}, not a regular file; it is not read")
-        return Snapshot(handle.read(), info.st_mtime)
+        if info.st_size > limit:
+            raise _too_large(path, info.st_size, limit)
+        data = handle.read(limit + 1)  # the size may grow after the fstat
+        if len(data) > limit:
+            raise _too_large(path, len(data), limit)
+        return Snapshot(data, info.st_mtime)
+
+
+def _too_large(path: Path, size: int, limit: int) -> FileTooLargeError:
+    return FileTooLargeError(
+        f"{path} holds {size:,} bytes or more, over the {limit:,} bytes such a file may hold; "
+        "it is not read: shorten or remove it"
+    )
+
+
+def read_head(path: Path, limit: int, *, follow_links: bool = True) -> tuple[bytes, int]:
+    """Given a regular file and a number of bytes, return at most that many of its first bytes
+    and its size (larger than their count when the rest was not read). Raise UnsafePathError if
+    it is not a regular file (or a link, without `follow_links`), OSError if it cannot be read.
+    """
+    fd = open_regular(path, follow_links=follow_links)
+    with os.fdopen(fd, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        data = handle.read(limit)
+        return data, max(size, len(data))
+
+
+def load_json(data: bytes | str, *, max_depth: int = JSON_DEPTH) -> Any:
+    """Given JSON text from a file the agent can write, return its value. Raise ValueError if
+    it is not JSON or nests deeper than `max_depth` (the parser itself would raise
+    RecursionError at some depth, which no caller expects of bad input)."""
+    import json
+
+    try:
+        value = json.loads(data)
+    except RecursionError as error:
+        raise ValueError(f"JSON nested too deeply (over {max_depth} levels)") from error
+    # Iterative: the check must not recurse as deep as what it checks.
+    pending: list[tuple[Any, int]] = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict | list):
+            if depth > max_depth:
+                raise ValueError(f"JSON nested too deeply (over {max_depth} levels)")
+            children = item.values() if isinstance(item, dict) else item
+            pending.extend((child, depth + 1) for child in children)
+    return value
 
 
 @dataclass(frozen=True)
@@ -335,10 +439,14 @@ def fsync_folder(folder: Path) -> None:
 def real_dir(folder: Path) -> Path:
     """Given a folder the program keeps its own files in (the state folder, its `conflicts/`),
     create it if needed and return it. Raise UnsafePathError if it is a link or not a folder:
-    a link there would send the program's writes elsewhere.
+    a link there would send the program's writes elsewhere; WriteError if it cannot be made.
     """
-    with contextlib.suppress(FileExistsError):
+    try:
         folder.mkdir(parents=True)
+    except FileExistsError:
+        pass
+    except OSError as error:
+        raise write_error(error, folder) from error
     info = os.lstat(folder)
     if not stat.S_ISDIR(info.st_mode):
         raise UnsafePathError(
@@ -369,43 +477,90 @@ def _check_kind(path: Path, wanted: Callable[[int], bool], why: str) -> None:
         raise UnsafePathError(f"{path} is {describe_kind(info.st_mode)}; {why}")
 
 
-def read_state_file(path: Path) -> Snapshot:
+def read_state_file(path: Path, *, limit: int = READ_LIMIT) -> Snapshot:
     """Given a file of the state folder, return it as `read_regular` does, after checking that
-    the folder itself is no link. Raise UnsafePathError for a link, OSError otherwise."""
+    the folder itself is no link. Raise UnsafePathError for a link or a file that is not a
+    regular one, FileTooLargeError above `limit` bytes, OSError otherwise."""
     check_dir(path.parent)
-    return read_regular(path)
+    return read_regular(path, limit=limit)
 
 
 def open_nofollow(path: Path, flags: int, mode: int = 0o644) -> int:
-    """Given a path in the state folder, open it (os.open flags) without following a link, and
-    return the descriptor. Raise UnsafePathError if the path is a link, OSError otherwise.
+    """Given a path in the state folder, open it (os.open flags) without following a link or
+    blocking, and return the descriptor. Raise UnsafePathError if the path is a link or not a
+    regular file, WriteError if it is to be written and cannot be (read-only, no space, no
+    permission), OSError otherwise.
     """
     try:
-        return os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+        fd = os.open(path, flags | os.O_NOFOLLOW | _NO_WAIT, mode)
     except OSError as error:
         if error.errno == errno.ELOOP:
             raise UnsafePathError(
                 f"{path} is a symbolic link; the program opens its own files only, never "
                 "through a link: remove it"
             ) from error
+        if error.errno in (errno.ENXIO, errno.ENODEV):  # a pipe without reader, a device
+            check_not_link(path)
+        if flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT):
+            raise write_error(error, path) from error
         raise
+    try:
+        _check_regular(fd, path, "the program uses its own files only: remove it")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
-def read_all(fd: int) -> bytes:
-    """Given an open file descriptor, return the whole file, from its start."""
+def read_all(fd: int, limit: int = READ_LIMIT) -> bytes:
+    """Given an open file descriptor, return the whole file, from its start. Raise
+    FileTooLargeError if it holds more than `limit` bytes."""
     os.lseek(fd, 0, os.SEEK_SET)
     chunks = []
+    total = 0
     while chunk := os.read(fd, 1 << 16):
+        total += len(chunk)
+        if total > limit:
+            raise _too_large(_fd_path(fd), total, limit)
         chunks.append(chunk)
     return b"".join(chunks)
 
 
 def write_all(fd: int, data: bytes) -> None:
-    """Given an open file descriptor and bytes, write all of them (os.write may write less)."""
+    """Given an open file descriptor and bytes, write all of them (os.write may write less).
+    Raise WriteError if the disk is full or the file cannot be written, OSError otherwise."""
     view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
+    try:
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+    except OSError as error:
+        raise write_error(error, _fd_path(fd)) from error
+
+
+def _fd_path(fd: int) -> Path:
+    """Given an open descriptor, return its file's path, for a message (Linux), else a name."""
+    try:
+        return Path(os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:
+        return Path(f"file descriptor {fd}")
+
+
+def write_error(error: OSError, path: Path) -> OSError:
+    """Given an OSError of a write and the file or folder written, return the error to raise:
+    a WriteError that says what to do (one line, its errno kept) when the user can fix the
+    cause (a full disk, a read-only file system, permissions), else the error itself."""
+    if isinstance(error, UnsafePathError | WriteError) or error.errno not in _WRITE_ERRNOS:
+        return error
+    if error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        fix = "free some disk space and try again; nothing written before was lost"
+    elif error.errno == errno.EROFS:
+        fix = "the file system is mounted read-only; run where the workspace can be written"
+    else:
+        fix = "check the permissions of the file and its folder"
+    failure = WriteError(f"Cannot write {path} ({error.strerror or error}); {fix}")
+    failure.errno = error.errno  # not strerror: with both, str() would drop the message
+    return failure
 
 
 def check_not_link(path: Path) -> None:
@@ -414,6 +569,113 @@ def check_not_link(path: Path) -> None:
     _check_kind(
         path, stat.S_ISREG, "the program uses its own files only, never through a link: remove it"
     )
+
+
+def glob_paths(pattern: str, *, root_dir: str | Path | None = None) -> list[str]:
+    """Given a glob (`**` spans folders) and the folder a relative one is read from, return
+    what it matches, sorted, as `glob.glob(pattern, root_dir=..., recursive=True)` would,
+    except that `**` never walks into a link to a folder.
+
+    Python's glob follows such links: two links to `.` in a folder make `**` walk an endless
+    tree. The part of the pattern before its first wildcard is followed as written (the
+    config names it), and so is a link that a single `*` matches (a pattern has only so many
+    parts, so that cannot loop). Names that start with a dot are matched only by a pattern part
+    that starts with one, and `**` does not enter such folders, as with glob.
+    """
+    parts = list(Path(pattern).parts)
+    fixed: list[str] = []
+    while parts and not _GLOB_CHARS & set(parts[0]):
+        fixed.append(parts.pop(0))
+    shown = os.path.join(*fixed) if fixed else ""
+    base = os.path.join(root_dir, shown) if root_dir is not None else shown
+    if not parts:
+        return [pattern] if os.path.lexists(base or ".") else []
+    found: set[str] = set()
+    for path in _glob_walk(base or os.curdir, shown, parts):
+        found.add(path)
+    return sorted(found)
+
+
+def _glob_walk(real: str, shown: str, parts: list[str]) -> Iterator[str]:
+    """Given a folder (its path to open, and as the result shows it) and the pattern's parts
+    still to match below it, yield the matching paths as shown."""
+    import fnmatch
+
+    part, rest = parts[0], parts[1:]
+    if part == "**":
+        for folder, folder_shown in _real_folders(real, shown):
+            if rest:
+                yield from _glob_walk(folder, folder_shown, rest)
+            elif folder_shown:
+                yield folder_shown
+        if not rest:
+            for folder, folder_shown in _real_folders(real, shown):
+                for entry in _entries(folder):
+                    if not entry.name.startswith(".") and not _is_real_dir(entry):
+                        yield os.path.join(folder_shown, entry.name)
+        return
+    if not _GLOB_CHARS & set(part):
+        path, path_shown = os.path.join(real, part), os.path.join(shown, part)
+        if not rest:
+            if os.path.lexists(path):
+                yield path_shown
+        elif os.path.isdir(path):
+            yield from _glob_walk(path, path_shown, rest)
+        return
+    hidden = part.startswith(".")
+    for entry in _entries(real):
+        if entry.name.startswith(".") and not hidden:
+            continue
+        if not fnmatch.fnmatchcase(entry.name, part):
+            continue
+        if not rest:
+            yield os.path.join(shown, entry.name)
+        elif _is_dir(entry):
+            yield from _glob_walk(entry.path, os.path.join(shown, entry.name), rest)
+
+
+def _real_folders(real: str, shown: str) -> Iterator[tuple[str, str]]:
+    """Given a folder, yield it and every folder below it that is no link and whose name does
+    not start with a dot, as (path to open, path shown)."""
+    pending = [(real, shown)]
+    seen: set[tuple[int, int]] = set()
+    while pending:
+        folder, folder_shown = pending.pop()
+        try:
+            info = os.stat(folder)
+        except OSError:
+            continue
+        # A bind mount can loop without any link: each folder is walked once.
+        if (info.st_dev, info.st_ino) in seen:
+            continue
+        seen.add((info.st_dev, info.st_ino))
+        yield folder, folder_shown
+        children = [e for e in _entries(folder) if not e.name.startswith(".") and _is_real_dir(e)]
+        for entry in reversed(children):
+            pending.append((entry.path, os.path.join(folder_shown, entry.name)))
+
+
+def _entries(folder: str) -> list[os.DirEntry[str]]:
+    """Given a folder, return its entries by name; none when it cannot be listed."""
+    try:
+        with os.scandir(folder) as listing:
+            return sorted(listing, key=lambda entry: entry.name)
+    except OSError:
+        return []
+
+
+def _is_real_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def _glob_prefix(pattern: str) -> str:

@@ -1,9 +1,10 @@
 """Benchmark: memory index throughput, warm re-sync and search latency, with the real model.
 
     python bench/bench_index.py [--index-files 400] [--search-chunks 10000] [--queries 30]
-                                [--batch-size 64] [--keep DIR]
+                                [--batch-size 64] [--keep DIR] [--model bundled]
 
-Everything runs against the bundled all-MiniLM-L6-v2 in one process, on synthetic but
+Everything runs against the bundled all-MiniLM-L6-v2 (its ONNX export; `--model` names another
+spec, as memory.model does) in one process, on synthetic but
 realistic memory folders generated in a temporary folder (seeded, so every run sees the same
 text):
 
@@ -23,12 +24,21 @@ text):
 
 With `--keep DIR`, folder B and its index are kept in DIR and reused by later runs (the
 vectors are then already there, and building B costs a warm sync).
+
+With `--first-index N`, only the first index of a fresh process is measured, as a user's first
+`assemble index` meets it: N folder A notes are generated, then the model (`--model`, default
+"bundled": the ONNX export) is loaded and the notes are indexed cold; the wall time of both,
+the chunks/s and the process's peak RSS are printed, and whether torch was imported. Run it in
+a process of its own (the peak RSS is the process's):
+
+    python bench/bench_index.py --first-index 500 [--model bundled]
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import resource
 import shutil
 import statistics
 import sys
@@ -43,13 +53,13 @@ import numpy.typing as npt
 
 try:
     from assembler.memory.chunks import chunk_markdown
-    from assembler.memory.embeddings import Embedder, load_embedder
+    from assembler.memory.embeddings import Embedder, LazyEmbedder, load_embedder
     from assembler.memory.index import MemoryIndex
     from assembler.tokens import estimate_tokens
 except ImportError:  # run from a checkout without the package installed
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from assembler.memory.chunks import chunk_markdown
-    from assembler.memory.embeddings import Embedder, load_embedder
+    from assembler.memory.embeddings import Embedder, LazyEmbedder, load_embedder
     from assembler.memory.index import MemoryIndex
     from assembler.tokens import estimate_tokens
 
@@ -396,6 +406,29 @@ def percentile(values: Sequence[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
+def first_index(count: int, spec: str, batch_size: int) -> int:
+    """Given a number of notes, a model spec and a batch size, print what the first index of a
+    fresh process costs: model load plus cold sync, and the peak RSS."""
+    with tempfile.TemporaryDirectory(prefix="bench-index-") as temp:
+        workspace = Path(temp) / "a"
+        folder_a(workspace, count)
+        started = time.perf_counter()
+        # Loaded inside the sync, as `assemble index` loads it.
+        embedder = LazyEmbedder(spec, batch_size=batch_size)
+        with open_index(workspace, embedder) as index:
+            report = index.sync()
+        seconds = time.perf_counter() - started
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    heavy = sorted({"torch", "transformers", "sentence_transformers"} & set(sys.modules))
+    print(f"first index, model {spec!r} ({type(embedder._load()).__name__}), batch {batch_size}")
+    print(
+        f"  {report.files_seen} notes, {report.chunks_embedded} chunks embedded in "
+        f"{seconds:.1f} s with the model's load ({report.chunks_embedded / seconds:.1f} chunks/s)"
+    )
+    print(f"  peak RSS {peak:.0f} MB; imported: {', '.join(heavy) or 'no torch'}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--index-files", type=int, default=400, help="notes in folder A")
@@ -403,10 +436,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=30, help="queries timed on folder B")
     parser.add_argument("--batch-size", type=int, default=64, help="model batch size")
     parser.add_argument("--keep", type=Path, help="keep (and reuse) folder B and its index here")
+    parser.add_argument(
+        "--first-index",
+        type=int,
+        metavar="N",
+        help="measure only the first index of N notes in this fresh process (load + cold sync)",
+    )
+    parser.add_argument("--model", default="bundled", help="the model spec (default: bundled)")
     args = parser.parse_args(argv)
+    if args.first_index:
+        return first_index(args.first_index, args.model, args.batch_size)
 
     started = time.perf_counter()
-    embedder = load_embedder("bundled", batch_size=args.batch_size)
+    embedder = load_embedder(args.model, batch_size=args.batch_size)
     print(
         f"model: {embedder.model_id} ({embedder.dim}-d), loaded in "
         f"{time.perf_counter() - started:.1f} s, batch size {args.batch_size}"

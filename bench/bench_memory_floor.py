@@ -1,27 +1,37 @@
-"""Benchmark: the relevance floor of the Relevant Memories section, no floor vs floors.
+"""Benchmark: what the Relevant Memories section shows, before and after lines with subjects,
+the line floor and newer-wins, and the relevance floor that makes it precise.
 
     python bench/bench_memory_floor.py [--data bench/data/memory] [--fake]
 
 Data: the project's retrieval set in bench/data/memory (the notes, queries and conversations
-of bench/bench_retrieval.py, which checks it) plus bench_retrieval's built-in off-topic
-questions that no note answers. The notes are indexed twice in a temporary folder: with the
-bundled all-MiniLM-L6-v2 (hybrid search, the default) and without a model (keywords alone, the
-fallback), whose scores run on another scale; each gets its own floor.
+of bench/bench_retrieval.py, which checks it), its no-answer cases (no_answer.jsonl: a
+developer's requests and sessions in a code repository, in our own words, that no note bears
+on) and bench_retrieval's built-in off-topic questions. The notes are indexed twice in a
+temporary folder: with the bundled all-MiniLM-L6-v2 (hybrid search, the default) and without a
+model (keywords alone, the fallback), whose scores run on another scale.
 
 What the section shows is `assembler.memory.recall.recall_memories` with k = 4 (the default
 top_k and weights), asked with:
-- the 65 conversations (gold: the current topic's note and the earlier topics' notes),
-- each of the 353 queries as a one-message conversation (gold: its answer note),
-- each off-topic question as a one-message conversation (gold: nothing, every hit is noise).
+- the 65 conversations (right: the current topic's note and the earlier topics' notes),
+- each of the 353 queries as a one-message conversation (right: its answer note),
+- each no-answer case and off-topic question (right: nothing; every line shown is noise).
+A note listed as `also` for a query or a conversation's topic (another note that states the
+same fact, e.g. the daily note of the day it happened) is right too and finds that topic.
 
-For each floor: precision = shown hits from a gold note / shown hits (all three sets), and
-recall = gold notes shown / gold notes (conversations and queries). The floor is a pair: an
-absolute score and a share of the best hit of the same query. The hybrid pair chosen is the
-most precise that loses at most 2 points of recall against no floor (three strong lines beat
-four with noise, but not at the price of the answer), on the whole set and on a small memory
-of 30 sampled notes (where the cases whose notes are missing count as off-topic); the keyword
-floor is chosen the same way with the hybrid's share. Each is compared with no floor (ratio
-of precisions, recall).
+Precision = lines shown from a right note / lines shown (all cases); recall = topics whose
+note is shown / topics (the cases that have one); "no-answer shown" = the share of no-answer
+cases that show any line. "after the cap" renders the section as an assembly does
+(`memories_section`, `_fit_without_repeats` with the default section cap of
+relevant_memories) and counts the lines that are left.
+
+- before: today's code until this change, kept callable: `recall_memories(lines=False)`
+  (the sentence alone, no line floor, no newer-wins, current topic first) with the floors
+  of the config defaults then, 0.25 / relative 0.6 / keywords 0.4, and the old fit (items
+  ranked by position, no shortening);
+- after: `recall_memories(lines=True)` with the line floor, for each (floor, relative floor)
+  of a sweep; the one chosen is the most precise whose recall is at least TARGET_RECALL on the
+  whole set and loses at most MAX_RECALL_LOSS against no floor on the small memory (30
+  sampled notes; there the cases whose notes are missing count as no-answer).
 """
 
 from __future__ import annotations
@@ -55,18 +65,25 @@ from bench_retrieval import (  # type: ignore[import-not-found]
     make_embedder,
 )
 
-from assembler.config.schema import MemoryConfig
+from assembler.assembly.pipeline import _fit_without_repeats
+from assembler.assembly.sections import MemoryRecall, memories_section
+from assembler.config.schema import CapsConfig, MemoryConfig
+from assembler.file.render import Item, Renderer, Section, fit_sections
 from assembler.memory.embeddings import Embedder
 from assembler.memory.index import MemoryIndex
-from assembler.memory.recall import Floor, RememberedQueries, recall_memories
+from assembler.memory.recall import Floor, RecallResult, RememberedQueries, recall_memories
+from assembler.tokens import estimate_tokens
 
 K = MemoryConfig().top_k
-HYBRID_FLOORS = [0.0, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4]
-KEYWORD_FLOORS = [0.0, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5]
-RELATIVE_FLOORS = [0.0, 0.5, 0.6, 0.7, 0.8, 0.9]
-BETA = 0.5  # F-beta, printed for reference: precision weighs 1 / BETA = 2 times recall
-# The floor chosen is the most precise that loses at most this much recall (2 points).
+SECTION_CAP = CapsConfig().sections["relevant_memories"]
+HYBRID_FLOORS = [0.2, 0.25, 0.3, 0.35]
+KEYWORD_FLOORS = [0.2, 0.3, 0.4, 0.5]
+RELATIVE_FLOORS = [0.6, 0.8, 0.9, 0.95]
+# What the chosen floor must keep: the target is precision >= 75% at recall >= 80%.
+TARGET_RECALL = 0.80
+# On the small memory, the recall the floor may cost against none.
 MAX_RECALL_LOSS = 0.02
+BEFORE = {"hybrid": Floor(hybrid=0.25, relative=0.6), "keyword": Floor(keyword=0.4, relative=0.6)}
 # BM25 scores depend on the memory's size (a word's rarity): the floors must hold for a large
 # memory and for a small one, as an agent's often is.
 SMALL_NOTES = 30
@@ -78,20 +95,20 @@ class Case:
     """One conversation the section answers, and the notes that are right to show for it."""
 
     conversation: Conversation
-    gold: frozenset[str]  # paths in the workspace
-    kind: str  # conversation, query, off-topic
+    gold: frozenset[str]  # the topics' notes, paths in the workspace
+    also: dict[str, str]  # another note that is right too -> the topic it finds
+    kind: str  # conversation, query, no-answer
 
 
 @dataclass(frozen=True)
 class Figures:
-    floor: float
     shown: int
     right: int
-    gold: int
+    topics: int
     found: int
-    off_topic_hits: float  # mean hits per off-topic question
-    conversation_recall: float
-    query_recall: float
+    no_answer: int  # no-answer cases
+    no_answer_shown: int  # of those, the ones that show any line
+    newer: int = 0  # lines left out for a newer one on their subject
 
     @property
     def precision(self) -> float:
@@ -99,87 +116,171 @@ class Figures:
 
     @property
     def recall(self) -> float:
-        return self.found / self.gold if self.gold else 0.0
+        return self.found / self.topics if self.topics else 0.0
 
     @property
-    def f_beta(self) -> float:
-        p, r = self.precision, self.recall
-        b2 = BETA * BETA
-        return (1 + b2) * p * r / (b2 * p + r) if p + r > 0 else 0.0
+    def quiet(self) -> float:
+        """The share of no-answer cases that show a line."""
+        return self.no_answer_shown / self.no_answer if self.no_answer else 0.0
+
+
+@dataclass(frozen=True)
+class Row:
+    """What one setting shows: the hits recall picks, and the lines left after the cap."""
+
+    hits: Figures
+    capped: Figures
 
 
 def cases(data: Data) -> list[Case]:
+    def path(note: str) -> str:
+        return f"{MEMORY_DIR}/{note}"
+
     found = [
-        Case(c, frozenset(f"{MEMORY_DIR}/{p}" for p in [c.current, *c.earlier]), "conversation")
+        Case(
+            c,
+            frozenset(path(p) for p in [c.current, *c.earlier]),
+            {path(a): path(t) for a, t in c.also.items()},
+            "conversation",
+        )
         for c in data.conversations
     ]
     found += [
         Case(
             Conversation([("user", q.query)], q.answer, []),
-            frozenset([f"{MEMORY_DIR}/{q.answer}"]),
+            frozenset([path(q.answer)]),
+            {path(a): path(q.answer) for a in q.also},
             "query",
         )
         for q in data.queries
     ]
     found += [
-        Case(Conversation([("user", q)], "", []), frozenset(), "off-topic") for q in OFF_TOPIC
+        Case(Conversation([("user", t) for t in n.messages], "", []), frozenset(), {}, "no-answer")
+        for n in data.no_answer
+    ]
+    found += [
+        Case(Conversation([("user", q)], "", []), frozenset(), {}, "no-answer") for q in OFF_TOPIC
     ]
     return found
 
 
 def within(all_cases: Sequence[Case], notes: set[str]) -> list[Case]:
-    """Return the cases as a memory of only `notes` sees them: gold notes it lacks are not
-    gold, and a case left without one is off-topic (every hit is noise)."""
+    """Return the cases as a memory of only `notes` sees them: notes it lacks are not right,
+    and a case left without a topic is a no-answer case (every line is noise)."""
+
+    def has(path: str) -> bool:
+        return path.removeprefix(f"{MEMORY_DIR}/") in notes
+
     kept = []
     for case in all_cases:
-        gold = frozenset(g for g in case.gold if g.removeprefix(f"{MEMORY_DIR}/") in notes)
-        kind = case.kind if gold else "off-topic"
-        kept.append(Case(case.conversation, gold, kind))
+        also = {a: t for a, t in case.also.items() if has(a)}
+        gold = frozenset(g for g in case.gold if has(g) or g in also.values())
+        kind = case.kind if gold else "no-answer"
+        kept.append(Case(case.conversation, gold, also, kind))
     return kept
 
 
-def measure(index: MemoryIndex, all_cases: Sequence[Case], floor: Floor, value: float) -> Figures:
+class Tally:
+    def __init__(self) -> None:
+        self.shown = self.right = self.topics = self.found = 0
+        self.no_answer = self.no_answer_shown = self.newer = 0
+
+    def add(self, case: Case, paths: Sequence[str]) -> None:
+        self.shown += len(paths)
+        self.right += sum(p in case.gold or p in case.also for p in paths)
+        if not case.gold:
+            self.no_answer += 1
+            self.no_answer_shown += bool(paths)
+            return
+        topics = {p for p in paths if p in case.gold} | {
+            case.also[p] for p in paths if p in case.also
+        }
+        self.topics += len(case.gold)
+        self.found += len(topics & case.gold)
+
+    def figures(self) -> Figures:
+        return Figures(
+            self.shown,
+            self.right,
+            self.topics,
+            self.found,
+            self.no_answer,
+            self.no_answer_shown,
+            self.newer,
+        )
+
+
+def capped_paths(result: RecallResult, before: bool) -> list[str]:
+    """Given what recall picked, return the paths of the lines the section shows once fitted
+    to its cap: as an assembly does now, or (`before`) as it did (items ranked by their
+    position, cut whole, no subject)."""
+    recall = MemoryRecall(result, 0, 0)
+    renderer = Renderer()
+    caps = {"relevant_memories": SECTION_CAP}
+    if before:
+        hits = [*result.hits, *result.spare]
+        items = tuple(
+            Item(f"`{h.path}:{h.start_line}-{h.end_line}` {h.snippet}", None, 3 + rank)
+            for rank, h in enumerate(hits[:K])
+        )
+        sections = [Section("relevant_memories", "Relevant Memories", items)] if items else []
+        fitted = fit_sections(sections, renderer, estimate_tokens, cap=10**6, section_caps=caps)
+    else:
+        section = memories_section(recall)
+        sections = [section] if section is not None else []
+        fitted = _fit_without_repeats(
+            sections, renderer, estimate_tokens, cap=10**6, section_caps=caps, memories=K
+        )
+    return [
+        item.text.split(":", 1)[0].strip("`")
+        for section in fitted.sections
+        for item in section.items
+    ]
+
+
+def measure(
+    index: MemoryIndex, all_cases: Sequence[Case], floor: Floor | None, *, before: bool
+) -> Row:
     now = datetime.now(UTC)
     defaults = MemoryConfig()
-    shown = right = gold = found = 0
-    off_hits: list[int] = []
-    recall_by_kind: dict[str, list[float]] = {"conversation": [], "query": []}
+    hits, capped = Tally(), Tally()
     for case in all_cases:
-        hits = recall_memories(
+        result = recall_memories(
             index,
             as_messages(case.conversation, now),
             k=K,
             floor=floor,
+            spare=K,
+            lines=not before,
             now=now,
             vector_weight=defaults.vector_weight,
             bm25_weight=defaults.bm25_weight,
-        ).hits
-        paths = {hit.path for hit in hits}
-        shown += len(hits)
-        right += sum(hit.path in case.gold for hit in hits)
-        if case.kind == "off-topic":
-            off_hits.append(len(hits))
-            continue
-        gold += len(case.gold)
-        found += len(case.gold & paths)
-        recall_by_kind[case.kind].append(len(case.gold & paths) / len(case.gold))
-    return Figures(
-        value,
-        shown,
-        right,
-        gold,
-        found,
-        sum(off_hits) / max(len(off_hits), 1),
-        _mean(recall_by_kind["conversation"]),
-        _mean(recall_by_kind["query"]),
-    )
-
-
-def _mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values) if values else 0.0
+        )
+        hits.add(case, [hit.path for hit in result.hits])
+        hits.newer += sum(line.endswith(", same subject") for line in result.explain)
+        hits.newer += sum(line.endswith("shown in its place") for line in result.explain)
+        capped.add(case, capped_paths(result, before))
+    return Row(hits.figures(), capped.figures())
 
 
 Setting = tuple[float, float]  # (absolute floor, relative floor)
+
+
+def describe(name: str, row: Row) -> str:
+    h, c = row.hits, row.capped
+    return (
+        f"{name:34} {h.shown:6d} {100 * h.precision:8.1f}% {100 * h.recall:6.1f}% "
+        f"{100 * h.quiet:8.1f}%   {c.shown:6d} {100 * c.precision:8.1f}% {100 * c.recall:6.1f}%"
+        f"   {h.newer:5d}"
+    )
+
+
+HEADER = (
+    f"{'':34} {'lines':>6} {'precision':>9} {'recall':>7} {'no-answer':>9}   "
+    f"{'after the cap:':>6} {'precision':>9} {'recall':>7}   {'newer':>5}\n"
+    f"{'':34} {'':>6} {'':>9} {'':>7} {'shown':>9}   {'lines':>14} {'':>9} {'':>7}   "
+    f"{'wins':>5}"
+)
 
 
 def sweep(
@@ -188,62 +289,72 @@ def sweep(
     relatives: Sequence[float],
     mode: str,
 ) -> Setting:
-    """Print the figures of every (floor, relative floor) pair on each memory; return the one
-    chosen (see `chosen`)."""
-    settings = [(0.0, 0.0)] + [(a, r) for a in absolutes for r in relatives if (a, r) != (0, 0)]
-    table: dict[str, dict[Setting, Figures]] = {}
+    """Print before, no floor and every (floor, relative floor) after, on each memory; return
+    the setting chosen (see `chosen`)."""
+    settings = [(0.0, 0.0)] + [(a, r) for a in absolutes for r in relatives]
+    table: dict[str, dict[Setting, Row]] = {}
+    befores: dict[str, Row] = {}
     for name, index, memory_cases in memories:
         print(f"-- {name}")
-        print(
-            f"{'floor':>6} {'relative':>8} {'shown':>6} {'precision':>9} {'recall':>7} "
-            f"{'F0.5':>6}  {'conv. recall':>12} {'query recall':>12}  {'off-topic hits/q':>16}"
-        )
+        print(HEADER)
+        befores[name] = measure(index, memory_cases, BEFORE[mode], before=True)
+        print(describe(f"before ({_floor(BEFORE[mode], mode)})", befores[name]))
         rows = table[name] = {}
         for value, share in settings:
-            if mode == "hybrid":
-                floor = Floor(hybrid=value, relative=share)
-            else:
-                floor = Floor(keyword=value, relative=share)
-            row = rows[(value, share)] = measure(index, memory_cases, floor, value)
-            print(
-                f"{value:6.2f} {share:8.2f} {row.shown:6d} {100 * row.precision:8.1f}% "
-                f"{100 * row.recall:6.1f}% {row.f_beta:6.3f}  "
-                f"{100 * row.conversation_recall:11.1f}% {100 * row.query_recall:11.1f}%  "
-                f"{row.off_topic_hits:16.2f}"
-            )
+            floor = _make(mode, value, share)
+            rows[(value, share)] = measure(index, memory_cases, floor, before=False)
+            label = "after, no floor" if floor is None else f"after ({_floor(floor, mode)})"
+            print(describe(label, rows[(value, share)]))
     best = chosen(table)
     print(f"chosen {mode} floor: {best[0]:g}, relative {best[1]:g}")
     for name, rows in table.items():
-        none, row = rows[(0.0, 0.0)], rows[best]
+        old, new = befores[name].hits, rows[best].hits
         print(
-            f"  {name}: precision {100 * row.precision:.1f}% vs {100 * none.precision:.1f}% "
-            f"with no floor (ratio {row.precision / max(none.precision, 1e-9):.2f}); recall "
-            f"{100 * row.recall:.1f}% vs {100 * none.recall:.1f}%; hits shown {row.shown} vs "
-            f"{none.shown}; off-topic hits per question {row.off_topic_hits:.2f} vs "
-            f"{none.off_topic_hits:.2f}"
+            f"  {name}: precision {100 * new.precision:.1f}% vs {100 * old.precision:.1f}% "
+            f"before; recall {100 * new.recall:.1f}% vs {100 * old.recall:.1f}%; lines "
+            f"{new.shown} vs {old.shown}; no-answer cases showing a line "
+            f"{100 * new.quiet:.1f}% vs {100 * old.quiet:.1f}%"
         )
     return best
 
 
-def chosen(table: dict[str, dict[Setting, Figures]]) -> Setting:
-    """Return the setting of the highest mean precision whose recall is at most
-    MAX_RECALL_LOSS below no floor's on every memory (ties: the lower floors). F0.5 alone
-    would trade a third of the right notes for precision: on the one-answer queries every
-    other hit counts as noise."""
-    settings = list(next(iter(table.values())))
+def _make(mode: str, value: float, share: float) -> Floor | None:
+    if (value, share) == (0.0, 0.0):
+        return None
+    if mode == "hybrid":
+        return Floor(hybrid=value, relative=share, lines=True)
+    return Floor(keyword=value, relative=share, lines=True)
 
-    def allowed(setting: Setting) -> bool:
+
+def _floor(floor: Floor, mode: str) -> str:
+    value = floor.hybrid if mode == "hybrid" else floor.keyword
+    lines = ", line" if floor.lines else ""
+    return f"{value:g} / {floor.relative:g}{lines}"
+
+
+def chosen(table: dict[str, dict[Setting, Row]]) -> Setting:
+    """Return the setting of the highest precision on the whole set (the first memory) whose
+    recall there is at least TARGET_RECALL, or, failing that, within MAX_RECALL_LOSS of no
+    floor's, and whose recall on each other memory is within MAX_RECALL_LOSS of no floor's
+    (ties: the lower floors)."""
+    names = list(table)
+    whole = table[names[0]]
+
+    def allowed(setting: Setting, target: float) -> bool:
+        if whole[setting].hits.recall < target - 1e-9:
+            return False
         return all(
-            rows[setting].recall >= rows[(0.0, 0.0)].recall - MAX_RECALL_LOSS - 1e-9
-            for rows in table.values()
+            table[name][setting].hits.recall
+            >= table[name][(0.0, 0.0)].hits.recall - MAX_RECALL_LOSS - 1e-9
+            for name in names[1:]
         )
 
-    def mean_precision(setting: Setting) -> float:
-        return sum(rows[setting].precision for rows in table.values()) / len(table)
-
+    target = TARGET_RECALL
+    if not any(allowed(s, target) for s in whole):
+        target = whole[(0.0, 0.0)].hits.recall - MAX_RECALL_LOSS
     return max(
-        (s for s in settings if allowed(s)),
-        key=lambda s: (round(mean_precision(s), 6), -s[0], -s[1]),
+        (s for s in whole if allowed(s, target)),
+        key=lambda s: (round(whole[s].hits.precision, 6), -s[0], -s[1]),
     )
 
 
@@ -290,19 +401,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     all_cases = cases(data)
     kinds = {
         kind: sum(c.kind == kind for c in all_cases)
-        for kind in ("conversation", "query", "off-topic")
+        for kind in ("conversation", "query", "no-answer")
     }
     print(
         f"data: {args.data}: {len(data.notes)} notes; "
         + ", ".join(f"{n} {kind}" for kind, n in kinds.items())
-        + f"; the section shows up to {K} hits"
+        + f" ({len(data.no_answer)} development, {len(OFF_TOPIC)} off-topic); the section "
+        f"shows up to {K} lines under a cap of {SECTION_CAP} tokens"
     )
     started = time.perf_counter()
     embedder = make_embedder(args.fake)
     if args.fake:
         print("embedder: FAKE (tests/fakes.py): a smoke run, not a measurement")
-    # The sweep asks the same queries and shows mostly the same hits at every floor: the
-    # queries and the snippets' sentences are embedded once.
+    # Every setting asks the same queries and shows mostly the same lines: the queries and
+    # the lines' sentences are embedded once.
     remembered = RememberedQueries(embedder, size=1_000_000, batch=256)
     everything = sorted(data.notes)
     small = sorted(random.Random(SEED).sample(everything, SMALL_NOTES))
@@ -310,35 +422,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         (f"all {len(everything)} notes", everything),
         (f"a small memory: {SMALL_NOTES} notes (seeded sample)", small),
     ]
+    chosen_floors: dict[str, Setting] = {}
     with tempfile.TemporaryDirectory(prefix="bench-floor-") as tmp:
-        print("\n== hybrid search (vectors + BM25), the default ==")
-        with contextlib.ExitStack() as stack:
-            memories = [
-                (
-                    name,
-                    stack.enter_context(build(data, Path(tmp) / f"h{i}", remembered, notes)),
-                    within(all_cases, set(notes)),
-                )
-                for i, (name, notes) in enumerate(sizes)
-            ]
-            hybrid = sweep(memories, HYBRID_FLOORS, RELATIVE_FLOORS, "hybrid")
-        print("\n== keywords alone (no model: memory.model = 'none', or it failed to load) ==")
-        print(f"(the relative floor stays at the hybrid's {hybrid[1]:g})")
-        with contextlib.ExitStack() as stack:
-            memories = [
-                (
-                    name,
-                    stack.enter_context(build(data, Path(tmp) / f"k{i}", None, notes)),
-                    within(all_cases, set(notes)),
-                )
-                for i, (name, notes) in enumerate(sizes)
-            ]
-            keyword = sweep(memories, KEYWORD_FLOORS, [hybrid[1]], "keyword")
+        for mode, model, absolutes in (
+            ("hybrid", remembered, HYBRID_FLOORS),
+            ("keyword", None, KEYWORD_FLOORS),
+        ):
+            title = "hybrid search (vectors + BM25), the default" if model else "keywords alone"
+            print(f"\n== {title} ==")
+            with contextlib.ExitStack() as stack:
+                memories = [
+                    (
+                        name,
+                        stack.enter_context(build(data, Path(tmp) / f"{mode}{i}", model, notes)),
+                        within(all_cases, set(notes)),
+                    )
+                    for i, (name, notes) in enumerate(sizes)
+                ]
+                chosen_floors[mode] = sweep(memories, absolutes, RELATIVE_FLOORS, mode)
     defaults = MemoryConfig()
+    hybrid, keyword = chosen_floors["hybrid"], chosen_floors["keyword"]
     print(
         f"\nrecommended: memory.floor = {hybrid[0]:g}, memory.relative_floor = "
-        f"{hybrid[1]:g}, memory.keyword_floor = {keyword[0]:g} (now {defaults.floor:g}, "
-        f"{defaults.relative_floor:g}, {defaults.keyword_floor:g})"
+        f"{hybrid[1]:g} (keywords alone: {keyword[1]:g}), memory.keyword_floor = "
+        f"{keyword[0]:g} (now {defaults.floor:g}, {defaults.relative_floor:g}, "
+        f"{defaults.keyword_floor:g})"
     )
     print(f"total time: {time.perf_counter() - started:.1f} s")
     return 0

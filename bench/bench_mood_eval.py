@@ -20,11 +20,14 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
+import os
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -33,6 +36,9 @@ DEFAULT_DATA = REPO.parent / "shared" / "data"
 # The project is not necessarily installed: import `assembler` from this checkout.
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+
+# Where `CachedEmbedder` keeps the vectors it computed (embedding the corpora takes minutes).
+EMBEDDING_CACHE = Path(os.environ.get("MOOD_EMBEDDING_CACHE", "/tmp/assembler-mood-embeddings"))
 
 # GoEmotions label -> our mood, for the gold side of the metric (and the training labels).
 GOLD_MAP: dict[str, str] = {
@@ -84,6 +90,47 @@ class EmoRows:
     texts: list[str]
     valence: np.ndarray  # 1..5
     arousal: np.ndarray  # 1..5
+
+
+class CachedEmbedder:
+    """An embedder (`assembler.memory.embeddings.Embedder`) that keeps every vector it computes
+    in a folder, one file per batch of new texts, so that training and the benchmarks embed each
+    corpus once. The vectors are the wrapped embedder's: a cache is per `model_id`."""
+
+    def __init__(self, inner: Any, folder: Path = EMBEDDING_CACHE) -> None:
+        self.inner = inner
+        self.model_id: str = inner.model_id
+        slug = hashlib.sha256(self.model_id.encode()).hexdigest()[:12]
+        self.folder = folder / slug
+        self._rows: dict[str, np.ndarray] = {}
+        self.computed = 0  # texts this process embedded (not found in the cache)
+        if self.folder.is_dir():
+            for part in sorted(self.folder.glob("*.npz")):
+                with np.load(part, allow_pickle=False) as stored:
+                    texts = stored["texts"].tolist()
+                    vectors = stored["vectors"]
+                self._rows.update(zip(texts, vectors, strict=True))
+
+    @property
+    def dim(self) -> int:
+        return int(self.inner.dim)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Given texts, return their unit vectors, computing and storing the ones not cached."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self._rows]
+        for start in range(0, len(missing), 4096):
+            batch = missing[start : start + 4096]
+            vectors = np.asarray(self.inner.encode(batch), dtype=np.float32)
+            self.folder.mkdir(parents=True, exist_ok=True)
+            name = hashlib.sha256("\x1f".join(batch).encode("utf-8", "surrogatepass"))
+            tmp = self.folder / f"{name.hexdigest()[:16]}.tmp.npz"
+            np.savez(tmp, texts=np.array(batch, dtype=str), vectors=vectors)
+            tmp.replace(self.folder / f"{name.hexdigest()[:16]}.npz")
+            self._rows.update(zip(batch, vectors, strict=True))
+            self.computed += len(batch)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self._rows[t] for t in texts]).astype(np.float32)
 
 
 def load_goemotions(data: Path, split: str) -> list[GoRow]:

@@ -33,7 +33,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -133,6 +133,9 @@ class Query:
     query: str
     answer: str  # relative to notes/
     kind: str
+    # Other notes that state the answer too (a daily note that recorded the same fact): a
+    # line from one of them is right as well. Only the bench of the section's lines uses them.
+    also: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -140,6 +143,16 @@ class Conversation:
     messages: list[tuple[str, str]]  # (role, text), oldest first
     current: str
     earlier: list[str]
+    # Another note that answers one of the topics too -> that topic's note (see Query.also).
+    also: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class NoAnswer:
+    """Human messages (oldest first) that no note answers: whatever they are shown is noise."""
+
+    messages: list[str]
+    kind: str  # development: a developer's requests in a code session
 
 
 @dataclass
@@ -148,6 +161,8 @@ class Data:
     notes: dict[str, str]  # relative path -> text
     queries: list[Query]
     conversations: list[Conversation]
+    # no_answer.jsonl: development questions and sessions that no note bears on.
+    no_answer: list[NoAnswer] = field(default_factory=list)
 
 
 class DataError(Exception):
@@ -212,7 +227,12 @@ def load_data(folder: Path) -> Data:
     for number, record in _jsonl(folder / "queries.jsonl", problems):
         where = f"queries.jsonl:{number}"
         try:
-            q = Query(str(record["query"]), str(record["answer"]), str(record["kind"]))
+            q = Query(
+                str(record["query"]),
+                str(record["answer"]),
+                str(record["kind"]),
+                tuple(str(p) for p in record.get("also", [])),
+            )
         except KeyError as error:
             problems.append(f"{where}: missing key {error}")
             continue
@@ -220,6 +240,7 @@ def load_data(folder: Path) -> Data:
             problems.append(f"{where}: empty query")
         if q.kind not in KINDS:
             problems.append(f"{where}: kind {q.kind!r} is not one of {KINDS}")
+        problems += [f"{where}: also {p!r} is not a note" for p in q.also if p not in notes]
         if q.answer not in notes:
             problems.append(f"{where}: answer {q.answer!r} is not a note")
         elif q.kind == "paraphrase" and (shared := shared_words(q.query, notes[q.answer])):
@@ -236,15 +257,23 @@ def load_data(folder: Path) -> Data:
         try:
             messages = [(str(m["role"]), str(m["text"])) for m in record["messages"]]
             conversation = Conversation(
-                messages, str(record["current"]), [str(p) for p in record["earlier"]]
+                messages,
+                str(record["current"]),
+                [str(p) for p in record["earlier"]],
+                {str(k): str(v) for k, v in record.get("also", {}).items()},
             )
         except (KeyError, TypeError) as error:
             problems.append(f"{where}: malformed ({error!r})")
             continue
         problems += [
             f"{where}: {p!r} is not a note"
-            for p in [conversation.current, *conversation.earlier]
+            for p in [conversation.current, *conversation.earlier, *conversation.also]
             if p not in notes
+        ]
+        problems += [
+            f"{where}: also {alt!r} stands for {topic!r}, which is not one of its topics"
+            for alt, topic in conversation.also.items()
+            if topic not in [conversation.current, *conversation.earlier]
         ]
         roles = [role for role, _ in messages]
         humans = roles.count("user")
@@ -263,9 +292,25 @@ def load_data(folder: Path) -> Data:
             )
         conversations.append(conversation)
 
+    no_answer: list[NoAnswer] = []
+    if (folder / "no_answer.jsonl").is_file():
+        for number, record in _jsonl(folder / "no_answer.jsonl", problems):
+            where = f"no_answer.jsonl:{number}"
+            texts = record.get("messages")
+            if (
+                not isinstance(texts, list)
+                or not texts
+                or not all(isinstance(t, str) and t.strip() for t in texts)
+            ):
+                problems.append(f"{where}: messages must be a list of non-empty texts")
+                continue
+            no_answer.append(NoAnswer(list(texts), str(record.get("kind", "development"))))
+        seen = Counter(" / ".join(n.messages).lower() for n in no_answer)
+        problems += [f"no_answer.jsonl: duplicate {t!r}" for t, n in seen.items() if n > 1]
+
     if problems:
         raise DataError("\n".join(problems))
-    return Data(folder, notes, queries, conversations)
+    return Data(folder, notes, queries, conversations, no_answer)
 
 
 def _jsonl(path: Path, problems: list[str]) -> list[tuple[int, dict[str, Any]]]:
@@ -313,6 +358,12 @@ def describe_data(data: Data) -> None:
         f"{dict(sorted(earlier.items()))}; human messages {dict(sorted(humans.items()))}"
     )
     print(f"  off-topic queries (built in, no answer): {len(OFF_TOPIC)}")
+    kinds_na = Counter(n.kind for n in data.no_answer)
+    print(
+        f"  no-answer cases (no_answer.jsonl): {len(data.no_answer)} "
+        f"({', '.join(f'{k} {v}' for k, v in kinds_na.items()) or 'none'}; "
+        f"{sum(len(n.messages) > 1 for n in data.no_answer)} of several messages)"
+    )
 
 
 # -- index --------------------------------------------------------------------------------------

@@ -9,8 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from assembler.assembly.pipeline import assemble
+from assembler.assembly.pipeline import _fit_without_repeats, assemble
+from assembler.assembly.sections import MemoryRecall, memories_section
 from assembler.config.files import load_config
+from assembler.file.render import Renderer, Section
+from assembler.memory.recall import RecallResult
+from assembler.memory.search import Hit
+from assembler.tokens import estimate_tokens
 
 NOW = datetime.fromisoformat("2026-03-02T23:25:00+11:00")
 
@@ -131,6 +136,55 @@ def test_a_model_that_fails_on_the_queries_is_reported_and_search_goes_on_by_key
     (entry,) = [d for d in assembly.meta["degraded"] if d["what"] == "memory search"]
     assert "the query could not be embedded" in entry["why"]
     assert memories_lines(assembly.text)[0].startswith("- `memory/infra/helm.md:")
+
+
+# --- The caps keep the best memory lines ------------------------------------------------------
+
+
+def _memory_hit(path: str, score: float, line: str) -> Hit:
+    return Hit(path, 1, 9, score, score, score, 1.0, line, f"- {line}\n", path)
+
+
+def _fitted_memories(hits: list[Hit], cap: int) -> list[str]:
+    section = memories_section(MemoryRecall(RecallResult(hits, ["q"]), 10, 10))
+    assert section is not None
+    fitted = _fit_without_repeats(
+        [section],
+        Renderer(),
+        estimate_tokens,
+        cap=1000,
+        section_caps={"relevant_memories": cap},
+        memories=4,
+    )
+    return [item.text for s in fitted.sections for item in s.items]
+
+
+def test_a_cap_never_drops_a_stronger_memory_line_while_keeping_a_weaker_one() -> None:
+    # The current topic's weak hit comes first, an earlier topic's exact answer second.
+    weak = _memory_hit("memory/helm.md", 0.30, "The chart repo is bramblecart. " * 3)
+    best = _memory_hit("memory/db.md", 0.513, "Postgres 16.4 runs on pg-prod-1. " * 3)
+    renderer = Renderer()
+    one = renderer.section(Section("relevant_memories", "Relevant Memories", ()))
+    room = estimate_tokens(one) + estimate_tokens(f"- `memory/db.md:1-9` {best.snippet}")
+    lines = _fitted_memories([weak, best], room + 2)
+    assert len(lines) == 1 and lines[0].startswith("`memory/db.md:1-9` Postgres 16.4")
+
+
+def test_a_memory_line_that_does_not_fit_is_shortened_before_it_is_dropped() -> None:
+    best = _memory_hit("memory/db.md", 0.6, "Postgres 16.4 runs on the VM pg-prod-1.")
+    second = _memory_hit("memory/ci.md", 0.5, "Deploys are manual, from the laptop. " * 5)
+    third = _memory_hit("memory/lab.md", 0.4, "The lab disk alert fires at 85% via ntfy.")
+    whole = _fitted_memories([best, second, third], 1000)
+    two = Section("relevant_memories", "Relevant Memories", ())
+    room = estimate_tokens(Renderer().section(two)) + sum(
+        estimate_tokens(f"- {line}") for line in whole[:2]
+    )
+    lines = _fitted_memories([best, second, third], room - 10)
+    # The weakest goes first; the next one is cut at a word, not dropped; the best is whole.
+    assert lines[0] == whole[0]
+    assert lines[1].startswith("`memory/ci.md:1-9` Deploys are manual")
+    assert lines[1].endswith("…") and len(lines[1]) < len(whole[1])
+    assert len(lines) == 2
 
 
 # --- The write: compare before replace, never through a link ------------------------------------

@@ -17,6 +17,10 @@ What the real program showed (2.1.331), which the hook and the setup text follow
   costs one hook run.
 - MCP tools are deferred: the model sees their names in a message and loads a tool with
   ToolSearch before calling it. Without an allow rule, `claude -p` refuses the call.
+- `claude -p` connects its MCP servers in the background and its first request waits for those
+  still connecting 2 s at most, then goes without their tools. The harness sets that wait
+  (CLAUDE_CODE_MCP_STARTUP_WAIT_MS, see `e2e.turns.claude_env`), so the first request of each
+  turn waits until `assemble mcp` has answered, however loaded the machine.
 """
 
 from __future__ import annotations

@@ -328,3 +328,5 @@ def test_the_hosts_get_a_clean_environment(
     assert "ANTHROPIC_AUTH_TOKEN" not in env
     assert (env["HOME"], env["ANTHROPIC_BASE_URL"]) == (str(tmp_path / "home"), model.base_url)
     assert env["PATH"].split(os.pathsep)[0] == str(hosts.node_bin)
+    # `claude -p` waits for the MCP servers before its first request instead of its 2 s default.
+    assert int(env["CLAUDE_CODE_MCP_STARTUP_WAIT_MS"]) >= 30_000

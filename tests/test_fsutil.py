@@ -4,13 +4,14 @@ import multiprocessing
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from assembler import fsutil
-from assembler.errors import UnsafePathError
+from assembler.errors import FileTooLargeError, UnsafePathError, WriteError
 from assembler.fsutil import (
     FileLock,
     Replaced,
@@ -231,3 +232,113 @@ def test_a_path_is_allowed_only_where_its_pattern_points(tmp_path: Path) -> None
     (workspace / "memory" / "y.md").symlink_to(workspace / "MEMORY.md")
     assert not resolves_within(workspace / "memory" / "x.md", workspace)
     assert resolves_within(workspace / "memory" / "y.md", workspace)
+
+
+def _returns_within(function: Callable[[], object], seconds: float = 60) -> object:
+    """Run `function` on a thread; return what it returned, or fail if it has not returned
+    within `seconds` (a blocked open never returns)."""
+    result: list[object] = []
+    worker = threading.Thread(target=lambda: result.append(_outcome(function)), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert result, f"{function} did not return"
+    return result[0]
+
+
+def _outcome(function: Callable[[], object]) -> object:
+    try:
+        return function()
+    except Exception as error:
+        return error
+
+
+def test_a_named_pipe_is_refused_by_every_open_without_waiting_for_a_writer(
+    tmp_path: Path,
+) -> None:
+    pipe = tmp_path / "SCRATCHPAD.md"
+    os.mkfifo(pipe)
+    for attempt in (
+        lambda: fsutil.read_regular(pipe),
+        lambda: fsutil.read_regular(pipe, follow_links=True),
+        lambda: fsutil.read_head(pipe, 10),
+        lambda: fsutil.open_nofollow(pipe, os.O_RDONLY),
+        lambda: fsutil.open_nofollow(pipe, os.O_WRONLY | os.O_APPEND),
+        lambda: fsutil.open_nofollow(pipe, os.O_RDWR | os.O_CREAT),
+    ):
+        outcome = _returns_within(attempt)
+        assert isinstance(outcome, UnsafePathError) and "named pipe" in str(outcome)
+
+
+def test_a_regular_file_is_read_up_to_its_limit_and_refused_past_it(tmp_path: Path) -> None:
+    path = tmp_path / "prefix.json"
+    path.write_bytes(b"x" * 100)
+    assert fsutil.read_regular(path, limit=100).data == b"x" * 100
+    with pytest.raises(FileTooLargeError, match="over the 99 bytes"):
+        fsutil.read_regular(path, limit=99)
+    assert fsutil.read_head(path, 10) == (b"x" * 10, 100)
+    fd = fsutil.open_nofollow(path, os.O_RDWR)
+    try:
+        with pytest.raises(FileTooLargeError):
+            fsutil.read_all(fd, limit=50)
+        assert fsutil.read_all(fd) == b"x" * 100
+    finally:
+        os.close(fd)
+
+
+def test_json_deeper_than_the_limit_is_bad_json_not_a_recursion_error() -> None:
+    assert fsutil.load_json(b'{"a": [1, {"b": 2}]}') == {"a": [1, {"b": 2}]}
+    with pytest.raises(ValueError, match="nested too deeply"):
+        fsutil.load_json("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ValueError, match="nested too deeply"):
+        fsutil.load_json("[" * 65 + "]" * 65)
+    assert fsutil.load_json("[" * 64 + "]" * 64) is not None
+
+
+def test_a_double_star_glob_never_walks_into_a_link_to_a_folder(tmp_path: Path) -> None:
+    (tmp_path / "memory" / "deep").mkdir(parents=True)
+    (tmp_path / "memory" / "a.md").write_text("a")
+    (tmp_path / "memory" / "deep" / "b.md").write_text("b")
+    (tmp_path / "memory" / ".hidden").mkdir()
+    (tmp_path / "memory" / ".hidden" / "c.md").write_text("c")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "d.md").write_text("d")
+    for name in ("l1", "l2"):
+        (tmp_path / "memory" / name).symlink_to(".")
+    (tmp_path / "memory" / "out").symlink_to(tmp_path / "elsewhere")
+
+    found = _returns_within(lambda: fsutil.glob_paths("memory/**/*.md", root_dir=tmp_path))
+    absolute = fsutil.glob_paths(str(tmp_path / "memory" / "**" / "*.md"))
+
+    assert found == ["memory/a.md", "memory/deep/b.md"]
+    assert absolute == [str(tmp_path / p) for p in found]
+    # A single `*` may follow a link (a pattern has only so many parts: no loop).
+    assert fsutil.glob_paths("memory/*/d.md", root_dir=tmp_path) == ["memory/out/d.md"]
+    assert fsutil.glob_paths("memory/a.md", root_dir=tmp_path) == ["memory/a.md"]
+    assert fsutil.glob_paths("memory/none.md", root_dir=tmp_path) == []
+
+
+def test_a_write_that_fails_for_a_full_disk_says_so_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    def full(*args: object) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    target = tmp_path / "sections.jsonl"
+    target.write_text("kept\n")
+    monkeypatch.setattr(os, "write", full)
+    monkeypatch.setattr(os, "fsync", full)  # where a full disk shows in a buffered write
+    with pytest.raises(WriteError, match="free some disk space") as caught:
+        atomic_write(target, "new")
+    assert caught.value.errno == errno.ENOSPC and isinstance(caught.value, OSError)
+    assert "\n" not in str(caught.value)
+    fd = fsutil.open_nofollow(target, os.O_RDWR | os.O_APPEND)
+    try:
+        with pytest.raises(WriteError, match=r"sections\.jsonl"):
+            fsutil.write_all(fd, b"more\n")
+    finally:
+        os.close(fd)
+    monkeypatch.undo()
+    assert target.read_text() == "kept\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["sections.jsonl"]

@@ -6,6 +6,8 @@ bytes, for the JSON-RPC errors a broken line gets.
 from __future__ import annotations
 
 import json
+import re
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -390,6 +392,62 @@ def test_the_view_shows_the_assembled_part_while_the_file_is_fresh(tmp_path: Pat
     assert "port 8080" in view  # written after the assembly: the journal's sections now
     later = Tools(config, clock=lambda: now + timedelta(hours=1))
     assert "## Time Context" not in later.read_resource("scratchpad://current")
+
+
+def test_the_first_observation_call_of_a_session_collects_what_expired(tmp_path: Path) -> None:
+    from datetime import datetime, timedelta
+
+    from assembler.hosts.mcp.server import Tools
+
+    config = load_config(make_workspace(tmp_path))
+    parked_at = datetime.fromisoformat("2026-03-02T09:00:00+00:00")
+    with store_for(config, clock=lambda: parked_at) as store:
+        store.start_turn("morning")
+        entry_id = store.put("x" * 5000)["scratchpad_id"]  # lives an hour
+    tools = Tools(config, clock=lambda: parked_at + timedelta(hours=2))
+
+    assert not tools.call("scratchpad_view", {}).is_error
+    with store_for(config, clock=lambda: parked_at) as store:
+        assert store.get(entry_id, any_turn=True).id == entry_id  # starting collected nothing
+    read = tools.call("scratchpad_read", {"scratchpad_id": entry_id, "any_turn": True})
+
+    # Collected before the read, which finds no such entry (else: "expired at ...").
+    assert read.is_error
+    assert "it was never stored, or it expired and was removed" in read.texts[0]
+
+
+def test_the_handshake_is_answered_before_anything_a_tool_needs_is_loaded(tmp_path: Path) -> None:
+    # A host sends its first request without the tools if they come late (Claude Code waits
+    # 2 s): the server imports what a tool needs on the tool's first call.
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    command = server_command(make_workspace(workspace))
+    process = subprocess.Popen(
+        [command[0], "-X", "importtime", *command[1:]],
+        env=server_environment(tmp_path / "home"),
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    handshake = [
+        INITIALIZE,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]
+    process.stdin.write(b"".join(json.dumps(line).encode() + b"\n" for line in handshake))
+    process.stdin.flush()
+    answers = [json.loads(process.stdout.readline()) for _ in range(2)]
+    _, stderr = process.communicate(timeout=60)  # closes stdin: the session ends
+
+    assert [answer["id"] for answer in answers] == [1, 2]
+    assert {tool["name"] for tool in answers[1]["result"]["tools"]} == TOOLS
+    imported = re.findall(r"^import time:.*\| +(\S+)$", stderr.decode(), re.MULTILINE)
+    assert "assembler.hosts.mcp.server" in imported
+    heavy = ("assembler.memory", "assembler.observations", "assembler.file", "assembler.mood")
+    loaded = [name for name in imported if name.startswith(heavy) or name in ("numpy", "jinja2")]
+    assert loaded == []
 
 
 # Raw lines on the server's stdin: what a broken or hand-rolled client may send.

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import time
 import tracemalloc
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -322,10 +321,10 @@ def test_a_bad_pattern_is_a_clear_error(store: ObservationStore, parked: tuple[s
 def test_grep_answers_the_reviewed_nested_quantifier_at_once(store: ObservationStore) -> None:
     # `(a+)+$` on lines of a's ending in '!' never returned with `re`; `regex` sees through it.
     entry_id = store.put(("a" * 40 + "!\n") * 200)["scratchpad_id"]
-    started = time.perf_counter()
     found = store.read(entry_id, "grep", pattern="(a+)+$")
     assert found.matches == 0
-    assert time.perf_counter() - started < 2
+    # Every line searched, within the grep's own time limit (past it, the read raises).
+    assert ": 0 matching lines of 200;" in found.position()
 
 
 def test_grep_stops_a_backtracking_pattern_at_its_time_limit_with_a_clear_error(
@@ -334,10 +333,8 @@ def test_grep_stops_a_backtracking_pattern_at_its_time_limit_with_a_clear_error(
     monkeypatch.setattr(observation_reads, "GREP_TIMEOUT_SECONDS", 0.3)
     monkeypatch.setattr(observation_reads, "GREP_SECONDS_PER_LINE", 0.0)
     entry_id = store.put(("a" * 40 + "!\n") * 200)["scratchpad_id"]
-    started = time.perf_counter()
     with pytest.raises(ObservationError) as slow:
         store.read(entry_id, "grep", pattern="(a|aa)+$")
-    assert time.perf_counter() - started < 3
     message = str(slow.value)
     assert message.startswith("pattern '(a|aa)+$' took too long")
     assert "stopped at line 1 of 200 after its 0.3 s limit" in message

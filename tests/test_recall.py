@@ -47,10 +47,15 @@ def hit(
 class StubIndex:
     """Answers each query with the hits listed for the first keyword it contains."""
 
+    embedder = None  # lines are chosen by their words
+
     def __init__(self, answers: dict[str, list[Hit]], chunks: int = 1000) -> None:
         self.answers = answers
         self.asked: list[str] = []
         self.chunks = chunks
+
+    def snippet_weights(self, query: str) -> dict[str, float]:
+        return dict.fromkeys((w for w in query.lower().split() if len(w) > 3), 1.0)
 
     def chunk_count(self) -> int:
         return self.chunks
@@ -309,3 +314,167 @@ def test_a_note_written_after_the_runs_clock_is_not_a_memory_yet() -> None:
     assert said("MEMORY.md", "20:00 a time in an undated note says nothing")
     assert not said("memory/2026-03-02.md", "20:00 Upgrade with the secret name")  # later today
     assert not said("memory/2026-03-03.md", "08:00 standup")  # a later day
+
+
+# --- The line shown: its subject, its date, the newer of two on one subject ------------------
+
+
+def noted(
+    path: str,
+    text: str,
+    score: float,
+    *,
+    line: int = 1,
+    heading: str = "",
+    keyword: bool = False,
+) -> Hit:
+    return replace(hit(path, score, line, keyword=keyword), text=text, heading=heading)
+
+
+def shown_lines(result: Any) -> list[str]:
+    return [f"{h.subject}: {h.snippet}" for h in result.hits]
+
+
+def test_a_line_says_its_subject_the_heading_above_it() -> None:
+    text = (
+        "## Lab cleanup\n- 10:02 Ray started on the lab.\n\n## Later\n"
+        '- 21:12 Ray: "yeah yeah, I know". Not raising the disk again before the weekend.\n'
+    )
+    index = StubIndex({"disk": [noted("memory/garden/runbook.md", text, 0.6, heading="Lab")]})
+    messages = conversation(("user", "raising the disk alert again before the weekend?"))
+    result = recall_memories(index, messages, k=4, now=NOW)  # type: ignore[arg-type]
+    # The sentence that answers, with the one before it in its list item: never a bare
+    # fragment ("Not raising the disk again ...").
+    assert shown_lines(result) == [
+        'Later: 21:12 Ray: "yeah yeah, I know". Not raising the disk again before the weekend.'
+    ]
+
+
+def test_without_a_heading_in_the_chunk_the_subject_is_its_section_then_the_file_name() -> None:
+    from assembler.memory.search import subject
+
+    assert subject("- roll back with `helm rollback api 0`", 0, "Infra > Deploys", "x.md") == (
+        "Deploys"
+    )
+    assert subject(
+        "- roll back with `helm rollback api 0`", 0, "", "ops/api-deploy-runbook.md"
+    ) == ("api deploy runbook")
+    assert subject("---\ntitle: API deploys\n---\n- roll back", 3, "", "notes.md") == (
+        "API deploys"
+    )
+
+
+def test_a_line_of_an_older_dated_note_says_its_date_and_todays_does_not() -> None:
+    older = noted("memory/2026-02-28.md", "# Sat\n## Lab\n- Frigate grows 8 GB a day.\n", 0.6)
+    today = noted("memory/2026-03-02.md", "# Mon\n## Lab\n- 09:10 Frigate pruned.\n", 0.5)
+    untitled = noted("memory/2026-02-27.md", "- Frigate retention is 30 days.\n", 0.4)
+    index = StubIndex({"frigate": [older, today, untitled]})
+    messages = conversation(("user", "how fast does frigate grow?"))
+    result = recall_memories(index, messages, k=4, now=NOW)  # type: ignore[arg-type]
+    # A note without headings is named by its file: its date, said once.
+    assert [h.subject for h in result.hits] == ["Lab (2026-02-28)", "Lab", "2026-02-27"]
+
+
+def test_of_two_notes_on_one_subject_the_newer_wins_wherever_it_ranks() -> None:
+    older = noted(
+        "memory/2026-02-28.md",
+        "- Lab disk at 84%: Docker images pruned, Frigate recordings kept.\n",
+        0.7,
+    )
+    newer = noted(
+        "memory/2026-03-01.md",
+        "- 21:10 Lab disk at 86%: Docker build cache refilled, Frigate recordings grew.\n",
+        0.5,
+    )
+    other = noted("memory/garden.md", "- Tomatoes need staking in May.\n", 0.6)
+    index = StubIndex({"disk": [older, newer], "tomatoes": [other]})
+    messages = conversation(
+        ("user", "when do the tomatoes need staking"),
+        ("user", "how full is the lab disk now"),
+    )
+    result = recall_memories(index, messages, k=4, now=NOW)  # type: ignore[arg-type]
+    assert [h.path for h in result.hits] == ["memory/garden.md", "memory/2026-03-01.md"]
+    assert any("newer than memory/2026-02-28.md" in line for line in result.explain)
+
+
+def test_lines_written_after_the_runs_clock_are_not_shown() -> None:
+    text = "- 09:00 Deploy failed again.\n- 20:00 Deploy fixed with the secret name.\n"
+    index = StubIndex({"deploy": [noted("memory/2026-03-02.md", text, 0.6)]})
+    messages = conversation(("user", "is the deploy fixed with the secret name?"))
+    # NOW is 12:00: the 20:00 line, the better answer, was not written yet.
+    result = recall_memories(index, messages, k=4, now=NOW)  # type: ignore[arg-type]
+    assert [h.snippet for h in result.hits] == ["09:00 Deploy failed again."]
+    later = noted("memory/2026-03-03.md", text, 0.6)  # a note of tomorrow: not there yet
+    empty = recall_memories(StubIndex({"deploy": [later]}), messages, k=4, now=NOW)  # type: ignore[arg-type]
+    assert empty.hits == []
+
+
+def test_a_hit_whose_line_does_not_bear_on_the_query_is_not_shown() -> None:
+    # The chunk reaches the floor on its other lines; the best line it has for this question
+    # shares one word of five with it: the mean of the two is under the floor.
+    text = "- TODO: call the plumber about the tap.\n"
+    index = StubIndex({"todo": [noted("memory/house.md", text, 0.26)]})
+    messages = conversation(("user", "fix the todo in the parser tokenizer module lexer"))
+    floor = Floor(hybrid=0.25, relative=0.6)
+    assert recall_memories(index, messages, k=4, floor=floor, now=NOW).hits  # type: ignore[arg-type]
+    strict = recall_memories(  # type: ignore[arg-type]
+        index, messages, k=4, floor=replace(floor, lines=True), now=NOW
+    )
+    assert strict.hits == []
+    assert strict.below_floor == 1
+
+
+def test_the_hits_come_best_first_whatever_query_found_them() -> None:
+    index = StubIndex(
+        {"helm": [hit("memory/helm.md", 0.3)], "postgres": [hit("memory/postgres.md", 0.513)]}
+    )
+    messages = conversation(
+        ("user", "how did the postgres upgrade go"), ("user", "why does the helm deploy fail")
+    )
+    result = recall_memories(index, messages, k=4, now=NOW)  # type: ignore[arg-type]
+    assert [h.path for h in result.hits] == ["memory/postgres.md", "memory/helm.md"]
+
+
+def test_a_line_is_superseded_by_a_newer_line_of_today_on_its_subject() -> None:
+    from datetime import date
+
+    from assembler.memory.recall import superseded
+
+    today = date(2026, 3, 2)
+    newest = ["- 22:34 Lab disk at 91%: Docker build cache refilled, Frigate +23 GB."]
+    yesterday = "21:10 Lab disk at 86%: Docker build cache growing, Frigate too."
+    assert superseded(yesterday, date(2026, 3, 1), today, newest)
+    assert superseded(
+        "10:02 Lab disk at 96%: Docker build cache full, Frigate", today, today, newest
+    )
+    assert not superseded(
+        "23:00 Lab disk at 92%: Docker build cache, Frigate", today, today, newest
+    )
+    assert not superseded(yesterday, None, today, newest)  # MEMORY.md is kept on purpose
+    assert not superseded("Frigate grows 8 GB a day.", date(2026, 3, 1), today, newest)
+
+
+def test_in_a_log_an_entry_gives_way_to_a_later_one_on_its_subject() -> None:
+    import numpy as np
+
+    from assembler.memory.search import line_of
+
+    text = (
+        "- 11:20 Deploy attempt 1 timed out.\n"
+        "- 12:00 Lunch with Sam.\n"
+        "- 14:00 Deploy attempt 2 timed out again.\n"
+    )
+    deploy, lunch = np.array([1.0, 0.0], np.float32), np.array([0.0, 1.0], np.float32)
+    vectors = np.stack([deploy, lunch, 0.8 * deploy + 0.6 * lunch])  # the third: cosine 0.8
+    logged = noted("memory/2026-03-02.md", text, 0.6)
+    scores = [0.9, 0.1, 0.5]  # the first entry answers best, the newer one says how it stands
+    line = line_of(logged, scores, {}, vectors=vectors)
+    assert line is not None and line.text == "14:00 Deploy attempt 2 timed out again."
+    # Not yet written (a run at 13:00): the first entry is the newest there is.
+    early = line_of(logged, scores, {}, vectors=vectors, keep=lambda s: not s.startswith("14"))
+    assert early is not None and early.text == "11:20 Deploy attempt 1 timed out."
+    # Without vectors, or in a note that is not a log, the best sentence is the line.
+    assert line_of(logged, scores, {}) == replace(line, text=early.text, score=0.9, vector=None)
+    plain = noted("memory/runbook.md", text.replace("- 11:20 ", "- ").replace("14:00 ", ""), 0.6)
+    best = line_of(plain, scores, {}, vectors=vectors)
+    assert best is not None and best.text == "Deploy attempt 1 timed out."

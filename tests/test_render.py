@@ -73,3 +73,44 @@ def test_a_section_cap_trims_only_that_section() -> None:
     assert daily.items[-1].text.startswith("line 7")  # the lowest number stays longest
     assert fitted.sections[1].items[0].label == "Other"
     assert all(d.startswith("daily: line") for d in fitted.dropped)
+
+
+def test_a_shortenable_line_is_cut_at_a_word_before_it_is_dropped() -> None:
+    lines = [
+        Item("best line, whole and short", None, 3),
+        Item("second line " + "with many more words to say " * 4, None, 4),
+        Item("third line, the weakest " + "of them all " * 5, None, 5),
+    ]
+    renderer = Renderer()
+    full = estimate_tokens(renderer.section(section("memories", *lines)))
+    caps = {"memories": full - 12}
+    cut = fit_sections(
+        [section("memories", *lines)],
+        renderer,
+        estimate_tokens,
+        cap=1000,
+        section_caps=caps,
+        shortest={"memories": 30},
+    )
+    texts = [item.text for item in cut.sections[0].items]
+    # The weakest line is tried first: cut as little as fits, it stays.
+    assert texts[:2] == [lines[0].text, lines[1].text]
+    assert texts[2].startswith("third line") and texts[2].endswith("…")
+    assert cut.dropped == []
+    # When no cut of a line down to its shortest fits, it goes, and the next one is cut.
+    tight = fit_sections(
+        [section("memories", *lines)],
+        renderer,
+        estimate_tokens,
+        cap=1000,
+        section_caps={"memories": full - 30},
+        shortest={"memories": 40},
+    )
+    kept = [item.text for item in tight.sections[0].items]
+    assert kept[0] == lines[0].text and kept[1].endswith("…") and len(kept) == 2
+    assert len(tight.dropped) == 1 and tight.dropped[0].startswith("memories: third line")
+    # Without `shortest` nothing is cut: lines are dropped whole, as for every other section.
+    whole = fit_sections(
+        [section("memories", *lines)], renderer, estimate_tokens, cap=1000, section_caps=caps
+    )
+    assert all(not item.text.endswith("…") for item in whole.sections[0].items)

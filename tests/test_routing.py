@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import random
 import string
-import time
 
 import pytest
 
@@ -221,12 +220,12 @@ def test_a_random_value_assigned_to_any_name_is_a_generic_token() -> None:
 @pytest.mark.parametrize(
     "unit", ["a%", "x@a.", "a.", "1 ", "+1 ", "ab://", "-----BEGIN RSA PRIVATE KEY-----"]
 )
-def test_pathological_input_is_scanned_in_linear_time(unit: str) -> None:
+def test_pathological_input_is_scanned_to_the_end_without_false_findings(unit: str) -> None:
+    # Inputs that make a backtracking pattern quadratic (tens of seconds at this size); the
+    # time each takes is measured by bench/bench_redact.py, where it is linear in the size.
     text = unit * (200_000 // len(unit))
-    started = time.perf_counter()
-    scan([text])
-    # A quadratic pattern takes tens of seconds here; linear ones take a fraction of one.
-    assert time.perf_counter() - started < 3.0
+    key_header = unit.startswith("-----BEGIN")
+    assert scan([text]) == ([Finding("secret", "private key block", 1)] if key_header else [])
 
 
 def test_secrets_come_before_personal_data_in_the_findings() -> None:
@@ -412,15 +411,14 @@ def test_redact_replaces_each_value_with_its_kind_and_keeps_the_rest() -> None:
 # --- long texts: linear in their matches, long by their whole length ----------------------------
 
 
-def test_scanning_and_redacting_many_matches_take_time_linear_in_them() -> None:
+def test_scanning_and_redacting_many_matches_finds_and_redacts_every_one() -> None:
     from assembler.redact import redact
 
-    # 4 MB of addresses: rebuilding the text once per match took 40 s to scan, minutes to redact.
+    # 4 MB of addresses: rebuilding the text once per match took 40 s to scan, minutes to
+    # redact; bench/bench_redact.py measures that both are linear in the matches.
     text = " ".join(f"user{i}@mail{i % 97}.com" for i in range(200_000))
-    started = time.perf_counter()
     found = scan([text])
     clean = redact(text)
-    assert time.perf_counter() - started < 15.0  # a hang guard: both take about a second
     assert found == [Finding("pii", "email address", 200_000)]
     assert clean.count("[redacted email address]") == 200_000
     assert "@" not in clean

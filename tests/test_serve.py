@@ -3,9 +3,14 @@ Starlette's test client: the guard, the JSON API and the watcher."""
 
 from __future__ import annotations
 
+import json
+import socket
+import sqlite3
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
+from urllib.request import Request, urlopen
 
 import pytest
 from serve_workspace import HOSTILE, LINES, NOW, append_line, make_status_workspace
@@ -14,7 +19,10 @@ from starlette.testclient import TestClient
 from assembler.assembly.log import AssemblyLog, log_path
 from assembler.cli.main import main
 from assembler.config.schema import Config
+from assembler.mood.history import history_path
+from assembler.observations.store import store_for
 from assembler.serve.app import (
+    MAX_EVENT_STREAMS,
     StatusServer,
     accepts_ip_hosts,
     allowed_hosts,
@@ -22,6 +30,7 @@ from assembler.serve.app import (
     host_name,
     is_loopback,
 )
+from assembler.serve.data import MAX_MARKDOWN_CHARS, MAX_RUN_RECORD_CHARS
 
 TOKEN = "test-token-123"
 
@@ -429,3 +438,175 @@ def test_pages_carry_an_inline_icon_and_favicon_is_no_404(client: TestClient) ->
 
     assert '<link rel="icon" href="data:,">' in page.text
     assert client.get("/favicon.ico").status_code == 200
+
+
+# -- Large input: every answer is bounded, whatever the agent left in the state folder ----------
+
+
+def test_now_renders_only_the_first_32_kib_of_a_huge_block_and_says_so(
+    client: TestClient, config: Config
+) -> None:
+    # Pathological emphasis: markdown-it took 32 s on 1.4 MB of it.
+    text = config.output_path.read_text(encoding="utf-8")
+    config.output_path.write_text(text + "*a **b " * 200_000, encoding="utf-8")
+
+    file = api(client, "/api/now")["file"]
+
+    assert file["markdown_cut"] is True
+    assert file["markdown_length"] > 1_400_000
+    assert len(file["markdown"]) <= MAX_MARKDOWN_CHARS
+    assert "## Emotional Context" in file["markdown"]
+    assert "Cut: the first 32 KiB of 1.3 MiB are shown" in file["html"]
+    assert len(file["html"]) < 4 * MAX_MARKDOWN_CHARS
+
+
+def test_now_of_an_ordinary_file_is_not_cut(client: TestClient) -> None:
+    file = api(client, "/api/now")["file"]
+
+    assert file["markdown_cut"] is False
+    assert file["markdown_length"] == len(file["markdown"])
+    assert "Cut:" not in file["html"]
+
+
+def _log_runs(config: Config, records: list[dict[str, Any]]) -> None:
+    with AssemblyLog(log_path(config.state_dir)) as runs:
+        for index, record in enumerate(records):
+            runs.add(NOW + timedelta(seconds=index), "interval", 0.01 * (index + 1), record)
+
+
+def test_now_lists_the_runs_a_page_at_a_time_and_leaves_out_a_huge_record(
+    client: TestClient, config: Config
+) -> None:
+    records: list[dict[str, Any]] = [{"messages_read": index} for index in range(12)]
+    records[9] = {"messages_read": 9, "dropped": ["x" * 1000] * (MAX_RUN_RECORD_CHARS // 1000)}
+    _log_runs(config, records)
+
+    first = api(client, "/api/now?limit=5")
+    second = api(client, f"/api/now?limit=5&before={first['runs_next']}")
+    third = api(client, f"/api/now?limit=5&before={second['runs_next']}")
+
+    assert [r.get("messages_read") for r in first["runs"]] == [11, 10, None, 8, 7]
+    huge = first["runs"][2]
+    assert huge["too_large"] is True and "dropped" not in huge and huge["reason"] == "interval"
+    assert [r["messages_read"] for r in second["runs"]] == [6, 5, 4, 3, 2]
+    assert [r["messages_read"] for r in third["runs"]] == [1, 0]
+    assert third["runs_next"] is None
+    assert len(api(client, "/api/now")["runs"]) == 10  # the default page
+
+
+@pytest.mark.parametrize("query", ["limit=0", "limit=101", "limit=ten", "before=x", "limit=1.5"])
+def test_now_with_a_bad_limit_or_cursor_is_a_400_naming_it(client: TestClient, query: str) -> None:
+    response = client.get(f"/api/now?{query}&token={TOKEN}")
+
+    assert response.status_code == 400
+    assert response.json()["error"].startswith(query.split("=")[0] + "=")
+
+
+def _add_moods(config: Config, count: int, at: datetime) -> None:
+    """Rows as an agent could write them straight into the history: `count` messages said at
+    the same moment (ties the paging must not lose or repeat), labels missing."""
+    mood = ("happy", 0.5, None, 0.0, 0.2, 0.3, 0.0, "{}")
+    rows = [
+        (f"forged{i}", at.timestamp(), "ray", "s", "t", f"message {i}", 9, *mood)
+        for i in range(count)
+    ]
+    with sqlite3.connect(history_path(config.state_dir)) as connection:
+        connection.executemany("INSERT INTO moods VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+
+
+def test_mood_gives_a_page_of_the_newest_points_and_a_cursor_to_the_older_ones(
+    client: TestClient, config: Config
+) -> None:
+    _add_moods(config, 25, NOW - timedelta(minutes=1))
+
+    pages = [api(client, "/api/mood?hours=24&limit=10")]
+    while pages[-1]["next"] is not None:
+        cursor = pages[-1]["next"]
+        pages.append(api(client, f"/api/mood?hours=24&limit=10&before={cursor}"))
+
+    ids = [p["id"] for page in pages for s in page["speakers"] for p in s["points"]]
+    assert [page["shown"] for page in pages] == [10, 10, 10, 2]
+    assert len(ids) == len(set(ids)) == 25 + len(LINES)
+    assert {page["messages"] for page in pages} == {25 + len(LINES)}
+    newest = {p["id"] for s in pages[0]["speakers"] for p in s["points"]}
+    assert newest <= {f"forged{i}" for i in range(25)}
+    # The window's mood is the same whichever page is shown.
+    assert len({json.dumps(page["window"], sort_keys=True) for page in pages}) == 1
+    assert pages[0]["window"]["messages"] == 25 + len(LINES)  # all within the lookback
+
+
+@pytest.mark.parametrize("query", ["limit=0", "limit=20001", "limit=x", "before=nope"])
+def test_mood_with_a_bad_limit_or_cursor_is_a_400(client: TestClient, query: str) -> None:
+    response = client.get(f"/api/mood?{query}&token={TOKEN}")
+
+    assert response.status_code == 400
+    assert response.json()["error"].startswith(query.split("=")[0] + "=")
+
+
+def test_observations_are_listed_a_page_at_a_time(client: TestClient, config: Config) -> None:
+    with store_for(config, clock=lambda: NOW) as store:
+        for index in range(4):
+            store.put({"ok": True, "content": f"{index} " + "y" * 6000}, executor="fs_read")
+
+    first = api(client, "/api/observations?limit=3")
+    rest = api(client, f"/api/observations?limit=3&offset={first['next_offset']}")
+
+    assert (first["total"], len(first["entries"]), first["next_offset"]) == (5, 3, 3)
+    assert (len(rest["entries"]), rest["next_offset"]) == (2, None)
+    ids = [e["scratchpad_id"] for e in first["entries"] + rest["entries"]]
+    assert len(set(ids)) == 5
+
+
+def _open_stream(port: int, token: str) -> tuple[socket.socket, int]:
+    """Open /api/events on a raw connection; return it (left open) and the answer's status."""
+    connection = socket.create_connection(("127.0.0.1", port), timeout=10)
+    connection.sendall(
+        f"GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        f"Authorization: Bearer {token}\r\nAccept: text/event-stream\r\n\r\n".encode()
+    )
+    head = b""
+    while b"\r\n" not in head:
+        chunk = connection.recv(1024)
+        if not chunk:
+            break
+        head += chunk
+    return connection, int(head.split(b" ")[1])
+
+
+def test_event_streams_beyond_the_cap_are_refused_and_the_api_still_answers(
+    config: Config,
+) -> None:
+    server = StatusServer(
+        config, port=0, clock=lambda: NOW, poll_seconds=60, token=TOKEN, max_streams=3
+    )
+    server.start()
+    opened: list[socket.socket] = []
+    try:
+        statuses = []
+        for _ in range(4):
+            connection, status = _open_stream(server.port, TOKEN)
+            opened.append(connection)
+            statuses.append(status)
+        request = Request(
+            f"http://127.0.0.1:{server.port}/api/now", headers={"Authorization": f"Bearer {TOKEN}"}
+        )
+        with urlopen(request, timeout=10) as answer:
+            now_status = answer.status
+        # A page closed: its place is free again once the server has seen it go.
+        opened.pop(0).close()
+        reopened = 503
+        for _ in range(200):
+            connection, reopened = _open_stream(server.port, TOKEN)
+            opened.append(connection)
+            if reopened == 200:
+                break
+            server.app.state.watcher.ready.wait(0.05)  # the server notices the close
+    finally:
+        for connection in opened:
+            connection.close()
+        server.stop()
+
+    assert statuses == [200, 200, 200, 503]
+    assert now_status == 200
+    assert reopened == 200
+    assert MAX_EVENT_STREAMS == 32  # the cap of `assemble serve`

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assembler.fsutil import load_json
 from assembler.memory.recall import hit_record, shown_hit
 from assembler.mood.history import MoodHistory, history_path
 from assembler.redact import redact
@@ -108,8 +109,8 @@ class AssemblyLog:
         runs = []
         for at, reason, seconds, text in rows:
             try:
-                record = json.loads(text)
-            except ValueError:
+                record = load_json(text)  # bounded depth: the agent can write this database
+            except (TypeError, ValueError):
                 record = {}
             if not isinstance(record, dict):
                 record = {}

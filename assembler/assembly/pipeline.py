@@ -21,6 +21,7 @@ import jinja2
 from assembler import __version__
 from assembler.assembly.routing import RoutingHint, route
 from assembler.assembly.sections import (
+    SPARE_PRIORITY,
     MemoryRecall,
     active_section,
     count_of,
@@ -72,6 +73,7 @@ from assembler.fsutil import (
     replace_if_unchanged,
 )
 from assembler.hosts import registry
+from assembler.memory.chunks import note_date
 from assembler.memory.recall import (
     OpenMemory,
     WarmMemory,
@@ -80,8 +82,8 @@ from assembler.memory.recall import (
     memory_floor,
     recall_memories,
     repeats,
+    superseded,
     synced_memory,
-    written_by,
 )
 from assembler.mood.history import RememberedMoods, remembering
 from assembler.mood.model import analyze, load_mood_model
@@ -739,9 +741,6 @@ def _recall(
             now=now,
             **index_options(config),
         )
-    # The run's clock is a real clock: a note written after it was not there yet.
-    result.hits = [hit for hit in result.hits if written_by(hit, now)]
-    result.spare = [hit for hit in result.spare if written_by(hit, now)]
     fallback = memory.fallback
     if fallback is not None and fallback.kind == "keyword search":
         # Keyword search alone is what the user chose: not a fault to warn about every cycle.
@@ -749,6 +748,11 @@ def _recall(
     elif fallback is not None:
         degraded.append(fallback)
     return MemoryRecall(result, memory.report.chunks_total, memory.report.chunks_embedded)
+
+
+# A memory line the cap would drop is first cut down to this many characters (its place,
+# subject and the start of its line): a shortened answer beats none.
+MEMORY_LINE_SHORTEST = 100
 
 
 def _fit_without_repeats(
@@ -761,35 +765,67 @@ def _fit_without_repeats(
     memories: int,
 ) -> Fitted:
     """Given the sections, return them fitted to the caps (see `fit_sections`) with at most
-    `memories` memory lines and none that only repeats a line the fitted file shows (see
-    `recall.repeats`). A memory is judged against what is left after the caps: one whose
-    daily-note line the cap cut stays. A repeat's place goes to the next (spare) memory, and
-    every change moves what fits, so the fit is done again until nothing changes."""
-    repeated: list[str] = []  # the texts of the memory lines left out
+    `memories` memory lines, best first, and none that only repeats a line the fitted file
+    shows or states an older fact on the subject of one of its lines (see `_shown_elsewhere`).
+    A memory is judged against what is left after the caps: one whose daily-note line the cap
+    cut stays. A repeat's place goes to the next (spare) memory, and every change moves what
+    fits, so the fit is done again until nothing changes. Under a cap the weakest memory line
+    is shortened, then dropped, before a stronger one is touched."""
+    repeated: dict[str, tuple[str, str]] = {}  # place of each line left out: (text, why)
 
     def shown(section: Section) -> Section:
-        kept = [i for i in section.items if i.text not in repeated][:memories]
-        # A spare line in a repeat's place ranks as the line it replaces.
+        hits = [i for i in section.items if i.priority < SPARE_PRIORITY]
+        kept = [i for i in hits if _place(i.text) not in repeated]
+        spares = [
+            i
+            for i in section.items
+            if i.priority >= SPARE_PRIORITY and _place(i.text) not in repeated
+        ]
+        kept = [*kept, *spares[: len(hits) - len(kept)]][:memories]
+        # Best first: an item's priority is its hit's rank by relevance (`memories_section`);
+        # a spare line in a repeat's place ranks where its relevance puts it.
+        kept.sort(key=lambda item: item.priority % SPARE_PRIORITY)
         items = tuple(replace(item, priority=3 + rank) for rank, item in enumerate(kept))
         return replace(section, items=items)
 
     while True:
         current = [shown(s) if s.name == "relevant_memories" else s for s in sections]
         current = [s for s in current if s.items]
-        fitted = fit_sections(current, renderer, count, cap=cap, section_caps=section_caps)
+        fitted = fit_sections(
+            current,
+            renderer,
+            count,
+            cap=cap,
+            section_caps=section_caps,
+            shortest={"relevant_memories": MEMORY_LINE_SHORTEST},
+        )
         drop = _shown_elsewhere(fitted.sections)
         if not drop:
             fitted.dropped.extend(
-                f"relevant_memories: {text[:40]}… (already shown)" for text in repeated
+                f"relevant_memories: {text[:40]}… ({why})" for text, why in repeated.values()
             )
             return fitted
-        repeated += [item.text for item in drop]
+        for item, why in drop:
+            original = next(
+                i.text
+                for s in sections
+                if s.name == "relevant_memories"
+                for i in s.items
+                if _place(i.text) == _place(item.text)
+            )
+            repeated[_place(item.text)] = (original, why)
 
 
-def _shown_elsewhere(sections: Sequence[Section]) -> list[Item]:
+def _place(text: str) -> str:
+    """Given a memory line, return where its hit is (its `path:lines`), which no cut changes."""
+    return text.split("` ", 1)[0]
+
+
+def _shown_elsewhere(sections: Sequence[Section]) -> list[tuple[Item, str]]:
     """Return the memory lines of the sections that only repeat another of their lines (see
     `recall.repeats`: the Active Context lines are the human's requests, the others
-    statements)."""
+    statements), or that a newer line of today's note in Daily Context supersedes (see
+    `recall.superseded`), each with why."""
     requests = [i.text for s in sections if s.name == "active_context" for i in s.items]
     statements = [
         i.text
@@ -797,16 +833,25 @@ def _shown_elsewhere(sections: Sequence[Section]) -> list[Item]:
         if s.name not in ("active_context", "relevant_memories")
         for i in s.items
     ]
-    drop = []
+    daily = next((s for s in sections if s.name == "daily_context"), None)
+    today = None
+    if daily is not None:
+        heading = next((i.text for i in daily.items if i.heading), "")
+        today = note_date(heading.split(" ", 1)[0])
+    newest = [i.text for i in daily.items if not i.heading] if daily is not None else []
+    drop: list[tuple[Item, str]] = []
     for section in sections:
         if section.name != "relevant_memories":
             continue
         for item in section.items:
-            snippet = item.text.split("` ", 1)[-1]  # after the `path:lines` location
-            if repeats(snippet, statements, requests):
-                drop.append(item)
+            line = item.gist if item.gist is not None else item.text.split("` ", 1)[-1]
+            path = _place(item.text).lstrip("`").rsplit(":", 1)[0]
+            if repeats(line, statements, requests):
+                drop.append((item, "already shown"))
+            elif today is not None and superseded(line, note_date(path), today, newest):
+                drop.append((item, "superseded by a newer line of today"))
             else:
-                statements.append(snippet)  # a later memory may repeat this one
+                statements.append(line)  # a later memory may repeat this one
     return drop
 
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from assembler.assembly.routing import RoutingHint
 from assembler.clock import format_duration
@@ -16,11 +17,14 @@ from assembler.context.active import ActiveContext
 from assembler.context.daily import DailyContext
 from assembler.context.daytime import TimeContext
 from assembler.file.render import Item, Section
-from assembler.memory.recall import RecallResult
+from assembler.memory.recall import RecallResult, relevance
 from assembler.mood.strategy import Strategy
 from assembler.mood.window import MoodReport, MoodState
 from assembler.redact import redact
 from assembler.transcripts.read import TranscriptRead
+
+if TYPE_CHECKING:
+    from assembler.memory.search import Hit
 
 TITLES = {
     "emotional_context": "Emotional Context",
@@ -51,17 +55,39 @@ def redacted(section: Section, extra_secret_patterns: Sequence[str]) -> Section:
     return replace(section, items=items)
 
 
+# A spare memory line (see `RecallResult.spare`) ranks this much lower than the hits: it is
+# shown only in the place of a hit left out as a repeat (see `_fit_without_repeats`).
+SPARE_PRIORITY = 100
+
+
 def memories_section(recall: MemoryRecall | None) -> Section | None:
-    """The hits, then the spare ones: `_fit_without_repeats` shows the first `top_k` that do
-    not repeat the rest of the file."""
+    """The hits, then the spare ones, each "`path:lines` subject: line": `_fit_without_repeats`
+    shows the hits that do not repeat the rest of the file, a spare in the place of each one
+    that does, best first. An item's priority is 3 + its hit's rank by relevance among all of
+    them (SPARE_PRIORITY more for a spare), so that a cap drops the weakest line first (see
+    `fit_sections`); its gist is the line alone (what a repeat is judged on)."""
     if recall is None or not recall.result.hits:
         return None
     hits = [*recall.result.hits, *recall.result.spare]
+    order = sorted(range(len(hits)), key=lambda i: -relevance(hits[i]))
+    rank = {number: place for place, number in enumerate(order)}
+    first = len(recall.result.hits)
     items = [
-        Item(f"`{hit.path}:{hit.start_line}-{hit.end_line}` {hit.snippet}", None, 3 + rank)
-        for rank, hit in enumerate(hits)
+        Item(
+            memory_line(hit),
+            None,
+            3 + rank[number] + (SPARE_PRIORITY if number >= first else 0),
+            gist=hit.snippet,
+        )
+        for number, hit in enumerate(hits)
     ]
     return Section("relevant_memories", TITLES["relevant_memories"], tuple(items))
+
+
+def memory_line(hit: Hit) -> str:
+    """Given a hit, return its line in the section: where it is, what it is about, the line."""
+    where = f"`{hit.path}:{hit.start_line}-{hit.end_line}`"
+    return f"{where} {hit.subject}: {hit.snippet}" if hit.subject else f"{where} {hit.snippet}"
 
 
 def valence_word(valence: float) -> str:

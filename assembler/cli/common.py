@@ -7,12 +7,15 @@ import argparse
 import logging
 import sys
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from assembler.clock import local_timezone
 from assembler.config.files import load_config
 from assembler.config.schema import Config
 from assembler.errors import AssemblerError
-from assembler.pad.tool_calls import Answer
+
+if TYPE_CHECKING:  # the pad commands import it; `check` and the hook need not
+    from assembler.pad.tool_calls import Answer
 
 log = logging.getLogger("assembler")
 

@@ -1,5 +1,7 @@
 """The CLI's commands that connect agent hosts and install the program: `hook` (run by a host
-before each prompt, so this module stays light), `mcp`, `setup`, `systemd` and `config`."""
+before each prompt), `mcp` (whose host waits for it to answer), `setup`, `systemd` and
+`config`. Each command imports the core module it calls when it runs, so the hook and the MCP
+server load only their own."""
 
 from __future__ import annotations
 
@@ -10,12 +12,11 @@ from pathlib import Path
 
 from assembler.cli.common import load, read_stdin
 from assembler.config.files import init_config, resolve_workspace, to_toml, user_config_dir
-from assembler.daemon.systemd import assemble_executable, install_units
-from assembler.hosts.claude_code.hook import run_claude_code_hook
-from assembler.hosts.setup import setup_text
 
 
 def _cmd_hook(args: argparse.Namespace) -> int:
+    from assembler.hosts.claude_code.hook import run_claude_code_hook
+
     output = run_claude_code_hook(
         read_stdin("hook claude-code"), workspace=args.workspace, config_path=args.config
     )
@@ -31,11 +32,16 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def _cmd_setup(args: argparse.Namespace) -> int:
+    from assembler.daemon.systemd import assemble_executable
+    from assembler.hosts.setup import setup_text
+
     sys.stdout.write(setup_text(args.host, load(args), assemble_executable()))
     return 0
 
 
 def _cmd_systemd(args: argparse.Namespace) -> int:
+    from assembler.daemon.systemd import install_units
+
     config = load(args)
     installed = install_units(
         timer=args.timer,

@@ -2,8 +2,8 @@
 command groups (`cli_scratchpad`, `cli_pad`, `cli_memory`, `cli_obs`, `cli_hosts`), where each
 command calls one core function and prints the result.
 
-A command imports only its own group's module, so light commands (`show`, `check`, `pad`,
-the hook) start fast.
+A command imports only its own group's module, and its parser is built without the other
+commands' (see `build_parser`), so light commands (`show`, `check`, `pad`, the hook) start fast.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from assembler import __version__
 from assembler.cli.common import EXIT_INTERRUPTED, EXIT_UNEXPECTED, EXIT_USER_ERROR
@@ -108,6 +108,13 @@ def _add_once_options(parser: argparse.ArgumentParser, *, suppress: bool) -> Non
         default=default(None),
         help="read these transcripts instead of the configured sources (repeatable; relative "
         "to the current folder; one that matches no file is an error)",
+    )
+    group.add_argument(
+        "--no-daemon",
+        action="store_true",
+        default=default(False),
+        help="assemble in this process even when a daemon serves the workspace (by default "
+        "--once asks it: its models and index are loaded, so it answers in a fraction of the time)",
     )
     _add_now(group, suppress=suppress)
 
@@ -345,8 +352,25 @@ def _add_pad_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Return the argument parser of `assemble` and its sub-commands."""
+class _Unbuilt:
+    """Stands in for the parser of a sub-command that this run does not read (see
+    `build_parser`): what is added to it (arguments, groups, sub-commands and theirs) is
+    dropped."""
+
+    def __getattr__(self, name: str) -> Callable[..., _Unbuilt]:
+        return self._drop
+
+    def _drop(self, *args: Any, **kwargs: Any) -> _Unbuilt:
+        return self
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """Given `only` (a sub-command's name, or None for all), return the argument parser of
+    `assemble` with the top-level options and the sub-commands: all of them, or `only` alone,
+    which reads arguments that name it exactly as the full parser does. The full parser is
+    dozens of argparse parsers, each looking up its translations on disk: a few milliseconds
+    of every light command's start. An `only` that is no sub-command gets the full parser,
+    whose error lists the sub-commands."""
     parser = argparse.ArgumentParser(
         prog="assemble",
         description=DESCRIPTION,
@@ -359,6 +383,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def command(name: str, help_text: str, description: str = "") -> argparse.ArgumentParser:
+        if only is not None and name != only:
+            return cast(argparse.ArgumentParser, _Unbuilt())
         sub = commands.add_parser(
             name,
             help=help_text,
@@ -453,6 +479,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="one query per line on stdin; one JSON array of hits per line on stdout",
     )
 
+    model = command("model", "export the embedding model to ONNX (once, at setup)")
+    model_actions = model.add_subparsers(dest="model_command", metavar="ACTION", required=True)
+    export = model_actions.add_parser(
+        "export",
+        help="export the bundled embedding model to ONNX for this installation",
+        description="Export the bundled all-MiniLM-L6-v2 to ONNX, once per installation, into\n"
+        "<sys.prefix>/share/scratchpad-assembler/models (or $SCRATCHPAD_ASSEMBLER_MODELS), and\n"
+        "print where. Memory search then runs it with onnxruntime, without torch. torch (with\n"
+        "sentence-transformers and onnx: pip install 'scratchpad-assembler[export]') is needed\n"
+        "for this step only; `make setup` runs it. An export of the installed weights already\n"
+        "there is kept.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    export.add_argument("--force", action="store_true", help="export again even if up to date")
+    _add_common(export, suppress=True)
+
     _add_obs_command(command("obs", OBS_HELP, OBS_DESCRIPTION))
     command(
         "mcp",
@@ -512,7 +554,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_now(serve, suppress=True)
 
-    _add_hook_command(commands)
+    if only in (None, "hook"):
+        _add_hook_command(commands)
 
     systemd = command("systemd", "install the systemd user units")
     systemd_actions = systemd.add_subparsers(
@@ -560,6 +603,8 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument("--force", action="store_true", help="overwrite an existing file")
     for sub in (validate, show_config, init):
         _add_common(sub, suppress=True)
+    if only is not None and only not in (commands.choices or {}):
+        return build_parser()
     return parser
 
 
@@ -579,14 +624,33 @@ def _add_hook_command(commands: Any) -> None:
     hook.add_argument("host", choices=("claude-code",), help="the agent host")
 
 
-def _hook_parser() -> argparse.ArgumentParser:
-    """Return a parser of `assemble hook` alone: hooks run before every prompt, and building
-    the parsers of all the other sub-commands would cost them tens of milliseconds."""
-    parser = argparse.ArgumentParser(prog="assemble")
-    _add_common(parser, suppress=False)
-    parser.set_defaults(once=False)
-    _add_hook_command(parser.add_subparsers(dest="command", metavar="COMMAND"))
-    return parser
+# The top-level options as `_command_word` reads them: those that take a value, and flags.
+_VALUE_OPTIONS = frozenset({"-w", "--workspace", "-c", "--config", "--transcripts", "--now"})
+_FLAGS = frozenset(
+    {"--once", "--dry-run", "--json", "--explain", "--no-daemon"}
+    | {"-v", "--verbose", "-q", "--quiet"}
+)
+
+
+def _command_word(words: Sequence[str]) -> str | None:
+    """Given the arguments, return the sub-command they name when they name it plainly: the
+    first word that is not an option, after top-level options spelled out in full (`-w PATH`,
+    `--now=TIME`, `--once`). Return None when something else comes first (help, --version,
+    an abbreviated or combined option, `--`) or nothing names a command: the full parser reads
+    those, as argparse would read them."""
+    value_next = False
+    for word in words:
+        if value_next:
+            value_next = False
+        elif word in _VALUE_OPTIONS:
+            value_next = True
+        elif word in _FLAGS or (word.startswith("--") and word.split("=")[0] in _VALUE_OPTIONS):
+            continue
+        elif word.startswith("-"):
+            return None
+        else:
+            return word
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -596,7 +660,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     its traceback to the log file and returns 3.
     """
     words = sys.argv[1:] if argv is None else argv
-    parser = _hook_parser() if list(words[:1]) == ["hook"] else build_parser()
+    parser = build_parser(_command_word(words))
     args = parser.parse_args(argv)
     _setup_logging(args.verbose, args.quiet)
     try:
@@ -660,7 +724,7 @@ def _commands_of(command: str) -> dict[str, Callable[[argparse.Namespace], int]]
         from assembler.cli.scratchpad import COMMANDS
     elif command in ("pad", "tool", "section", "guidance"):
         from assembler.cli.pad import COMMANDS
-    elif command in ("index", "search", "mood"):
+    elif command in ("index", "search", "mood", "model"):
         from assembler.cli.memory import COMMANDS
     elif command == "obs":
         from assembler.cli.observations import COMMANDS

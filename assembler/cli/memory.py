@@ -1,5 +1,5 @@
-"""The CLI's commands of the models: `index` and `search` (the memory index), and `mood` (the
-mood model on any text)."""
+"""The CLI's commands of the models: `index` and `search` (the memory index), `mood` (the
+mood model on any text), and `model export` (the embedding model's ONNX export)."""
 
 from __future__ import annotations
 
@@ -135,6 +135,21 @@ def _cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_model(args: argparse.Namespace) -> int:
+    from assembler.memory.embeddings import export_bundled
+
+    # `export` is the only action (argparse requires one).
+    log.info("exporting the bundled embedding model (loads torch once; about 10 s)")
+    exported = export_bundled(force=args.force)
+    manifest = exported.manifest
+    what = f"{manifest.model_id} ({manifest.dim}-d, up to {manifest.max_seq_length} tokens)"
+    if exported.written:
+        print(f"exported {what} to {exported.folder} in {exported.seconds:.1f} s")
+    else:
+        print(f"{what} is already exported to {exported.folder} (--force exports it again)")
+    return 0
+
+
 def _log_fallback(memory: OpenMemory) -> None:
     # Keyword search alone is a warning only when the user did not choose it.
     fallback = memory.fallback
@@ -178,4 +193,5 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "index": _cmd_index,
     "search": _cmd_search,
     "mood": _cmd_mood,
+    "model": _cmd_model,
 }

@@ -1,5 +1,7 @@
 """The CLI's commands of the agent's sections: `pad` (write, append, read, clear), `tool` (a
-JSON tool call), `section` (sections other programs write) and `guidance`."""
+JSON tool call), `section` (sections other programs write) and `guidance`. The listing of all
+sections and the guidance render templates, so they are imported by the commands that print
+them."""
 
 from __future__ import annotations
 
@@ -11,7 +13,6 @@ from assembler.cli.common import EXIT_USER_ERROR, load, print_answer, read_stdin
 from assembler.config.schema import parse_duration
 from assembler.errors import AssemblerError
 from assembler.file.ready import scratchpad_with_ready
-from assembler.pad.guidance import guidance_for, listing_for
 from assembler.pad.journal import DEFAULT_SECTION
 from assembler.pad.tool_calls import parse_call
 
@@ -35,6 +36,8 @@ def _cmd_pad(args: argparse.Namespace) -> int:
         if not answer.data["content"]:
             print(answer.message, file=sys.stderr)  # else an empty section looks like a failure
     elif answer.data["sections"] or answer.data["subsystem"]:
+        from assembler.pad.guidance import listing_for
+
         sys.stdout.write(listing_for(config, pad.state()))
     else:
         print(answer.message, file=sys.stderr)
@@ -68,6 +71,8 @@ def _cmd_section(args: argparse.Namespace) -> int:
 
 
 def _cmd_guidance(args: argparse.Namespace) -> int:
+    from assembler.pad.guidance import guidance_for
+
     sys.stdout.write(guidance_for(load(args)))
     return 0
 

@@ -1,92 +1,105 @@
 """The CLI's commands of SCRATCHPAD.md itself: `--once` (and `once`), `show`, `check` and
-`daemon`. Each parses nothing more, calls one core function and prints its result."""
+`daemon`. Each parses nothing more, calls one core function and prints its result; `--once`
+asks the workspace's daemon first, which has its models loaded (`daemon.control`)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 import time
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from assembler.cli.common import EXIT_USER_ERROR, load, log, parse_now
+from assembler.config.schema import Config
+from assembler.daemon.control import (
+    NotServed,
+    OnceOutput,
+    OnceRequest,
+    ask_daemon,
+    once_output,
+    options_digest,
+    recorded_lines,
+)
 from assembler.errors import ConfigError, WorkspaceError
 from assembler.file.codec import last_diagnostics, read_scratchpad
 from assembler.file.freshness import check_freshness
 from assembler.file.ready import prefix_for
 from assembler.transcripts.read import resolve_explicit_sources
 
-if TYPE_CHECKING:
-    from assembler.assembly.pipeline import Assembly
-
 
 def _cmd_once(args: argparse.Namespace) -> int:
-    from assembler.assembly.log import record_run  # numpy, through the mood history
-    from assembler.assembly.pipeline import run_once
-
     config = load(args)
     now = parse_now(args.now, config)
     globs = _explicit_transcripts(args)
+    output = None if getattr(args, "no_daemon", False) else _served(args, config, globs)
+    if output is None:
+        output = _assembled_here(args, config, now, globs)
+    return _print_once(output)
+
+
+def _served(args: argparse.Namespace, config: Config, globs: list[str] | None) -> OnceOutput | None:
+    """Return what the daemon that serves the workspace answers to this --once (its models and
+    index are loaded), or None to assemble here: no daemon, a socket nobody (or a stranger)
+    answers on, no answer in time, a bad answer, or a daemon run with other options."""
+    from assembler.daemon.service import lock_holder
+
+    holder = lock_holder(config.state_dir)
+    if holder is None:
+        log.debug("no daemon serves %s; assembling here", config.workspace)
+        return None
+    request = OnceRequest(
+        options=options_digest(config, globs),
+        now=args.now,
+        dry_run=args.dry_run,
+        explain=args.explain,
+        as_json=args.json,
+        log_level=logging.getLogger().getEffectiveLevel(),
+    )
+    try:
+        output = ask_daemon(config.state_dir, request, pid=holder or None)
+    except NotServed as why:
+        # Other options are the user's doing (another --config, --transcripts): said at -v.
+        level = logging.INFO if why.reason == "options" else logging.DEBUG
+        log.log(level, "the daemon (pid %d) did not assemble (%s); assembling here", holder, why)
+        return None
+    log.debug("assembled by the daemon (pid %d)", holder)
+    return output
+
+
+def _assembled_here(
+    args: argparse.Namespace, config: Config, now: datetime, globs: list[str] | None
+) -> OnceOutput:
+    """Assemble in this process (loading the models and the index) and return what --once
+    prints."""
+    from assembler.assembly.log import record_run  # numpy, through the mood history
+    from assembler.assembly.pipeline import run_once
+
     started = time.perf_counter()
     assembly = run_once(config, now=now, dry_run=args.dry_run, transcript_globs=globs)
     if not args.dry_run:  # the status page's log of assemblies and the mood history
         record_run(config, assembly, "once", time.perf_counter() - started)
-    meta = assembly.meta
-    if args.json:
-        summary = {
-            "path": str(assembly.path),
-            "written": assembly.written,
-            **{k: meta[k] for k in ("updated", "expires", "ttl_minutes", "tokens", "sources")},
-            **{k: meta[k] for k in ("messages_read", "sections", "dropped", "degraded")},
-            "agent_omitted": meta.get("agent_omitted", []),
-            "mood": _mood_summary(assembly),
-        }
-        if args.explain:
-            summary["explain"] = assembly.explain()
-        print(json.dumps(summary, indent=2, ensure_ascii=False))
-        return _report_problems(assembly)
-    if args.dry_run:
-        sys.stdout.write(assembly.text)
-    elif assembly.written:
-        tokens = meta["tokens"]
-        print(
-            f"wrote {assembly.path} ({tokens['auto']}/{tokens['caps']['auto']} tokens, "
-            f"{meta['messages_read']} messages read, valid until {meta['expires']})"
-        )
-    else:
-        print(f"not written: {assembly.path} kept changing while it was rendered; run again")
-    if args.explain:
-        print("\nWhy:")
-        for line in [*assembly.explain(), *_recorded_lines(meta)]:
-            print(f"  {line}")
-    return _report_problems(assembly)
+    return once_output(assembly, as_json=args.json, explain=args.explain, dry_run=args.dry_run)
 
 
-def _recorded_lines(meta: dict[str, Any]) -> list[str]:
-    """The diagnostics the frontmatter no longer carries, as --explain lines: the token counts
-    and what became of hand edits of the file."""
-    tokens = meta["tokens"]
-    caps = tokens["caps"]
-    lines = [
-        f"tokens: {tokens['total']}/{caps['total']} in all (frontmatter {tokens['frontmatter']}, "
-        f"auto {tokens['auto']}/{caps['auto']}, agent {tokens['agent']}/{caps['agent']})"
-    ]
-    if meta.get("memory"):
-        memory = meta["memory"]
-        lines.append(
-            f"memory: {memory['chunks']} chunks ({memory['embedded']} embedded), "
-            f"{memory['hits']} shown"
-        )
-    lines += [
-        f"agent section {entry['section']}: {entry['left_out']} of {entry['tokens']} tokens "
-        "left out"
-        for entry in meta.get("agent_omitted", [])
-    ]
-    if (edits := meta.get("file_edits")) is not None:
-        lines.append("hand edits: " + json.dumps(edits, ensure_ascii=False))
-    return lines
+def _print_once(output: OnceOutput) -> int:
+    """Print what --once says, wherever it was assembled; return 1 if a source failed.
+
+    An unreadable transcript does not stop the run (the file is written and says so), but the
+    exit code tells cron and heartbeat scripts that something needs fixing.
+    """
+    for level, name, message in output.log:  # a served run's, as they would have come here
+        logging.getLogger(name).log(level, "%s", message)
+    sys.stdout.write(output.stdout)
+    for warning in output.warnings:
+        log.warning("%s", warning)
+    for error in output.errors:
+        print(f"assemble: error: {error}", file=sys.stderr)
+    return EXIT_USER_ERROR if output.errors else 0
 
 
 def _explicit_transcripts(args: argparse.Namespace) -> list[str] | None:
@@ -96,32 +109,6 @@ def _explicit_transcripts(args: argparse.Namespace) -> list[str] | None:
     if not globs:
         return None
     return resolve_explicit_sources(globs, Path.cwd())
-
-
-def _report_problems(assembly: Assembly) -> int:
-    """Print what went wrong in a run that still wrote its file; return 1 if a source failed.
-
-    An unreadable transcript does not stop the run (the file is written and says so), but the
-    exit code tells cron and heartbeat scripts that something needs fixing.
-    """
-    for warning in assembly.transcripts.warnings:
-        log.warning("%s", warning)
-    failed = [s for s in assembly.transcripts.sources if s.error]
-    for problem in assembly.degraded:
-        if problem.kind != "transcript":  # said on stderr below, with the exit code
-            log.warning("degraded: %s: %s", problem.what, problem.why)
-    for source in failed:
-        print(f"assemble: error: {source.error}", file=sys.stderr)
-    return EXIT_USER_ERROR if failed else 0
-
-
-def _mood_summary(assembly: Assembly) -> dict[str, Any] | None:
-    if assembly.mood is None:
-        return None
-    return {
-        **assembly.mood.combined.summary(),
-        "speakers": sorted(assembly.mood.speakers),
-    }
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
@@ -175,7 +162,7 @@ def _diagnostic_lines(meta: dict[str, Any]) -> list[str]:
         for s in meta.get("sources", [])
     ]
     if "tokens" in meta:
-        lines += _recorded_lines(meta)
+        lines += recorded_lines(meta)
     lines += [f"budget: dropped {d}" for d in meta.get("dropped", [])]
     lines += [f"degraded: {p.get('what')}: {p.get('why')}" for p in meta.get("degraded", [])]
     if meta.get("stages_ms"):

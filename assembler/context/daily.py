@@ -10,12 +10,15 @@ from datetime import datetime
 from pathlib import Path
 
 from assembler.errors import UnsafePathError
-from assembler.fsutil import allowed_root, resolves_within
+from assembler.fsutil import allowed_root, read_regular, resolves_within
 
 # "- 21:52 Ray: ..." or "21:52 ...": a daily note's timed entry.
 _ENTRY_TIME = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*)?(\d{1,2}):(\d{2})\b")
 
 _HEADING = re.compile(r"^ {0,3}#{1,6}(?:\s|$)")
+# The most of today's note that is read: a day's notes are kilobytes; a larger note is not
+# read (FileTooLargeError, an OSError: the run says so and goes on).
+MAX_NOTE_BYTES = 8 * 1024 * 1024
 
 
 @dataclass
@@ -42,8 +45,9 @@ def daily_context(workspace: Path, folder: str, today: datetime, tail_bytes: int
     not shown, nor entries timed after `today`'s clock (and what follows them): the note may
     be newer than the clock asked for.
 
-    A missing note gives no lines. Raise OSError if the note exists but cannot be read, and
-    UnsafePathError if it is a link out of the folder its setting points into.
+    A missing note gives no lines. Raise OSError if the note exists but cannot be read (or is
+    larger than `MAX_NOTE_BYTES`), and UnsafePathError if it is a link out of the folder its
+    setting points into or not a regular file.
     """
 
     path = workspace / folder / f"{today:%Y-%m-%d}.md"
@@ -54,7 +58,9 @@ def daily_context(workspace: Path, folder: str, today: datetime, tail_bytes: int
         raise UnsafePathError(
             f"{path} is a link to {os.path.realpath(path)}, outside {root}; not shown"
         )
-    text = path.read_bytes().decode("utf-8", errors="replace")  # daily notes are small
+    # Not blocking (a named pipe would stop the run), and bounded: daily notes are small.
+    data = read_regular(path, limit=MAX_NOTE_BYTES, follow_links=True).data or b""
+    text = data.decode("utf-8", errors="replace")
     clock = today.hour * 60 + today.minute
     # (line number, text, sort key): timed entries by time, then untimed ones by position.
     entries: list[tuple[int, str, tuple[int, int, int]]] = []

@@ -50,7 +50,7 @@ from assembler.daemon.control import (
     options_digest,
 )
 from assembler.errors import AssemblerError, Problem
-from assembler.fsutil import open_nofollow, real_dir
+from assembler.fsutil import open_nofollow, open_regular, read_regular, real_dir
 from assembler.pad.journal import JOURNAL_NAME, journal_path
 from assembler.transcripts.read import default_sources
 
@@ -297,7 +297,8 @@ class DaemonLock:
 
 def _read_pid(path: Path) -> int | None:
     try:
-        text = path.read_text(encoding="ascii").strip()
+        data = read_regular(path, limit=64).data  # no link, no pipe: the agent can put one there
+        text = (data or b"").decode("ascii").strip()
     except (OSError, UnicodeDecodeError):
         return None
     return int(text) if text.isdigit() else None
@@ -308,7 +309,7 @@ def lock_holder(state_dir: Path) -> int | None:
     is not written yet), or None when no daemon runs."""
     path = state_dir / LOCK_NAME
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+        fd = open_regular(path)  # not blocking: a named pipe there would stop the caller
     except OSError:
         return None
     try:
@@ -567,6 +568,7 @@ class Daemon:
         memory index (opened and synced) and its embedding model, so the first cycle after a
         turn is warm. A part that fails is logged; the assemblies degrade as they would."""
         from assembler.assembly.pipeline import memory_for
+        from assembler.memory.index import stopping_syncs
         from assembler.mood.model import load_mood_model
 
         started = time.perf_counter()
@@ -578,7 +580,9 @@ class Daemon:
         except Exception as error:
             log.warning("the mood model did not load: %s", error)
         try:
-            memory = memory_for(self.config, warm=self._memory)
+            # A first index of a large memory takes minutes: SIGTERM stops it between files.
+            with stopping_syncs(self._stop.is_set):
+                memory = memory_for(self.config, warm=self._memory)
             if isinstance(memory, Problem):
                 log.warning("the memory index did not open: %s", memory.why)
             elif memory is not None:
@@ -790,6 +794,7 @@ class Daemon:
         one). Raise what the assembly raises."""
         from assembler.assembly.log import record_run  # the status page's log and mood history
         from assembler.assembly.pipeline import run_once
+        from assembler.memory.index import stopping_syncs
 
         with self._lock:
             self._running_since = time.monotonic()
@@ -798,7 +803,8 @@ class Daemon:
             captured_log(log_level) if log_level is not None else contextlib.nullcontext([])
         )
         try:
-            with capture as lines:
+            # A stop request ends the memory index sync between files; the run goes on without it.
+            with capture as lines, stopping_syncs(self._stop.is_set):
                 assembly = run_once(
                     self.config,
                     now=now,

@@ -39,8 +39,6 @@ run measured and the hashes that tell a hand edit are kept in the state folder
 
 from __future__ import annotations
 
-import difflib
-import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -49,10 +47,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
-from assembler.errors import ScratchpadError
+from assembler.errors import FileTooLargeError, ScratchpadError, UnsafePathError
 from assembler.fsutil import (
     atomic_write,
     check_dir,
+    load_json,
     read_regular,
     read_state_file,
     real_dir,
@@ -391,11 +390,15 @@ def auto_part(body: str) -> str:
 def body_hash(body: str) -> str:
     """Given a body, return the hash `compose` writes as `body_sha256` (a later run compares
     it with the file's body to tell a hand edit)."""
+    import hashlib  # here: `check` and `show` read the file without hashing it
+
     return hashlib.sha256(body.strip().encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def text_hash(text: str) -> str:
     """Given a section's text, return the short hash the frontmatter records for it."""
+    import hashlib
+
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
@@ -437,6 +440,8 @@ def read_scratchpad(path: Path) -> ScratchpadFile:
         if data is None:
             raise ScratchpadError(f"{path} does not exist; run 'assemble --once' to create it")
         text = data.decode("utf-8")
+    except (UnsafePathError, FileTooLargeError) as error:  # the message says what to do
+        raise ScratchpadError(str(error)) from error
     except (OSError, UnicodeDecodeError) as error:
         raise ScratchpadError(f"{path} cannot be read ({error}); check its permissions") from error
     try:
@@ -684,11 +689,9 @@ def read_assembly_state(state_dir: Path) -> AssemblyState | None:
     that is not one this program writes is left out)."""
     try:
         path = assembly_state_path(state_dir)
-        data = read_state_file(path).data
-        if data is not None and len(data) > MAX_ASSEMBLY_BYTES:
-            return None
-        value: Any = json.loads(data) if data is not None else None
-    except (OSError, ValueError, RecursionError):
+        data = read_state_file(path, limit=MAX_ASSEMBLY_BYTES).data
+        value: Any = load_json(data) if data is not None else None
+    except (OSError, ValueError):  # a pipe, a link, too large or too deep: not ours
         return None
     if not isinstance(value, dict) or value.get("version") != ASSEMBLY_VERSION:
         return None
@@ -753,6 +756,8 @@ def closest_record(
     kept copy differs from the body in the fewest lines (an edit changes a few lines of the
     render it started from; the next render changes others). None when no copy is kept or two
     are equally close."""
+    import difflib  # here: only an import of hand edits compares renders
+
     lines = body.split("\n")
     scored: list[tuple[int, RenderRecord]] = []
     for record in candidates:

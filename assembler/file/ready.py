@@ -48,7 +48,7 @@ from assembler.file.codec import (
     read_scratchpad,
     rendered_frontmatter,
 )
-from assembler.fsutil import atomic_write, read_regular, read_state_file, real_dir
+from assembler.fsutil import atomic_write, load_json, read_regular, read_state_file, real_dir
 from assembler.tokens import get_counter
 
 # A hook reads the block before every prompt and imports this module for `read_ready`: what
@@ -62,6 +62,9 @@ log = logging.getLogger(__name__)
 
 READY_NAME = "prefix.json"
 READY_VERSION = 1
+# The most of a ready block that is read: it holds the page's text, far less than this; the
+# agent can write the state folder.
+MAX_READY_BYTES = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -116,9 +119,9 @@ def read_ready(state_dir: Path) -> Ready | None:
     """Given the state folder, return the ready block, or None when it is missing, unreadable,
     a link, or not what this version writes."""
     try:
-        data = read_state_file(ready_path(state_dir)).data
-        value: Any = json.loads(data) if data is not None else None
-    except (OSError, ValueError):
+        data = read_state_file(ready_path(state_dir), limit=MAX_READY_BYTES).data
+        value: Any = load_json(data) if data is not None else None
+    except (OSError, ValueError):  # a pipe, a link, too large or too deep: not ours
         return None
     if not isinstance(value, dict) or value.get("version") != READY_VERSION:
         return None

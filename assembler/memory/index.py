@@ -18,8 +18,16 @@ file does not exist). Then every chunk whose hash has no vector for the current 
 embedded, longest texts first, and each batch of vectors is committed as soon as it is
 computed. A process killed at any point therefore leaves an index that the next sync
 completes: files not yet written are still "changed", and chunks without vectors are found
-by one query and embedded then. A database that is not one, is corrupt, or has another schema
-version is moved aside and rebuilt, with a warning in the sync report.
+by one query and embedded then. A database that is not one, is corrupt, has another schema
+version or holds anything its schema does not make (a trigger the agent planted would run on
+every insert) is moved aside under a name of its own and rebuilt, with a warning in the sync
+report; every statement runs under a time limit (`state_db.bound_statements`).
+
+The agent writes the memory folder: `**` never walks into a link to a folder
+(`fsutil.glob_paths`), a note is opened only if it is a regular file, and of a note larger than
+`max_note_bytes` only the first part is indexed (the sync report says so). A sync stops between
+two files or batches when asked (`should_stop`, or `stopping_syncs` around the caller), so a
+daemon stops promptly in the middle of a first index of a large memory.
 
 torch is never imported here: the embedder is injected.
 """
@@ -27,7 +35,6 @@ torch is never imported here: the embedder is injected.
 from __future__ import annotations
 
 import contextlib
-import glob
 import hashlib
 import os
 import re
@@ -35,13 +42,21 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Unpack
 
 from assembler.config.schema import STATE_DIR
-from assembler.errors import ConfigError, WorkspaceError
-from assembler.fsutil import allowed_root, check_not_link, real_dir, resolves_within
+from assembler.errors import ConfigError, StoppedError, WorkspaceError
+from assembler.fsutil import (
+    allowed_root,
+    check_not_link,
+    glob_paths,
+    read_head,
+    real_dir,
+    resolves_within,
+)
 from assembler.memory.chunks import CHUNKER_VERSION, Chunk, chunk_markdown
 from assembler.memory.embeddings import Embedder
 from assembler.memory.search import (
@@ -52,6 +67,7 @@ from assembler.memory.search import (
     checked_vectors,
     is_corruption,
 )
+from assembler.state_db import aside_path, bound_statements, check_schema, expected_objects
 from assembler.tokens import TokenCounter, estimate_tokens
 
 SCHEMA_VERSION = 1
@@ -61,8 +77,29 @@ SCRATCHPAD_NAME = "SCRATCHPAD.md"
 # back, or an edit that is undone, does not cost a new embedding.
 ORPHAN_VECTOR_DAYS = 30.0
 BUSY_TIMEOUT_MS = 5000
+# Of a larger note, only this much (its first whole lines) is indexed: a note of hundreds of
+# megabytes would take minutes and gigabytes to chunk, and nobody reads that much of one.
+MAX_NOTE_BYTES = 4 * 1024 * 1024
+# How many files are looked at between two checks of `should_stop`.
+_STOP_EVERY = 256
 
 Progress = Callable[[str, int, int], None]
+StopCheck = Callable[[], bool]
+
+# The stop check of the syncs that run inside `stopping_syncs` (in this thread or task).
+_STOP_CHECK: ContextVar[StopCheck | None] = ContextVar("memory_sync_stop", default=None)
+
+
+@contextlib.contextmanager
+def stopping_syncs(should_stop: StopCheck) -> Iterator[None]:
+    """Given a check that says when to stop, make every sync that runs in this block (in this
+    thread) stop between two files or batches once it says so: such a sync raises StoppedError
+    and keeps what it finished."""
+    token = _STOP_CHECK.set(should_stop)
+    try:
+        yield
+    finally:
+        _STOP_CHECK.reset(token)
 
 
 @dataclass
@@ -82,9 +119,13 @@ class SyncReport:
 
 
 class _SchemaMismatch(Exception):
-    def __init__(self, found: int) -> None:
+    """The database is not this program's index: of another version (`found`), or holding
+    objects the schema does not make (`problem`)."""
+
+    def __init__(self, found: int, problem: str | None = None) -> None:
         super().__init__(found)
         self.found = found
+        self.problem = problem
 
 
 _SCHEMA = (
@@ -118,7 +159,6 @@ _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
     f"PRAGMA user_version = {SCHEMA_VERSION}",
 )
-_TABLES = frozenset({"files", "chunks", "chunks_fts", "embeddings", "meta"})
 
 
 class MemoryIndex:
@@ -141,13 +181,15 @@ class MemoryIndex:
         count: TokenCounter = estimate_tokens,
         embed_batch: int = 256,
         clock: Callable[[], float] = time.time,
+        max_note_bytes: int = MAX_NOTE_BYTES,
     ) -> None:
         """Given the workspace, the database path, the source and exclude globs and the
         embedder (None for BM25 alone), open or create the index.
 
         `embed_batch` is how many chunks are encoded (and committed) at a time; `clock` gives
-        the time in seconds that ages orphaned vectors. Raise ConfigError if the chunk sizes
-        are inconsistent, WorkspaceError if the database folder cannot be created or the
+        the time in seconds that ages orphaned vectors; of a note larger than `max_note_bytes`
+        only its first whole lines up to that size are indexed. Raise ConfigError if the chunk
+        sizes are inconsistent, WorkspaceError if the database folder cannot be created or the
         database cannot be opened (a corrupt one is moved aside, not raised).
         """
         if chunk_tokens <= 0:
@@ -159,6 +201,8 @@ class MemoryIndex:
             )
         if embed_batch <= 0:
             raise ConfigError(f"embed_batch must be positive, got {embed_batch}")
+        if max_note_bytes <= 0:
+            raise ConfigError(f"max_note_bytes must be positive, got {max_note_bytes}")
         self.workspace = Path(workspace)
         self.db_path = Path(db_path)
         self.sources = list(sources)
@@ -167,6 +211,7 @@ class MemoryIndex:
         self.overlap_tokens = overlap_tokens
         self.count = count
         self.embed_batch = embed_batch
+        self.max_note_bytes = max_note_bytes
         self._clock = clock
         self._excluded = [_glob_matcher(p) for p in self.exclude]
         self._lock = threading.RLock()
@@ -234,11 +279,19 @@ class MemoryIndex:
                 conn = sqlite3.connect(
                     self.db_path, isolation_level=None, check_same_thread=False, timeout=5.0
                 )
+                bound_statements(conn)
                 self._prepare(conn)
                 return conn
             except _SchemaMismatch as mismatch:
                 assert conn is not None
                 conn.close()
+                if mismatch.problem is not None:
+                    aside = self._move_aside("foreign")
+                    self._warnings.append(
+                        f"Index {self.db_path} is not as this program makes it "
+                        f"({mismatch.problem}); moved it to {aside.name} and rebuilt the index"
+                    )
+                    continue
                 aside = self._move_aside(f"v{mismatch.found}")
                 self._warnings.append(
                     f"Index {self.db_path} has schema version {mismatch.found}, this program "
@@ -270,7 +323,12 @@ class MemoryIndex:
         for _ in range(2):
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
-            if version == SCHEMA_VERSION and names >= _TABLES:
+            if version == SCHEMA_VERSION and names:
+                # Exactly our objects, before anything is written: a trigger planted on one
+                # of our tables would run with every insert.
+                problem = check_schema(conn, expected_objects(_SCHEMA))
+                if problem is not None:
+                    raise _SchemaMismatch(version, problem)
                 return
             if version != 0 or names:
                 raise _SchemaMismatch(version)
@@ -296,11 +354,12 @@ class MemoryIndex:
         )
 
     def _move_aside(self, suffix: str) -> Path:
-        """Rename the database to `<name>.<suffix>` (replacing an older one) and drop its WAL.
+        """Rename the database to `<name>.<suffix>` (with the time and a number when that name
+        is taken: no copy replaces another) and drop its WAL.
 
         Raise WorkspaceError if the file cannot be renamed.
         """
-        aside = self.db_path.with_name(f"{self.db_path.name}.{suffix}")
+        aside = aside_path(self.db_path, suffix)
         try:
             if self.db_path.exists():
                 os.replace(self.db_path, aside)
@@ -340,25 +399,34 @@ class MemoryIndex:
 
     # -- sync -----------------------------------------------------------------------------
 
-    def sync(self, *, rebuild: bool = False, progress: Progress | None = None) -> SyncReport:
+    def sync(
+        self,
+        *,
+        rebuild: bool = False,
+        progress: Progress | None = None,
+        should_stop: StopCheck | None = None,
+    ) -> SyncReport:
         """Bring the index up to date with the memory files; return what was done.
 
         `rebuild` forgets every file and chunk (not the vectors) and reads everything again.
-        `progress(stage, done, total)` is called with stage "read" and "embed". Raise
+        `progress(stage, done, total)` is called with stage "read" and "embed". `should_stop`
+        (default: the one `stopping_syncs` set) is asked between files and batches. Raise
+        StoppedError once it says stop (what was finished is kept; the next sync goes on),
         ModelError (or whatever the embedder raises) if embedding fails; the index stays
         consistent, and the next sync embeds what is missing. Raise WorkspaceError if the
         database cannot be used at all.
         """
+        stop = should_stop if should_stop is not None else _STOP_CHECK.get()
         with self._lock:
             started = time.perf_counter()
             try:
-                report = self._sync(rebuild, progress)
+                report = self._sync(rebuild, progress, stop)
             except sqlite3.DatabaseError as error:
                 self._search.forget()
                 if not is_corruption(error):
                     raise
                 self._recover(error)
-                report = self._sync(True, progress)
+                report = self._sync(True, progress, stop)
             except BaseException:
                 self._search.forget()
                 raise
@@ -371,7 +439,7 @@ class MemoryIndex:
             report.seconds = time.perf_counter() - started
             return report
 
-    def _sync(self, rebuild: bool, progress: Progress | None) -> SyncReport:
+    def _sync(self, rebuild: bool, progress: Progress | None, stop: StopCheck | None) -> SyncReport:
         report = SyncReport()
         model_id = self.embedder.model_id if self.embedder is not None else None
         db = self._db
@@ -402,7 +470,9 @@ class MemoryIndex:
         }
         present: set[str] = set()
         to_read: list[tuple[str, Path, os.stat_result]] = []
-        for rel, path in self._discover(report.skipped):
+        for seen, (rel, path) in enumerate(self._discover(report.skipped)):
+            if seen % _STOP_EVERY == 0:
+                _check_stop(stop)
             try:
                 stat = path.stat()
             except OSError as error:
@@ -410,6 +480,13 @@ class MemoryIndex:
                 continue
             report.files_seen += 1
             present.add(rel)
+            if stat.st_size > self.max_note_bytes:
+                # Said on every sync, not only the one that reads it: the note stays cut.
+                report.skipped.append(
+                    f"{rel}: {stat.st_size:,} bytes, over the {self.max_note_bytes:,} bytes of "
+                    "a memory note that are indexed; only its first part is searched (split it "
+                    "into smaller notes)"
+                )
             old = known.get(rel)
             if old and (old[0], old[1]) == (stat.st_mtime_ns, stat.st_size):
                 continue
@@ -419,6 +496,7 @@ class MemoryIndex:
         restamped: list[tuple[int, int, str]] = []
         _report(progress, "read", 0, len(to_read))
         for done, (rel, path, stat) in enumerate(to_read, start=1):
+            _check_stop(stop)
             text, digest, problem = self._read(path)
             report.files_read += 1
             if problem is not None:
@@ -451,7 +529,7 @@ class MemoryIndex:
         else:
             existing = self._hashes_with_vectors(model_id, set(changed_hashes))
             report.chunks_reused = sum(1 for h in changed_hashes if h in existing)
-            report.chunks_embedded = self._embed_missing(model_id, progress)
+            report.chunks_embedded = self._embed_missing(model_id, progress, stop)
         if report.files_changed or report.files_removed:
             self._forget_orphan_vectors()
         report.chunks_total = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
@@ -470,10 +548,8 @@ class MemoryIndex:
             expanded = os.path.expanduser(pattern.strip())
             if not expanded:
                 continue
-            if os.path.isabs(expanded):
-                names = glob.glob(expanded, recursive=True)
-            else:
-                names = glob.glob(expanded, root_dir=root, recursive=True)
+            # `**` never walks into a link to a folder: two links to `.` would never end.
+            names = glob_paths(expanded, root_dir=None if os.path.isabs(expanded) else root)
             allowed = allowed_root(pattern, self.workspace)
             for name in names:
                 path = Path(name) if os.path.isabs(name) else self.workspace / name
@@ -496,11 +572,15 @@ class MemoryIndex:
         return any(matches(rel) for matches in self._excluded)
 
     def _read(self, path: Path) -> tuple[str | None, str | None, str | None]:
-        """Given a file, return (text, content hash, None), or (None, None, why unusable)."""
+        """Given a file, return (text, content hash, None), or (None, None, why unusable). Of
+        a file larger than `max_note_bytes`, the text is its whole lines up to that size."""
         try:
-            data = path.read_bytes()
+            # Not blocking: a named pipe among the notes would stop the sync for good.
+            data, size = read_head(path, self.max_note_bytes)
         except OSError as error:
             return None, None, f"cannot be read ({_reason(error)}); fix its permissions"
+        if size > len(data):
+            data = _whole_lines(data)
         if b"\x00" in data:
             return None, None, "looks binary (it contains NUL bytes); only text is indexed"
         try:
@@ -560,10 +640,13 @@ class MemoryIndex:
             )
         return found
 
-    def _embed_missing(self, model_id: str, progress: Progress | None) -> int:
+    def _embed_missing(
+        self, model_id: str, progress: Progress | None, stop: StopCheck | None = None
+    ) -> int:
         """Embed every current chunk that has no vector for this model; return how many.
 
-        Each batch is committed as soon as it is encoded, so work survives a kill.
+        Each batch is committed as soon as it is encoded, so work survives a kill (and a stop,
+        which is looked for before each batch: StoppedError).
         """
         assert self.embedder is not None
         missing = self._db.execute(
@@ -580,6 +663,7 @@ class MemoryIndex:
         total = len(items)
         _report(progress, "embed", 0, total)
         for start in range(0, total, self.embed_batch):
+            _check_stop(stop)
             batch = items[start : start + self.embed_batch]
             vectors = checked_vectors(self.embedder.encode([t for _, t in batch]), len(batch))
             now = self._clock()
@@ -693,6 +777,29 @@ def _glob_regex(pattern: str) -> str:
             out.append(re.escape(pattern[i]))
             i += 1
     return "".join(out)
+
+
+def _check_stop(stop: StopCheck | None) -> None:
+    """Raise StoppedError if the stop check says stop."""
+    if stop is not None and stop():
+        raise StoppedError(
+            "the memory index sync stopped as asked; what it finished is kept, and the next "
+            "sync goes on from there"
+        )
+
+
+def _whole_lines(data: bytes) -> bytes:
+    """Given the first bytes of a longer file, return them up to the end of their last whole
+    line (else of their last whole UTF-8 character): the cut must not split either."""
+    newline = data.rfind(b"\n")
+    if newline >= 0:
+        return data[: newline + 1]
+    start = len(data) - 1
+    while start > 0 and len(data) - start < 4 and data[start] & 0xC0 == 0x80:
+        start -= 1  # back over continuation bytes to the last character's first byte
+    lead = data[start] if data else 0
+    length = 1 if lead < 0xC0 else 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+    return data if len(data) - start >= length else data[:start]
 
 
 def _digest(data: bytes) -> str:

@@ -16,7 +16,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from assembler.config.schema import Config
     from assembler.memory.embeddings import Embedder, FloatMatrix
     from assembler.memory.index import MemoryIndex, SyncReport
-    from assembler.memory.search import Hit
+    from assembler.memory.search import Hit, Line
 
 # A human message with fewer content words than this ("ok go", "and then?") says too little
 # to search with on its own; as the newest message it is joined with the one before.
@@ -59,6 +59,15 @@ class RecallResult:
     # The next hits, in order, for the places of hits the file leaves out as repeats.
     spare: list[Hit] = field(default_factory=list)
 
+    def finish(self, below: int, floor: Floor | None, lines: int = 0) -> RecallResult:
+        """Return this result with how many hits the floor kept out, said in `explain`."""
+        if below or lines:
+            self.explain.append(
+                f"{below + lines} hit(s) under the relevance floor not shown ({floor})"
+            )
+        self.below_floor = below + lines
+        return self
+
 
 @dataclass(frozen=True)
 class Floor:
@@ -71,6 +80,10 @@ class Floor:
     hybrid: float = 0.0
     keyword: float = 0.0
     relative: float = 0.0
+    # Whether the line shown must bear on the query too: the mean of the chunk's relevance
+    # and the line's score (see `search.Line`) must reach the same floor. A chunk can reach
+    # the floor on a few shared words while the sentence it would show answers nothing.
+    lines: bool = False
 
     def admits(self, hit: Hit, best: float, chunks: int | None = None) -> bool:
         """Given a hit, the relevance of its query's best hit and how many chunks the index
@@ -80,11 +93,21 @@ class Floor:
         apply: BM25's IDF means little there (in a one-chunk index every word the chunk has
         weighs nothing), so a new user's few notes would never reach it.
         """
-        limit = self.hybrid
-        if hit.vector is None:
-            small = chunks is not None and chunks < KEYWORD_FLOOR_MIN_CHUNKS
-            limit = 0.0 if small else self.keyword
-        return relevance(hit) >= max(limit, self.relative * best)
+        return relevance(hit) >= max(self.limit(hit, chunks), self.relative * best)
+
+    def limit(self, hit: Hit, chunks: int | None = None) -> float:
+        """Given a hit and the index's size (see `admits`), return its absolute floor."""
+        if hit.vector is not None:
+            return self.hybrid
+        small = chunks is not None and chunks < KEYWORD_FLOOR_MIN_CHUNKS
+        return 0.0 if small else self.keyword
+
+    def admits_line(self, hit: Hit, score: float, chunks: int | None = None) -> bool:
+        """Given a hit, the score of the line it would show and the index's size, return
+        whether the line bears on the query enough to show (always, without `lines`)."""
+        if not self.lines:
+            return True
+        return (relevance(hit) + score) / 2 >= self.limit(hit, chunks)
 
     def keep(self, hits: Sequence[Hit], chunks: int | None = None) -> list[Hit]:
         """Given one query's hits, best first, and the index's size, return those relevant
@@ -148,25 +171,34 @@ def recall_memories(
     floor: Floor | None = None,
     exclude: Callable[[Hit], bool] | None = None,
     spare: int = 0,
+    lines: bool = True,
     **search_options: Any,
 ) -> RecallResult:
     """Given the memory index and the recent messages, return the hits the Relevant Memories
-    section shows: up to `k`, the current topic's first, each with its most relevant sentence
-    as the snippet (see `MemorySearch.best_snippets`).
+    section shows: up to `k`, best first, each with its line (see `search.best_lines`) as the
+    snippet and what the line is about as its subject, dated when its note is older than
+    today ("Evening (2026-02-28)").
 
     The current query gets the first slots (all of them when there are no earlier topics,
     else k minus one per earlier topic, at least half); each earlier query, newest first, then
     gets its best hit not already shown; slots still free go to the current query's next hits.
-    Hits under `floor` are not shown (fewer than k rather than noise), nor hits whose chunk
-    has nothing but headings; `exclude` drops others (e.g. shown elsewhere in the file).
-    `search_options` go to `MemoryIndex.search_many` (weights, min_score, MMR, recency, now).
-    Up to `spare` more hits, the queries' next ones in turn, go to `RecallResult.spare`.
+    Hits under `floor` are not shown (fewer than k rather than noise), nor hits with no line
+    to show (headings alone, or only lines written after the clock `now`); `exclude` drops
+    others (e.g. shown elsewhere in the file). Of two lines on the same subject (see
+    `same_subject`) only the newer is shown (see `newer`): the older one's query counts as
+    answered. `search_options` go to `MemoryIndex.search_many` (weights, min_score, MMR,
+    recency, now). Up to `spare` more hits, the queries' next ones in turn, go to
+    `RecallResult.spare`.
+
+    With `lines=False` it picks as it did before lines had subjects: the most relevant
+    sentence alone, no line floor, no newer-wins, current topic first (benchmarks compare).
     """
     queries = conversation_queries(messages, max_messages=max_messages)
     if not queries:
         return RecallResult([], [], ["no human message with content to search for"])
     ranked = index.search_many(queries, k=k * 3, **search_options)
     below = 0
+    chunks: int | None = None
     if floor is not None:
         chunks = index.chunk_count()
         kept = [floor.keep(hits, chunks) for hits in ranked]
@@ -176,14 +208,178 @@ def recall_memories(
         ranked = kept
     if exclude is not None:
         ranked = [[hit for hit in hits if not exclude(hit)] for hits in ranked]
-    earlier = len(queries) - 1
-    current_slots = k - min(earlier, k // 2) if earlier else k
-    chosen: list[tuple[Hit, int]] = []
-    seen: set[tuple[str, int]] = set()
     explain = [
         f"query {i + 1}{' (current)' if i == 0 else ''}: {_clip(q)!r}"
         for i, q in enumerate(queries)
     ]
+    weights: dict[str, float] = {
+        key: float(search_options[key])
+        for key in ("vector_weight", "bm25_weight")
+        if key in search_options
+    }
+    if not lines:
+        return _sentence_recall(
+            index, queries, ranked, k=k, spare=spare, weights=weights, explain=explain
+        ).finish(below, floor)
+    now = search_options.get("now") or datetime.now().astimezone()
+    picker = _Picker(index, queries, floor, chunks, now, weights, explain)
+    earlier = len(queries) - 1
+    current_slots = k - min(earlier, k // 2) if earlier else k
+    for hit in ranked[0]:
+        if picker.count(0) >= current_slots or len(picker.shown) >= k:
+            break
+        picker.offer(hit, 0)
+    for number, answers in enumerate(ranked[1:], start=1):
+        for hit in answers:
+            if len(picker.shown) >= k or picker.offer(hit, number):
+                break
+    for hit in ranked[0]:
+        if len(picker.shown) >= k:
+            break
+        picker.offer(hit, 0)
+    shown = len(picker.shown)
+    for rank in range(k * 3):
+        for number, answers in enumerate(ranked):
+            if len(picker.shown) < shown + spare and rank < len(answers):
+                picker.offer(answers[rank], number, spare=True)
+    return picker.result(shown).finish(below, floor, picker.below)
+
+
+@dataclass
+class _Shown:
+    hit: Hit
+    query: int
+    line: Line
+
+
+class _Picker:
+    """The hits chosen so far for the section and their lines, in the order taken."""
+
+    def __init__(
+        self,
+        index: MemoryIndex,
+        queries: Sequence[str],
+        floor: Floor | None,
+        chunks: int | None,
+        now: datetime,
+        weights: dict[str, float],
+        explain: list[str],
+    ) -> None:
+        self.index = index
+        self.queries = queries
+        self.floor = floor
+        self.chunks = chunks
+        self.now = now
+        self.weights = weights
+        self.explain = explain
+        self.shown: list[_Shown] = []
+        self.judged: set[tuple[str, int, int]] = set()
+        self.below = 0  # lines under the floor
+        self._mtimes: dict[str, float] = {}
+
+    def count(self, query: int) -> int:
+        return sum(1 for item in self.shown if item.query == query)
+
+    def offer(self, hit: Hit, query: int, *, spare: bool = False) -> bool:
+        """Given a hit of a query, take it if it has a line worth showing; return whether the
+        query is answered: taken, or its line is on the subject of a newer one shown."""
+        key = (hit.path, hit.start_line)
+        if any((item.hit.path, item.hit.start_line) == key for item in self.shown):
+            return False
+        if (*key, query) in self.judged:
+            return False
+        self.judged.add((*key, query))
+        where = f"query {query + 1} -> {_describe(hit)}{' (spare)' if spare else ''}"
+        line = self._line(hit, query)
+        if line is None:
+            self.explain.append(f"{where}: no line to show (headings only, or written later)")
+            return False
+        if self.floor is not None and not self.floor.admits_line(hit, line.score, self.chunks):
+            self.below += 1
+            self.explain.append(f"{where}: its line scores {line.score:.3f}, under the floor")
+            return False
+        item = _Shown(replace(hit, snippet=line.text, subject=line.subject), query, line)
+        for number, other in enumerate(self.shown):
+            if not _same_subject(line, other.line):
+                continue
+            if not newer(item, other, self._mtime):
+                self.explain.append(f"{where}: older than {other.hit.path}, same subject")
+                return True
+            self.shown[number] = item
+            self.explain.append(f"{where}: newer than {other.hit.path}, shown in its place")
+            return True
+        self.shown.append(item)
+        self.explain.append(where)
+        return True
+
+    def _line(self, hit: Hit, query: int) -> Line | None:
+        """Return the line a hit shows for a query, None when it has none written by now."""
+        from assembler.memory.search import best_lines  # numpy: only when a line is due
+
+        now = self.now
+
+        def written(shown: Hit, sentence: str) -> bool:
+            return written_by(replace(shown, snippet=sentence), now)
+
+        # Sentences are compared with the query by the model only when the search had it:
+        # a model that failed on the query would fail again on every line.
+        embedder = self.index.embedder if hit.vector is not None else None
+        (line,) = best_lines(
+            [(hit, self.queries[query])],
+            weights=self.index.snippet_weights,
+            embedder=embedder,
+            keep=written,
+            **self.weights,
+        )
+        return line
+
+    def _mtime(self, path: str) -> float:
+        if path not in self._mtimes:
+            root = getattr(self.index, "workspace", None)
+            try:
+                self._mtimes[path] = (Path(root) / path).stat().st_mtime if root else 0.0
+            except OSError:
+                self._mtimes[path] = 0.0
+        return self._mtimes[path]
+
+    def result(self, shown: int) -> RecallResult:
+        """Return what was picked: the first `shown` hits best first (the cap keeps the best,
+        see `fit_sections`), each subject dated when its note is older than today; then the
+        spare ones in the order taken."""
+        today = self.now.date()
+
+        def dated(item: _Shown) -> Hit:
+            day = note_date(item.hit.path)
+            label = item.line.subject
+            if day is not None and day < today and day.isoformat() not in label:
+                label = f"{label} ({day.isoformat()})"
+            return replace(item.hit, subject=label)
+
+        first = sorted(self.shown[:shown], key=lambda item: -relevance(item.hit))
+        return RecallResult(
+            [dated(item) for item in first],
+            list(self.queries),
+            self.explain,
+            spare=[dated(item) for item in self.shown[shown:]],
+        )
+
+
+def _sentence_recall(
+    index: MemoryIndex,
+    queries: Sequence[str],
+    ranked: list[list[Hit]],
+    *,
+    k: int,
+    spare: int,
+    weights: dict[str, float],
+    explain: list[str],
+) -> RecallResult:
+    """The choice of `recall_memories(lines=False)`: its most relevant sentence alone as each
+    hit's snippet (see `MemorySearch.best_snippets`), current topic first."""
+    earlier = len(queries) - 1
+    current_slots = k - min(earlier, k // 2) if earlier else k
+    chosen: list[tuple[Hit, int]] = []
+    seen: set[tuple[str, int]] = set()
 
     def take(hit: Hit, query: int) -> None:
         seen.add((hit.path, hit.start_line))
@@ -208,11 +404,6 @@ def recall_memories(
         for number, answers in enumerate(ranked):
             if len(chosen) < shown + spare and rank < len(answers) and fresh([answers[rank]]):
                 take(answers[rank], number)
-    weights = {
-        key: search_options[key]
-        for key in ("vector_weight", "bm25_weight")
-        if key in search_options
-    }
     snippets = index.best_snippets([(hit, queries[q]) for hit, q in chosen], **weights)
     hits: list[Hit] = []
     for number, ((hit, query), text) in enumerate(zip(chosen, snippets, strict=True)):
@@ -223,9 +414,84 @@ def recall_memories(
         hits.append(replace(hit, snippet=text))
         explain.append(f"query {query + 1} -> {_describe(hit)}{spared}")
     first = len([t for t in snippets[:shown] if t])
-    if below:
-        explain.append(f"{below} hit(s) under the relevance floor not shown ({floor})")
-    return RecallResult(hits[:first], queries, explain, below, hits[first:])
+    return RecallResult(hits[:first], list(queries), explain, spare=hits[first:])
+
+
+# Without vectors, two lines are on the same subject when this share of the content words of
+# the shorter one (at least SAME_SUBJECT_WORDS of them) are in the other: "Lab disk at 86%:
+# Docker up 30 GB ... plus Frigate" and "Lab disk at 91%: the Docker build cache refilled
+# ..., Frigate +23 GB".
+SAME_SUBJECT = 0.5
+SAME_SUBJECT_WORDS = 3
+
+
+def same_subject(line: str, other: str) -> bool:
+    """Given two lines, return whether they state something about the same subject (see
+    SAME_SUBJECT), so that a newer one supersedes an older one."""
+    a, b = _subject_words(line), _subject_words(other)
+    shared = len(a & b)
+    return shared >= SAME_SUBJECT_WORDS and shared >= SAME_SUBJECT * min(len(a), len(b))
+
+
+def _same_subject(line: Line, other: Line) -> bool:
+    """Given two lines, return whether they are on one subject: by their sentences' vectors
+    when both have one (see `search.SAME_SUBJECT_COSINE`), else by their words."""
+    from assembler.memory.search import SAME_SUBJECT_COSINE
+
+    if line.vector is not None and other.vector is not None:
+        return float(line.vector @ other.vector) >= SAME_SUBJECT_COSINE
+    return same_subject(line.text, other.text)
+
+
+def _subject_words(text: str) -> set[str]:
+    return {word.lower().rstrip("s") for word in content_words(text)}
+
+
+def newer(a: _Shown, b: _Shown, mtime: Callable[[str], float]) -> bool:
+    """Given two shown lines and a file's mtime by path, return whether `a` was written after
+    `b`: by their notes' days (the date in a daily note's name, else the file's mtime), then
+    by the clock time the lines begin with, then by their place in one note, then by mtime."""
+    day_a, day_b = _day(a.hit.path, mtime), _day(b.hit.path, mtime)
+    if day_a != day_b:
+        return day_a > day_b
+    clock_a, clock_b = _clock(a.line.text), _clock(b.line.text)
+    if clock_a is not None and clock_b is not None and clock_a != clock_b:
+        return clock_a > clock_b
+    if a.hit.path == b.hit.path:
+        return a.hit.start_line > b.hit.start_line
+    return mtime(a.hit.path) > mtime(b.hit.path)
+
+
+def _day(path: str, mtime: Callable[[str], float]) -> date:
+    return note_date(path) or datetime.fromtimestamp(mtime(path)).date()
+
+
+def _clock(text: str) -> tuple[int, int] | None:
+    found = _LEADING_TIME.match(_MARKER.sub("", text.strip()))
+    return None if found is None else (int(found.group(1)), int(found.group(2)))
+
+
+_MARKER = re.compile(r"^[-*+]\s+")
+
+
+def superseded(line: str, day: date | None, today: date, newest: Iterable[str]) -> bool:
+    """Given a memory's line, the day of its note (None: not a dated note), today's date and
+    lines of today's note shown elsewhere (Daily Context), return whether one of those says
+    something newer on its subject (see `same_subject`): the memory's note is of an earlier
+    day, or of today and the line's clock time is earlier. A note without a date (MEMORY.md)
+    is what the agent keeps on purpose: never superseded here."""
+    if day is None or day > today:
+        return False
+    clock = _clock(line)
+    for other in newest:
+        if not same_subject(line, other):
+            continue
+        if day < today:
+            return True
+        later = _clock(other)
+        if clock is not None and later is not None and later > clock:
+            return True
+    return False
 
 
 # A memory whose content words are this much inside one line the file already states says
@@ -291,9 +557,10 @@ def _clip(text: str, width: int = 60) -> str:
 
 
 def memory_floor(config: Config) -> Floor:
-    """Return the relevance floor of `config.memory` (see `Floor`)."""
+    """Return the relevance floor of `config.memory` (see `Floor`); the line shown is held to
+    it too."""
     memory = config.memory
-    return Floor(memory.floor, memory.keyword_floor, memory.relative_floor)
+    return Floor(memory.floor, memory.keyword_floor, memory.relative_floor, lines=True)
 
 
 def index_options(config: Config) -> dict[str, Any]:

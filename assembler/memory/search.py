@@ -65,6 +65,8 @@ class Hit:
     text: str  # the chunk's full text
     chunk_hash: str
     heading: str = ""  # the chunk's heading path, e.g. "Infra > Kubernetes"
+    # What the snippet is about, when it is a line (see `Line`): "Kubernetes (2026-02-28)".
+    subject: str = ""
 
 
 @dataclass(frozen=True)
@@ -203,20 +205,35 @@ def sentences(text: str) -> list[str]:
     """Given a chunk's text, return its sentences, in order: each content line (not a heading,
     not a code fence, without its list marker) split at sentence ends. A sentence from the
     middle of a line that begins with a clock time ("21:52 ...") keeps that time in front."""
-    found: list[str] = []
-    for raw in text.split("\n"):
+    return [piece.text for piece in _pieces(text)]
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """One sentence of a chunk (see `sentences`), where it is, and its line up to it."""
+
+    text: str
+    row: int  # its line's index in the chunk text
+    whole: str  # its line up to it and with it, without the list marker
+
+
+def _pieces(text: str) -> list[_Piece]:
+    found: list[_Piece] = []
+    for row, raw in enumerate(text.split("\n")):
         line = raw.strip()
         if not line or line.startswith("```") or ATX_HEADING.match(line):
             continue
         line = _LIST_MARKER.sub("", line)
         clock = _CLOCK.match(line)
+        before: list[str] = []
         for number, piece in enumerate(_SENTENCE_END.split(line)):
             piece = " ".join(piece.split())
             if not piece:
                 continue
+            before.append(piece)
             if number and clock is not None:
                 piece = f"{clock.group(0)} {piece}"
-            found.append(piece)
+            found.append(_Piece(piece, row, " ".join(before)))
     return found
 
 
@@ -256,6 +273,184 @@ def snippet(
     start = max(0, min(first - width // 4, len(flat) - width + 1))
     piece = flat[start : start + width - 2].strip()
     return ("…" if start > 0 else "") + piece + "…"
+
+
+# Two sentences whose vectors are at least this close state something about the same subject
+# ("Lab disk at 86%: Docker up 30 GB ..." and "Lab disk at 91%: the Docker build cache
+# refilled ...", 0.88; "pushed the git tag 1.14.3; the release workflow went green" and
+# "release.yml only pushes the semver tag for v* tags; this one was 1.14.3", 0.66), while
+# lines of one day on other matters stay under it ("Standup: Sam out sick" and the tag,
+# 0.18; a PR's approval and its follow-up, 0.34).
+SAME_SUBJECT_COSINE = 0.65
+
+
+@dataclass(frozen=True)
+class Line:
+    """What the Relevant Memories section shows of a hit: the sentence that answers the query
+    with the sentences of its line (list item) before it while they fit, what it is about (see
+    `subject`), how well it answers, scored as chunks are (0..1), and the sentence's vector
+    (None without a model) to tell two lines on one subject."""
+
+    text: str
+    subject: str
+    score: float
+    vector: Vector | None = None
+
+
+def subject(text: str, row: int, heading: str, path: str) -> str:
+    """Given a chunk's text, the index of one of its lines, the chunk's heading path and its
+    file, return what the line is about: the nearest Markdown heading above it in the chunk,
+    else the last heading of the chunk's path (the one above the chunk in its file), else the
+    note's title (its first heading, or a frontmatter `title:`), else its file name in words
+    ("api-deploy-runbook.md": "api deploy runbook", "2026-03-02.md": "2026-03-02")."""
+    rows = text.split("\n")
+    for line in reversed(rows[: row + 1]):
+        found = ATX_HEADING.match(line.strip())
+        if found and (title := _heading_text(found.group(2))):
+            return title
+    if heading.strip():
+        return heading.split(" > ")[-1].strip()
+    for line in rows:
+        found = ATX_HEADING.match(line.strip())
+        if found and (title := _heading_text(found.group(2))):
+            return title
+        if line.startswith("title:") and (title := line[6:].strip().strip("\"'")):
+            return title
+    stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    # Dashes between words are spaces; a date keeps its own ("2026-02 api crashloop").
+    words = re.sub(r"(?<=[^\W\d_])-|-(?=[^\W\d_])|_", " ", stem)
+    return " ".join(words.split()) or stem
+
+
+def _heading_text(raw: str | None) -> str:
+    return " ".join((raw or "").split())
+
+
+def line_of(
+    hit: Hit,
+    scores: Sequence[float],
+    weights: Mapping[str, float],
+    *,
+    keep: Callable[[str], bool] | None = None,
+    vectors: Matrix | None = None,
+    width: int = _SNIPPET_CHARS,
+) -> Line | None:
+    """Given a hit, a score for each of its sentences (see `sentences`) and the query's stems
+    with their weights, return the line to show: the best-scoring sentence that `keep`
+    accepts, with the sentences before it in its line (list item) in front when the whole
+    stays within `width` characters (a sentence alone often lacks its subject: "Not raising it
+    again before the weekend"), cut around the query's first word when the sentence alone is
+    longer. None when no sentence is left (a chunk of headings alone).
+
+    With the sentences' `vectors`, an entry of a log (a line that begins with a clock time)
+    is passed over when a later entry that `keep` accepts is on its subject (see
+    SAME_SUBJECT_COSINE): the newer one says how things stand.
+    """
+    pieces = _pieces(hit.text)
+    allowed = [i for i, p in enumerate(pieces) if keep is None or keep(p.text)]
+    if not allowed:
+        return None
+    if vectors is not None:
+        clocks = {i: _CLOCK.match(pieces[i].text) for i in allowed}
+        newest = [
+            i
+            for i in allowed
+            if not any(
+                (later := clocks[j]) is not None
+                and (earlier := clocks[i]) is not None
+                and _minutes(later.group(0)) > _minutes(earlier.group(0))
+                and float(vectors[i] @ vectors[j]) >= SAME_SUBJECT_COSINE
+                for j in allowed
+            )
+        ]
+        allowed = newest or allowed
+    best = max(allowed, key=lambda i: (scores[i], -i))
+    piece = pieces[best]
+    text = piece.whole if len(piece.whole) <= width else piece.text
+    if len(text) > width:
+        text = snippet(text, weights, width)
+    return Line(
+        text,
+        subject(hit.text, piece.row, hit.heading, hit.path),
+        max(scores[best], 0.0),
+        None if vectors is None else vectors[best],
+    )
+
+
+def _minutes(clock: str) -> int:
+    hours, minutes = clock.split(":")
+    return int(hours) * 60 + int(minutes)
+
+
+def best_lines(
+    pairs: Sequence[tuple[Hit, str]],
+    *,
+    weights: Callable[[str], Mapping[str, float]],
+    embedder: Embedder | None,
+    vector_weight: float = 0.7,
+    bm25_weight: float = 0.3,
+    keep: Callable[[Hit, str], bool] | None = None,
+) -> list[Line | None]:
+    """Given hits and the query each answers, the query's stems with their IDF weights (e.g.
+    `MemorySearch.snippet_weights`) and the embedder (None: words alone), return each hit's
+    line (see `line_of`): its sentences are scored as the search scores chunks,
+    `vector_weight` x the cosine of the sentence and the query plus `bm25_weight` x the share
+    of the query's IDF weight the sentence has; without a model (or when it fails here) the
+    share alone. `keep(hit, sentence)` says which sentences may be shown (e.g. not those
+    written after the run's clock)."""
+    found: list[Line | None] = []
+    for hit, query in pairs:
+        terms = weights(query)
+        pieces = sentences(hit.text)
+        vectors = sentence_vectors(query, pieces, embedder)
+        scores = sentence_scores(
+            pieces,
+            terms,
+            vectors,
+            vector_weight=vector_weight,
+            bm25_weight=bm25_weight,
+        )
+        accept = None if keep is None else (lambda text, hit=hit: keep(hit, text))
+        rows = None if vectors is None else vectors[1:]
+        found.append(line_of(hit, scores, terms, keep=accept, vectors=rows))
+    return found
+
+
+def sentence_vectors(query: str, pieces: Sequence[str], embedder: Embedder | None) -> Matrix | None:
+    """Given a query, sentences and the embedder, return their unit vectors, the query's
+    first; None without an embedder or sentences, or when the model fails (the words decide;
+    the search reported why). One small batch per call: a daemon's embedder remembers small
+    batches."""
+    if embedder is None or not pieces:
+        return None
+    try:
+        return checked_vectors(embedder.encode([query, *pieces]), len(pieces) + 1)
+    except Exception:
+        return None
+
+
+def sentence_scores(
+    pieces: Sequence[str],
+    weights: Mapping[str, float],
+    vectors: Matrix | None,
+    *,
+    vector_weight: float = 0.7,
+    bm25_weight: float = 0.3,
+) -> list[float]:
+    """Given sentences, the query's stems with their weights and the vectors of the query and
+    the sentences (see `sentence_vectors`; None: words alone), return each sentence's score:
+    `vector_weight` x its cosine with the query plus `bm25_weight` x the share of the query's
+    weight it has, over the sum of the weights (the share alone without vectors)."""
+    total_weight = sum(weights.values())
+    shares = [overlap(p, weights) / total_weight if total_weight > 0 else 0.0 for p in pieces]
+    total = vector_weight + bm25_weight
+    if vectors is None or total <= 0:
+        return shares
+    cosines = [float(v) for v in vectors[1:] @ vectors[0]]
+    return [
+        (vector_weight * max(c, 0.0) + bm25_weight * sh) / total
+        for c, sh in zip(cosines, shares, strict=True)
+    ]
 
 
 SQL_VARIABLES = 500  # ids per "IN (...)": well under SQLite's limit of 32766

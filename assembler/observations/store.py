@@ -62,6 +62,12 @@ from assembler.observations.slices import (
     slice_of,
     to_stamp,
 )
+from assembler.state_db import (
+    bound_statements,
+    check_schema,
+    expected_objects,
+    schema_statements,
+)
 
 if TYPE_CHECKING:
     from assembler.config.schema import Config
@@ -246,15 +252,34 @@ class ObservationStore:
             for suffix in ("", "-wal", "-shm", "-journal"):
                 check_not_link(path.with_name(path.name + suffix))
             self._db = sqlite3.connect(path, timeout=10.0, isolation_level=None)
+            bound_statements(self._db)
+            # Before anything is written: a trigger the agent planted on one of our tables
+            # would run with every put (an endless query hangs the writer).
+            self._check_schema(allow_missing=True)
             # Set before the first table exists; lets gc give freed pages back to the disk.
             self._db.execute("PRAGMA auto_vacuum = INCREMENTAL")
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.executescript(_SCHEMA)
+            self._check_schema()
+        except ObservationError:
+            self._db.close()
+            raise
         except (OSError, sqlite3.Error) as error:
             raise ObservationError(
                 f"Observation store {path} cannot be opened ({error}); check that the folder "
                 "is writable, or delete the file to start an empty store"
             ) from error
+
+    def _check_schema(self, *, allow_missing: bool = False) -> None:
+        """Raise ObservationError unless the store holds the schema's tables and indexes, as
+        the schema makes them, and nothing else (some of them, with `allow_missing`)."""
+        expected = expected_objects(schema_statements(_SCHEMA))
+        problem = check_schema(self._db, expected, allow_missing=allow_missing)
+        if problem is not None:
+            raise ObservationError(
+                f"Observation store {self.path} is not as this program makes it ({problem}); "
+                "nothing is written to it: delete it to start an empty store"
+            )
 
     def close(self) -> None:
         self._db.close()

@@ -25,6 +25,7 @@ from assembler.errors import SectionError
 from assembler.fsutil import (
     FileLock,
     atomic_write,
+    load_json,
     open_nofollow,
     read_all,
     read_regular,
@@ -302,7 +303,8 @@ def _parse_journal(data: bytes) -> JournalRead:
         if not raw.strip():
             continue
         try:
-            event = Event.from_obj(json.loads(raw))
+            # Bounded depth: a line nested thousands deep would raise RecursionError.
+            event = Event.from_obj(load_json(raw))
         except ValueError:  # includes JSONDecodeError and UnicodeDecodeError
             event = None
         if event is None:

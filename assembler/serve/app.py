@@ -52,6 +52,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from assembler.config.schema import bundled_dir
 from assembler.errors import AssemblerError
 from assembler.serve.data import (
+    MOOD_POINTS,
+    OBSERVATIONS_SHOWN,
+    RUNS_SHOWN,
+    MoodCursor,
     Status,
     fill_history,
     memory_data,
@@ -84,6 +88,9 @@ PAGES = {
     "/sections": ("sections", "Sections"),
     "/observations": ("observations", "Observations"),
 }
+# Open event streams at once: each page open keeps one. More are refused with 503: thousands
+# of them, each woken twice a second, would slow every other request down.
+MAX_EVENT_STREAMS = 32
 SECURITY_HEADERS = [
     (
         b"content-security-policy",
@@ -302,6 +309,54 @@ def _json(data: Any, status_code: int = 200) -> JSONResponse:
     return JSONResponse(data, status_code=status_code)
 
 
+def int_param(request: Request, name: str, default: int | None) -> int | None:
+    """Given a request, a query parameter's name and its default, return its whole number.
+    Raise ValueError naming it if it is given and is not one."""
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError as error:
+        raise ValueError(f"{name}={raw!r}: give a whole number") from error
+
+
+class EventStreams:
+    """`/api/events` as an ASGI app: server-sent `change` events while the watcher's version
+    moves, at most `limit` streams open at once (more are refused with 503)."""
+
+    def __init__(self, watcher: Watcher, poll_seconds: float, limit: int) -> None:
+        self.watcher = watcher
+        self.poll_seconds = poll_seconds
+        self.limit = limit
+        self.open = 0  # changed only on the event loop's thread
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.open >= self.limit:
+            refused = _json(
+                {"error": f"{self.limit} event streams are open already; close a page"}, 503
+            )
+            refused.headers["retry-after"] = "30"
+            await refused(scope, receive, send)
+            return
+        self.open += 1
+        try:
+            await EventSourceResponse(self._stream(), ping=15)(scope, receive, send)
+        finally:
+            self.open -= 1
+
+    async def _stream(self) -> AsyncIterator[dict[str, str]]:
+        last = -1
+        while True:
+            if self.watcher.version != last:
+                last = self.watcher.version
+                yield {
+                    "event": "change",
+                    "data": json.dumps({"version": last, "changed": self.watcher.changed}),
+                }
+            await asyncio.sleep(min(self.poll_seconds, 0.5))
+
+
 def create_app(
     config: Config,
     *,
@@ -310,11 +365,13 @@ def create_app(
     hosts: Iterable[str] = LOOPBACK_NAMES,
     ip_hosts: bool = False,
     poll_seconds: float = 1.0,
+    max_streams: int = MAX_EVENT_STREAMS,
 ) -> Starlette:
-    """Given the config, the clock, the access token and the host names allowed in the Host
-    header (and with `ip_hosts` any IP address), return the status page's ASGI app. Its
-    watcher thread runs while the app does (its lifespan); `app.state.status` and
-    `app.state.watcher` hold the open state.
+    """Given the config, the clock, the access token, the host names allowed in the Host
+    header (and with `ip_hosts` any IP address) and how many event streams may be open at
+    once, return the status page's ASGI app. Its watcher thread runs while the app does (its
+    lifespan); `app.state.status`, `app.state.watcher` and `app.state.streams` hold the open
+    state.
 
     Raise AssemblerError if the state folder's databases cannot be opened.
     """
@@ -365,21 +422,20 @@ def create_app(
                 raise ValueError(f"until={raw_until!r}: give an ISO 8601 time") from error
             if until.tzinfo is None:
                 raise ValueError(f"until={raw_until!r}: give the time with its offset")
-        return mood_data(status, now, hours, until)
+        limit = int_param(request, "limit", MOOD_POINTS)
+        raw_before = request.query_params.get("before")
+        before = MoodCursor.parse(raw_before) if raw_before else None
+        return mood_data(status, now, hours, until, limit or 0, before)
 
-    async def events(request: Request) -> Response:
-        async def stream() -> AsyncIterator[dict[str, str]]:
-            last = -1
-            while True:
-                if watcher.version != last:
-                    last = watcher.version
-                    yield {
-                        "event": "change",
-                        "data": json.dumps({"version": last, "changed": watcher.changed}),
-                    }
-                await asyncio.sleep(min(poll_seconds, 0.5))
+    def now_page(request: Request, now: datetime) -> dict[str, Any]:
+        limit = int_param(request, "limit", RUNS_SHOWN)
+        return now_data(status, now, limit or 0, int_param(request, "before", None))
 
-        return EventSourceResponse(stream(), ping=15)
+    def observations(request: Request, now: datetime) -> dict[str, Any]:
+        limit = int_param(request, "limit", OBSERVATIONS_SHOWN)
+        return observations_data(status, now, limit or 0, int_param(request, "offset", 0) or 0)
+
+    streams = EventStreams(watcher, poll_seconds, max_streams)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -392,18 +448,19 @@ def create_app(
 
     routes: list[BaseRoute] = [Route(path, page) for path in PAGES]
     routes += [
-        Route("/api/now", api(lambda r, now: now_data(status, now))),
+        Route("/api/now", api(now_page)),
         Route("/api/mood", api(mood)),
         Route("/api/memory", api(lambda r, now: memory_data(status, now))),
         Route("/api/sections", api(lambda r, now: sections_data(status, now))),
-        Route("/api/observations", api(lambda r, now: observations_data(status, now))),
-        Route("/api/events", events),
+        Route("/api/observations", api(observations)),
+        Route("/api/events", streams, methods=["GET"]),
         Route("/favicon.ico", lambda r: Response(FAVICON, media_type="image/x-icon")),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.status = status
     app.state.watcher = watcher
+    app.state.streams = streams
     app.add_middleware(Guard, token=token, hosts=hosts, ip_hosts=ip_hosts)
     return app
 
@@ -441,6 +498,7 @@ class StatusServer:
         clock: Callable[[], datetime],
         token: str | None = None,
         poll_seconds: float = 1.0,
+        max_streams: int = MAX_EVENT_STREAMS,
     ) -> None:
         self.token = token or secrets.token_urlsafe(24)
         self.host = host
@@ -454,6 +512,7 @@ class StatusServer:
                 hosts=allowed_hosts(host),
                 ip_hosts=accepts_ip_hosts(host),
                 poll_seconds=poll_seconds,
+                max_streams=max_streams,
             )
         except BaseException:
             self.socket.close()

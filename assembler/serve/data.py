@@ -11,16 +11,20 @@ images off (`render_markdown`).
 
 from __future__ import annotations
 
+import contextlib
+import html
 import itertools
+import json
 import math
+import sqlite3
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from assembler.assembly.log import AssemblyLog, log_path
+from assembler.assembly.log import AssemblyLog, Run, log_path
 from assembler.clock import format_duration
 from assembler.daemon.service import lock_holder
 from assembler.errors import AssemblerError, ScratchpadError
@@ -36,10 +40,11 @@ from assembler.memory.recall import (
 )
 from assembler.mood.history import MoodHistory, MoodRecord, history_path, window_report
 from assembler.mood.strategy import choose_strategy
-from assembler.mood.window import MIN_SECONDARY, MoodState
+from assembler.mood.window import MIN_SECONDARY, MOODS, MessageMood, MoodState
 from assembler.observations.store import store_for
 from assembler.pad.journal import ordered
 from assembler.pad.sections import scratchpad_for
+from assembler.state_db import open_state_db
 from assembler.transcripts.read import default_sources, read_recent
 
 if TYPE_CHECKING:
@@ -55,35 +60,212 @@ HISTORY_EVENTS = 20
 # Points marked as the ones that moved the mood most, per speaker.
 MOVERS = 3
 HUMAN = "human"
+# The agent writes the file and the state folder, so every answer is bounded, whatever they
+# hold. Markdown rendered: markdown-it takes about 0.3 s on 32 KiB of its worst input
+# (unclosed brackets, emphasis runs) and grows faster than the text beyond; the block is about
+# 10 KiB under the default caps.
+MAX_MARKDOWN_CHARS = 32 * 1024
+# Assemblies listed per answer of /api/now (`limit`), and the most one answer lists.
+RUNS_SHOWN = 10
+MAX_RUNS = 100
+# A logged run's record larger than this (characters of JSON; a run logs a few KiB) is listed
+# without it: it was not written by an assembly.
+MAX_RUN_RECORD_CHARS = 256 * 1024
+# Mood points per answer of /api/mood (`limit`), the newest of the span first.
+MOOD_POINTS = 5000
+MAX_MOOD_POINTS = 20000
+# Observations per answer of /api/observations (`limit`).
+OBSERVATIONS_SHOWN = 500
+MAX_OBSERVATIONS = 2000
 
 
 @dataclass
 class Status:
-    """The open state a status page reads: the config, the clock and the databases it keeps."""
+    """The open state a status page reads: the config, the clock and the databases it keeps,
+    with a read connection to each for the pages of rows the API lists (`pages`)."""
 
     config: Config
     clock: Any  # () -> aware datetime
     history: MoodHistory
     runs: AssemblyLog
+    pages: Pages
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
     def open(cls, config: Config, clock: Any) -> Status:
-        """Given the config and a clock, open the workspace's mood history and assembly log."""
+        """Given the config and a clock, open the workspace's mood history and assembly log.
+        Raise WorkspaceError (or UnsafePathError) if one cannot be opened."""
         history = MoodHistory(
             history_path(config.state_dir),
             extra_secret_patterns=config.routing.extra_secret_patterns,
         )
+        runs: AssemblyLog | None = None
         try:
             runs = AssemblyLog(log_path(config.state_dir))
+            pages = Pages.open(config)
         except BaseException:
             history.close()
+            if runs is not None:
+                runs.close()
             raise
-        return cls(config, clock, history, runs)
+        return cls(config, clock, history, runs, pages)
 
     def close(self) -> None:
         self.history.close()
         self.runs.close()
+        self.pages.close()
+
+
+class Pages:
+    """Bounded reads of the mood history and the assembly log: a page of rows at a time, a
+    run's record only when it is of a size an assembly writes (thread-safe). The databases'
+    own classes read whole spans; the agent can fill them with millions of rows or huge ones.
+    """
+
+    def __init__(self, moods: sqlite3.Connection, runs: sqlite3.Connection) -> None:
+        self._moods = moods
+        self._runs = runs
+        self._lock = threading.Lock()
+
+    @classmethod
+    def open(cls, config: Config) -> Pages:
+        """Given the config, open read connections to the mood history and the assembly log
+        (already set up by their own classes). Raise WorkspaceError if one cannot be opened."""
+        moods = open_state_db(history_path(config.state_dir), "the mood history")
+        try:
+            runs = open_state_db(log_path(config.state_dir), "the assembly log")
+        except BaseException:
+            moods.close()
+            raise
+        return cls(moods, runs)
+
+    def close(self) -> None:
+        with self._lock:
+            self._moods.close()
+            self._runs.close()
+
+    def runs(
+        self, limit: int, before: int | None = None
+    ) -> tuple[list[dict[str, Any]], int | None]:
+        """Given how many runs to list and a run id (None: the newest), return the runs logged
+        before it, newest first, as `Run.to_dict` gives them with their `id` (a record larger
+        than MAX_RUN_RECORD_CHARS is left out and `too_large` is true), and the id to pass as
+        `before` for the next page (None: no more)."""
+        with self._lock:
+            # The record's first MAX_RUN_RECORD_CHARS + 1 characters tell whether it is too
+            # large without handing a huge one to Python (SQLite still pages through it).
+            rows = self._runs.execute(
+                "SELECT id, at, reason, seconds, CASE WHEN length(substr(record, 1, ?)) <= ? "
+                "THEN record END FROM runs WHERE id < ? ORDER BY id DESC LIMIT ?",
+                (
+                    MAX_RUN_RECORD_CHARS + 1,
+                    MAX_RUN_RECORD_CHARS,
+                    before if before is not None else 2**63 - 1,
+                    limit + 1,
+                ),
+            ).fetchall()
+        listed = []
+        for run_id, at, reason, seconds, text in rows[:limit]:
+            record: Any = {}
+            if text is not None:
+                try:
+                    record = json.loads(text)
+                except (ValueError, RecursionError):
+                    record = {}
+            run = Run(
+                datetime.fromtimestamp(at, UTC),
+                str(reason),
+                float(seconds),
+                record if isinstance(record, dict) else {},
+            ).to_dict()
+            run["id"] = int(run_id)
+            if text is None:
+                run["too_large"] = True
+            listed.append(run)
+        more = len(rows) > limit and bool(listed)
+        return listed, listed[-1]["id"] if more else None
+
+    def mood_count(self, start: datetime, end: datetime) -> int:
+        """Given a span of time, return how many messages of the history were said in it."""
+        with self._lock:
+            row = self._moods.execute(
+                "SELECT count(*) FROM moods WHERE at >= ? AND at <= ?",
+                (start.timestamp(), end.timestamp()),
+            ).fetchone()
+        return int(row[0])
+
+    def newest_moods(
+        self, start: datetime, end: datetime, limit: int, before: MoodCursor | None = None
+    ) -> tuple[list[MoodRecord], MoodCursor | None]:
+        """Given a span of time (both ends included), how many messages to return and a cursor
+        (None: from the end of the span), return the newest `limit` messages said in the span
+        before the cursor, oldest first, and the cursor of the page before them (None: this
+        page holds the span's oldest message)."""
+        where = "at >= ? AND at <= ?"
+        values: list[Any] = [start.timestamp(), end.timestamp()]
+        if before is not None:
+            where += " AND (at < ? OR (at = ? AND rowid < ?))"
+            values += [before.at, before.at, before.rowid]
+        with self._lock:
+            rows = self._moods.execute(
+                f"SELECT rowid, {_MOOD_COLUMNS} FROM moods WHERE {where} "
+                "ORDER BY at DESC, rowid DESC LIMIT ?",
+                (*values, limit + 1),
+            ).fetchall()
+        page = rows[:limit]
+        cursor = MoodCursor(float(page[-1][2]), int(page[-1][0])) if len(rows) > limit else None
+        return [_mood_record(row[1:]) for row in reversed(page)], cursor
+
+
+_MOOD_COLUMNS = (
+    "id, at, speaker, session_id, source, text, length, primary_label, primary_score, "
+    "secondary_label, secondary_score, valence, arousal, compound, scores"
+)
+
+
+@dataclass(frozen=True)
+class MoodCursor:
+    """Where a page of the mood history ends: its oldest message's time and row."""
+
+    at: float
+    rowid: int
+
+    def text(self) -> str:
+        return f"{self.at!r}:{self.rowid}"
+
+    @classmethod
+    def parse(cls, text: str) -> MoodCursor:
+        """Given a cursor as `text` gives it, return it. Raise ValueError if it is not one."""
+        at, _, rowid = text.partition(":")
+        try:
+            cursor = cls(float(at), int(rowid))
+        except ValueError as error:
+            raise ValueError(f"before={text!r}: give the `next` of an earlier answer") from error
+        if not math.isfinite(cursor.at):
+            raise ValueError(f"before={text!r}: give the `next` of an earlier answer")
+        return cursor
+
+
+def _mood_record(row: Sequence[Any]) -> MoodRecord:
+    """Given a row of `_MOOD_COLUMNS`, return its record (labels that are no JSON: all 0)."""
+    (rid, at, speaker, session, source, text, length, primary, primary_score) = row[:9]
+    (secondary, secondary_score, valence, arousal, compound, scores) = row[9:]
+    # Every label scored, as the model gives them: a row the agent wrote may lack some.
+    labels = dict.fromkeys(MOODS, 0.0)
+    with contextlib.suppress(ValueError, TypeError, AttributeError, RecursionError):
+        labels.update({str(k): float(v) for k, v in json.loads(scores).items()})
+    mood = MessageMood(
+        valence=float(valence),
+        arousal=float(arousal),
+        scores=labels,
+        compound=float(compound),
+        primary=str(primary),
+        primary_score=float(primary_score),
+        secondary=secondary,
+        secondary_score=float(secondary_score),
+    )
+    stamp = datetime.fromtimestamp(at, UTC) if at is not None else None
+    return MoodRecord(rid, stamp, speaker, session, source, str(text), int(length), mood)
 
 
 @lru_cache(maxsize=1)
@@ -100,6 +282,20 @@ def render_markdown(text: str) -> str:
     return str(_markdown().render(text))
 
 
+def bounded_markdown(text: str, limit: int = MAX_MARKDOWN_CHARS) -> tuple[str, bool]:
+    """Given Markdown from the workspace, return at most its first `limit` characters (cut at
+    a line end where one keeps most of them) and whether it was cut."""
+    if len(text) <= limit:
+        return text, False
+    cut = text[:limit]
+    line = cut.rfind("\n")
+    return (cut[:line] if line >= limit * 4 // 5 else cut), True
+
+
+def _size(chars: int) -> str:
+    return f"{chars / 1024:,.0f} KiB" if chars < 1024 * 1024 else f"{chars / 1048576:,.1f} MiB"
+
+
 def _iso(moment: datetime | None) -> str | None:
     return moment.isoformat(timespec="seconds") if moment is not None else None
 
@@ -107,10 +303,16 @@ def _iso(moment: datetime | None) -> str | None:
 # --- Now ------------------------------------------------------------------------------------
 
 
-def now_data(status: Status, now: datetime) -> dict[str, Any]:
-    """Given the status and the clock, return the Now page's data: SCRATCHPAD.md as the agent
-    reads it (the block hosts prepend, rendered), fresh or stale with the time left, the last
-    assemblies and whether a daemon keeps the file fresh."""
+def now_data(
+    status: Status, now: datetime, limit: int = RUNS_SHOWN, before: int | None = None
+) -> dict[str, Any]:
+    """Given the status, the clock, how many assemblies to list and a run id (None: the
+    newest), return the Now page's data: SCRATCHPAD.md as the agent reads it (the block hosts
+    prepend, its first MAX_MARKDOWN_CHARS rendered), fresh or stale with the time left, the
+    assemblies logged before that run and whether a daemon keeps the file fresh.
+    Raise ValueError if `limit` is not from 1 to MAX_RUNS."""
+    if not 1 <= limit <= MAX_RUNS:
+        raise ValueError(f"limit={limit}: give a number of runs from 1 to {MAX_RUNS}")
 
     config = status.config
     data: dict[str, Any] = {"now": _iso(now), "path": str(config.output_path)}
@@ -123,6 +325,14 @@ def now_data(status: Status, now: datetime) -> dict[str, Any]:
         left = pad.expires - now
         block = body_prefix(pad.body)
         meta, current = last_diagnostics(config.state_dir, pad.body)
+        shown, cut = bounded_markdown(block)
+        rendered = render_markdown(shown)
+        if cut:
+            rendered += (
+                f'<p class="note">Cut: the first {_size(len(shown))} of {_size(len(block))} '
+                "are shown (the page renders at most "
+                f"{html.escape(_size(MAX_MARKDOWN_CHARS))}).</p>\n"
+            )
         data["file"] = {
             "fresh": fresh,
             "updated": _iso(pad.updated),
@@ -135,13 +345,16 @@ def now_data(status: Status, now: datetime) -> dict[str, Any]:
             "dropped": meta.get("dropped"),
             "degraded": meta.get("degraded"),
             "diagnostics_current": current,
-            "markdown": block,
-            "html": render_markdown(block),
+            "markdown": shown,
+            "markdown_length": len(block),
+            "markdown_cut": cut,
+            "html": rendered,
         }
-    runs = [run.to_dict() for run in status.runs.last(10)]
+    runs, following = status.pages.runs(limit, before)
     for run in runs:
         run.pop("memory", None)
     data["runs"] = runs
+    data["runs_next"] = following
     holder = lock_holder(config.state_dir)
     data["daemon"] = {"running": holder is not None, "pid": holder or None}
     return data
@@ -199,17 +412,26 @@ def _calibration() -> Any:
 
 
 def mood_data(
-    status: Status, now: datetime, hours: float = 24.0, until: datetime | None = None
+    status: Status,
+    now: datetime,
+    hours: float = 24.0,
+    until: datetime | None = None,
+    limit: int = MOOD_POINTS,
+    before: MoodCursor | None = None,
 ) -> dict[str, Any]:
-    """Given the status, the clock, a window length in hours (at most MAX_HOURS) and when it
-    ends (default and at most: now), return the Mood page's data from the mood history: each
-    human speaker's messages with valence, arousal and labels; the mood over the assembly's
-    window at its end and the strategy it gives; and when the latest message was said.
-    Raise ValueError if `hours` is not positive, or `until` so early that the span would start
-    before the year 1."""
+    """Given the status, the clock, a window length in hours (at most MAX_HOURS), when it
+    ends (default and at most: now), how many points to give and a cursor (the `next` of an
+    earlier answer; None: from the end of the span), return the Mood page's data from the mood
+    history: the newest `limit` messages of the span before the cursor, by human speaker, with
+    valence, arousal and labels; the mood over the assembly's window at its end and the
+    strategy it gives; and when the latest message was said.
+    Raise ValueError if `hours` is not positive, `limit` not from 1 to MAX_MOOD_POINTS, or
+    `until` so early that the span would start before the year 1."""
 
     if not (isinstance(hours, int | float) and math.isfinite(hours) and hours > 0):
         raise ValueError(f"hours must be a positive number, got {hours!r}")
+    if not 1 <= limit <= MAX_MOOD_POINTS:
+        raise ValueError(f"limit={limit}: give a number of points from 1 to {MAX_MOOD_POINTS}")
     hours = min(float(hours), MAX_HOURS)
     config = status.config
     end = min(until, now) if until is not None else now
@@ -222,14 +444,16 @@ def mood_data(
             f"until={_iso(until)}: too early, the span would start before the year 1; give a "
             "later time"
         ) from error
-    records = [r for r in status.history.between(start, end) if r.at is not None]
+    pages = status.pages
+    records, following = pages.newest_moods(start, end, limit, before)
     speakers: dict[str, list[dict[str, Any]]] = {}
     for record in records:
         speakers.setdefault(record.speaker or HUMAN, []).append(_point(record))
     for points in speakers.values():
         _mark_movers(points)
-    window = [r for r in records if window_start is None or r.at is None or r.at >= window_start]
-    window = window[-config.transcripts.max_messages :]
+    # The window: the span's newest messages within the lookback, whichever page is shown.
+    since = max(start, window_start) if window_start is not None else start
+    window, _ = pages.newest_moods(since, end, config.transcripts.max_messages)
     report = window_report(
         window, now=end, half_life=config.mood.half_life_delta, calibration=_calibration()
     )
@@ -246,7 +470,9 @@ def mood_data(
         # Not cut to the second: as `until`, it must include the message itself.
         "latest": latest.isoformat() if (latest := status.history.latest(now)) else None,
         "hours": hours,
-        "messages": len(records),
+        "messages": pages.mood_count(start, end),
+        "shown": len(records),
+        "next": following.text() if following is not None else None,
         "speakers": [{"name": name, "points": points} for name, points in speakers.items()],
         "window": {
             "messages": len(window),
@@ -281,20 +507,21 @@ def memory_data(status: Status, now: datetime) -> dict[str, Any]:
         meta, _ = last_diagnostics(config.state_dir, read_scratchpad(config.output_path).body)
     except ScratchpadError:
         meta = {}
-    runs = [run for run in status.runs.last(20) if run.record.get("memory") is not None]
+    logged, _ = status.pages.runs(20)
+    runs = [run for run in logged if isinstance(run.get("memory"), dict)]
     if runs:
         run = runs[0]
-        memory = run.record["memory"]
-        data["source"] = {"kind": "assembly", "at": _iso(run.at), "reason": run.reason}
-        data["queries"] = memory.get("queries", [])
-        data["hits"] = memory.get("hits", [])
-        data["explain"] = memory.get("explain", [])
+        memory = run["memory"]
+        data["source"] = {"kind": "assembly", "at": run["at"], "reason": run["reason"]}
+        data["queries"] = _list(memory.get("queries"))
+        data["hits"] = [hit for hit in _list(memory.get("hits")) if isinstance(hit, dict)]
+        data["explain"] = _list(memory.get("explain"))
         data["chunks"] = memory.get("chunks")
-        data["dropped"] = run.record.get("dropped") or []
+        data["dropped"] = _list(run.get("dropped"))
         return _marked(data, config)
     lookback = config.transcripts.lookback_delta
     start = now - lookback if lookback is not None else now - timedelta(hours=MAX_HOURS)
-    records = status.history.between(start, now)[-config.memory.query_messages :]
+    records, _ = status.pages.newest_moods(start, now, config.memory.query_messages)
     messages = [r.message() for r in records]
     data["source"] = {"kind": "history", "at": None, "reason": None}
     data["queries"] = conversation_queries(messages, max_messages=config.memory.query_messages)
@@ -303,6 +530,11 @@ def memory_data(status: Status, now: datetime) -> dict[str, Any]:
     data["chunks"] = memory_meta.get("chunks") if isinstance(memory_meta, dict) else None
     data["dropped"] = meta.get("dropped") or []
     return _marked(data, config)
+
+
+def _list(value: Any) -> list[Any]:
+    """A logged list, or [] for what a run did not log as one."""
+    return value if isinstance(value, list) else []
 
 
 def _marked(data: dict[str, Any], config: Config) -> dict[str, Any]:
@@ -397,20 +629,28 @@ def sections_data(status: Status, now: datetime) -> dict[str, Any]:
 # --- Observations ---------------------------------------------------------------------------
 
 
-def observations_data(status: Status, now: datetime) -> dict[str, Any]:
-    """Given the status and the clock, return the Observations page's data: the live parked
-    outputs of every turn with their size, turn and expiry (what `assemble obs ls --all`
-    lists)."""
-
+def observations_data(
+    status: Status, now: datetime, limit: int = OBSERVATIONS_SHOWN, offset: int = 0
+) -> dict[str, Any]:
+    """Given the status, the clock, how many entries to list and how many to skip, return the
+    Observations page's data: the live parked outputs of every turn with their size, turn
+    and expiry (what `assemble obs ls --all` lists), oldest first, from `offset`.
+    Raise ValueError if `limit` is not from 1 to MAX_OBSERVATIONS or `offset` is negative."""
+    if not 1 <= limit <= MAX_OBSERVATIONS:
+        raise ValueError(f"limit={limit}: give a number of entries from 1 to {MAX_OBSERVATIONS}")
+    if offset < 0:
+        raise ValueError(f"offset={offset}: give zero or more")
     with store_for(status.config) as store:
         entries = store.entries(all_turns=True, now=now)
+    page = entries[offset : offset + limit]
+    following = offset + len(page) if offset + len(page) < len(entries) else None
     items = []
-    for entry in entries:
+    for entry in page:
         item = entry.to_dict()
         item["summary"] = entry.summary
         item["expires_in"] = format_duration(entry.expires - now)
         items.append(item)
-    return {"now": _iso(now), "entries": items}
+    return {"now": _iso(now), "entries": items, "total": len(entries), "next_offset": following}
 
 
 # --- Filling the history --------------------------------------------------------------------

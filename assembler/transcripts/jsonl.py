@@ -11,6 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import BinaryIO
 
+from assembler.fsutil import open_regular
 from assembler.hosts import registry
 from assembler.transcripts.branch import BAD, BLANK, parse_line, walk
 from assembler.transcripts.reader import Format, Outcome, SourceReport, mtime
@@ -95,7 +96,8 @@ def read_jsonl(
 ) -> Outcome:
     """Given a JSONL transcript, return the messages on its active branch, read from the end."""
     report = SourceReport(path=str(path), format=fmt)
-    with path.open("rb") as file:
+    # Not blocking, and only a regular file: a named pipe would stop the run for good.
+    with os.fdopen(open_regular(path, follow_links=True), "rb") as file:
         size = os.fstat(file.fileno()).st_size
         head = _read_head(file, size)
         head_value = parse_line(head) if head is not None else BAD

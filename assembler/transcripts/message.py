@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Final, Literal
 
+from assembler.redact import REDACTION_MARKER, redact
+
 Role = Literal["user", "assistant"]
 
 
@@ -24,8 +26,10 @@ CLOCK_SKEW: Final = timedelta(seconds=30)
 class Message:
     """One human or assistant utterance, as the text the model saw.
 
-    No thinking, tool calls or tool results. `text` is for analysis: of a message longer than
-    TEXT_HEAD_CHARS + TEXT_TAIL_CHARS (a pasted log) it holds only the head and the tail.
+    No thinking, tool calls or tool results. `text` is for analysis: its secrets and personal
+    data are already redacted (`[redacted GitHub token]`, a marker that `redact.scan` counts as
+    a finding of its kind), and of a message longer than TEXT_HEAD_CHARS + TEXT_TAIL_CHARS (a
+    pasted log) it holds only the head and the tail.
     """
 
     role: Role
@@ -101,21 +105,101 @@ def clip_middle(text: str, head: int, tail: int) -> str:
     """
     if len(text) <= head + len(ELISION) + tail:
         return text
-    end = head
-    if head > 0:
-        space = max(text.rfind(c, max(head - _CUT_SLACK, 0), head + 1) for c in _WHITESPACE)
-        end = space if space > 0 else head
-    start = len(text) - tail
-    if tail > 0:
-        found = [i for c in _WHITESPACE if (i := text.find(c, start - 1, start + _CUT_SLACK)) >= 0]
-        start = min(found) + 1 if found else start
+    end = _head_end(text, head)
+    start = _tail_start(text, len(text) - tail) if tail > 0 else len(text)
     return text[:end].rstrip() + ELISION + text[start:].lstrip()
 
 
+def _head_end(text: str, head: int) -> int:
+    """Given a text and a size, return where a head of about that size ends: at whitespace a
+    few characters before, when there is some."""
+    if head <= 0:
+        return head
+    space = max(text.rfind(c, max(head - _CUT_SLACK, 0), head + 1) for c in _WHITESPACE)
+    return space if space > 0 else head
+
+
+def _tail_start(text: str, start: int) -> int:
+    """Given a text and where a tail would start, return where it starts: after whitespace a
+    few characters on, when there is some."""
+    found = [i for c in _WHITESPACE if (i := text.find(c, start - 1, start + _CUT_SLACK)) >= 0]
+    return min(found) + 1 if found else start
+
+
+# How much more than it keeps each end of a long message is redacted with, so that a secret
+# across the cut is seen whole (a private key is 1.7 to 3.3K characters; one with no END is
+# redacted to the end of its body, however long).
+_REDACT_MARGIN = 8000
+
+
+# When redaction shrinks an end by more than the margin (several keys), its kept part could
+# reach the raw cut, where a token may be cut in half and so missed: up to this much text
+# unredacted beside the raw cut is left out. No token the detectors know is longer.
+_SPLIT_GUARD = 512
+
+
 def message_text(text: str) -> tuple[str, int | None]:
-    """Given a message's whole text, return what `Message.text` keeps and `original_length`."""
-    kept = clip_middle(text, TEXT_HEAD_CHARS, TEXT_TAIL_CHARS)
-    return kept, (len(text) if kept is not text else None)
+    """Given a message's whole text, return what `Message.text` keeps and `original_length`:
+    the text with its secrets and personal data redacted (`redact.redact`), and of a long one
+    only its head and tail (about TEXT_HEAD_CHARS and TEXT_TAIL_CHARS, as `clip_middle` cuts
+    them). A cut never halves a redaction marker, so the head or tail may run a marker's
+    length longer; the markers of what was cut away follow the elision, once each, so the
+    routing hint still counts every kind that was read. Only the ends are redacted, each with
+    a margin: a 50 MB paste costs what a 30K one does."""
+    longest = TEXT_HEAD_CHARS + len(ELISION) + TEXT_TAIL_CHARS
+    unread = ""
+    if len(text) <= longest + 2 * _REDACT_MARGIN:
+        clean = redact(text)
+        if len(clean) <= longest:
+            return clean, None
+        if clean == text:
+            return clip_middle(text, TEXT_HEAD_CHARS, TEXT_TAIL_CHARS), len(text)
+        head = tail = clean
+        head_guard = tail_guard = 0
+    else:
+        head = redact(text[: TEXT_HEAD_CHARS + _REDACT_MARGIN])
+        tail = redact(text[-(TEXT_TAIL_CHARS + _REDACT_MARGIN) :])
+        # Only text left as it was can hold half a token: what follows the last marker.
+        ends = [marker.end() for marker in REDACTION_MARKER.finditer(head)]
+        first = REDACTION_MARKER.search(tail)
+        head_guard = min(_SPLIT_GUARD, len(head) - (ends[-1] if ends else 0))
+        tail_guard = min(_SPLIT_GUARD, first.start() if first else len(tail))
+        middle = (TEXT_HEAD_CHARS + _REDACT_MARGIN, len(text) - TEXT_TAIL_CHARS - _REDACT_MARGIN)
+        if any(text.find(word, *middle) >= 0 for word in _KEY_WORDS):
+            unread = _KEY_MARKER
+    end = _head_end(head, min(TEXT_HEAD_CHARS, len(head) - head_guard))
+    end = _outside_marker(head, end, forward=True)
+    start = _tail_start(tail, max(len(tail) - TEXT_TAIL_CHARS, tail_guard))
+    start = _outside_marker(tail, start, forward=False)
+    if head is tail:
+        start = max(start, end)  # a marker kept whole at both cuts of a short text
+        cut = [head[end:start]]
+    else:
+        cut = [head[end:], tail[:start]]
+    markers = dict.fromkeys(m.group(0) for part in cut for m in REDACTION_MARKER.finditer(part))
+    if unread:
+        markers[unread] = None
+    said = " ".join(markers) + "\n" if markers else ""
+    return head[:end].rstrip() + ELISION + said + tail[start:].lstrip(), len(text)
+
+
+# The middle of a long paste is never read; a private key is what a pasted credentials file
+# holds, and these plain searches (as fast as copying the text) find one there, so that the
+# routing hint still says a key was seen.
+_KEY_WORDS = ("PRIVATE KEY", "private_key")
+
+
+_KEY_MARKER = "[redacted private key block]"
+
+
+def _outside_marker(text: str, at: int, *, forward: bool) -> int:
+    """Given a cut in a redacted text, return it moved past the redaction marker it falls in
+    (to its end when `forward`, else to its start), so the marker is kept whole and still
+    counts as a finding; else the cut itself."""
+    for marker in REDACTION_MARKER.finditer(text, max(at - 100, 0), at + 100):
+        if marker.start() < at < marker.end():
+            return marker.end() if forward else marker.start()
+    return at
 
 
 def str_or_none(value: object) -> str | None:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from assembler.errors import TranscriptError
-from assembler.fsutil import allowed_root, resolves_within
+from assembler.fsutil import allowed_root, glob_paths, open_regular, resolves_within
 from assembler.hosts import registry
 from assembler.transcripts.jsonl import read_jsonl
 from assembler.transcripts.message import CLOCK_SKEW, Message, Summary, ZoneSeen
@@ -167,7 +167,8 @@ def _match_sources(
         if not os.path.isabs(expanded):
             # The base folder's own name may contain glob characters; only the pattern may glob.
             expanded = os.path.join(glob.escape(str(base)), expanded)
-        matches = sorted(glob.glob(expanded, recursive=True))
+        # `**` never walks into a link to a folder: two links to `.` would never end.
+        matches = glob_paths(expanded)
         if not matches:
             # Also reached by --transcripts globs in a daemon when their files go away.
             warnings.append(
@@ -208,7 +209,7 @@ def resolve_explicit_sources(patterns: Sequence[str], cwd: Path) -> list[str]:
         if not os.path.isabs(expanded):
             # The folder's own name may contain glob characters; only the pattern may glob.
             expanded = os.path.join(glob.escape(str(cwd)), expanded)
-        if not glob.glob(expanded, recursive=True):
+        if not glob_paths(expanded):
             raise TranscriptError(
                 f"--transcripts {pattern!r} matches no file (resolved against {cwd}); "
                 "check the path, relative to the current folder or absolute"
@@ -239,7 +240,8 @@ def _read_source(
                 f"Transcript source {path} is a directory; use a pattern that matches "
                 f"the files in it, such as '{path}/*.jsonl'.",
             )
-        with path.open("rb") as file:
+        # Not blocking, and only a regular file: a named pipe would stop the run for good.
+        with os.fdopen(open_regular(path, follow_links=True), "rb") as file:
             magic = file.read(len(SQLITE_MAGIC))
         store = registry.store_reader(path, magic, fmt)
         if store is not None:

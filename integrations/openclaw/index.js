@@ -2,11 +2,11 @@
 // the agent its `scratchpad` tool.
 //
 // before_prompt_build: reads `<workspace>/.scratchpad/prefix.json`, the ready block that every
-//   `assemble` run and every change of the agent's sections writes (assembler/ready.py), and
-//   returns its `block` as prependContext while it is fresh (Date.now() < expires_ms) and its
-//   `guidance` as prependSystemContext. No Python starts: one small file read (well under a
-//   millisecond). Any problem (no file yet, a link, bad JSON) returns nothing and is logged
-//   once: the turn always goes on.
+//   `assemble` run and every change of the agent's sections writes (assembler/file/ready.py),
+//   and returns its `block` as prependContext while it is fresh; and, on every turn, the
+//   guidance shipped beside this file (`guidance.md`) as prependSystemContext. No Python
+//   starts: one small file read (well under a millisecond). Any problem (no file yet, a link,
+//   bad JSON) adds no block and is logged once: the turn always goes on.
 // scratchpad tool: runs `<assemble> tool - --workspace <workspace>` with the call as JSON on
 //   stdin (execFile, an argument array, never a shell) and returns its JSON answer; a call
 //   the agent got wrong comes back as a tool error with the program's message.
@@ -14,8 +14,11 @@
 // The workspace is the plugin config's `workspace`, else the agent's workspace as OpenClaw
 // gives it to the hook or tool; `assemble` (an absolute path) comes from the config only.
 // `assemble setup openclaw` prints the commands that install, configure and enable this.
-// What the agent writes is hostile input: nothing is read through a link or from a FIFO, and
-// nothing but the state folder's own file is read.
+// What the agent writes is hostile input, and the agent can write prefix.json: nothing is read
+// through a link or from a FIFO, nothing but the state folder's own file is read, the system
+// prompt never comes from the workspace (the guidance is this package's own text), a block is
+// fresh at most MAX_AGE_MS after it was written (whatever `expires_ms` says; a block written in
+// the future is stale), and at most MAX_BLOCK_CHARS of it are sent.
 
 import { execFile } from "node:child_process";
 import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } from "node:fs";
@@ -26,15 +29,24 @@ export const STATE_DIR = ".scratchpad";
 export const READY_NAME = "prefix.json";
 const READY_VERSION = 1;
 const MAX_READY_BYTES = 1024 * 1024; // the block is a few KiB; anything this big is not ours
+// The longest a block stays fresh after it was written: the program's default TTL
+// (`output.ttl_minutes`). The daemon and the printed cron job rewrite the block well within it.
+export const MAX_AGE_MS = 30 * 60 * 1000;
+// The most of a block sent: the default caps (2,600 tokens, about 10,400 characters of text)
+// and a few KiB for headings and the header and footer lines.
+export const MAX_BLOCK_CHARS = 16 * 1024;
 const TOOL_TIMEOUT_MS = 30_000;
 const MAX_TOOL_OUTPUT = 1024 * 1024;
 const MAX_LOGGED = 50; // distinct problems logged; after that, silence
 
 // The tool's name, description and JSON schema: a copy of what `assemble mcp` offers.
 const TOOL = JSON.parse(readFileSync(new URL("./scratchpad-tool.json", import.meta.url), "utf8"));
+// The system-prompt guidance: `assemble guidance` of the default config, shipped with the
+// plugin (tests/test_hostile_hosts.py keeps it equal to the template's render).
+export const GUIDANCE = readFileSync(new URL("./guidance.md", import.meta.url), "utf8").replace(/\n+$/, "");
 
 /**
- * Given a workspace (absolute), return its ready block: {block, guidance, expires_ms, ...}.
+ * Given a workspace (absolute), return its ready block: {block, updated, expires_ms, ...}.
  * Throw an Error naming the file when it is missing, a link, not a regular file, too large,
  * or not a ready block of the version this plugin reads.
  */
@@ -75,7 +87,8 @@ export function readReady(workspace) {
     typeof ready !== "object" ||
     ready.version !== READY_VERSION ||
     typeof ready.block !== "string" ||
-    typeof ready.guidance !== "string" ||
+    typeof ready.updated !== "string" ||
+    !Number.isFinite(Date.parse(ready.updated)) ||
     !Number.isFinite(ready.expires_ms)
   ) {
     throw new Error(`${file} is not a ready block of version ${READY_VERSION}; run \`assemble --once\``);
@@ -84,15 +97,44 @@ export function readReady(workspace) {
 }
 
 /**
- * Given a ready block and the clock (ms since 1970), return what before_prompt_build adds:
- * the guidance as system context on every turn (so the system prompt, which the provider
- * caches, stays byte-identical whether the block is fresh or not), and the block before the
- * prompt only while it is fresh.
+ * Given a ready block and the clock (ms since 1970), return until when (ms) its block may be
+ * sent: its `expires_ms`, but never more than MAX_AGE_MS after its `updated`; 0 (stale) when
+ * `updated` is in the future, which no writer on this machine's clock does.
+ */
+export function freshUntil(ready, nowMs) {
+  const updated = Date.parse(ready.updated);
+  if (!Number.isFinite(updated) || updated > nowMs) return 0;
+  return Math.min(ready.expires_ms, updated + MAX_AGE_MS);
+}
+
+/**
+ * Given a block, return it cut to at most MAX_BLOCK_CHARS characters (at a line end where one
+ * keeps most of it), saying so on its last line; a block within the limit is returned as it is.
+ */
+export function boundedBlock(block) {
+  if (block.length <= MAX_BLOCK_CHARS) return block;
+  const note = `\n[scratchpad cut: ${block.length} characters, more than the ${MAX_BLOCK_CHARS} sent]\n`;
+  let cut = block.slice(0, MAX_BLOCK_CHARS - note.length);
+  const line = cut.lastIndexOf("\n");
+  if (line >= cut.length * 0.8) cut = cut.slice(0, line);
+  // A cut between the halves of a surrogate pair would leave a lone half.
+  if (/[\ud800-\udbff]$/.test(cut)) cut = cut.slice(0, -1);
+  return cut + note;
+}
+
+/**
+ * Given a ready block (or null when there is none to read) and the clock (ms since 1970),
+ * return what before_prompt_build adds: this package's guidance as system context on every
+ * turn (so the system prompt, which the provider caches, stays byte-identical whether the
+ * block is fresh or not, and the workspace never writes it), and the block, bounded, before
+ * the prompt only while it is fresh.
  */
 export function promptAdditions(ready, nowMs) {
   const additions = {};
-  if (ready.guidance.trim()) additions.prependSystemContext = ready.guidance;
-  if (nowMs < ready.expires_ms && ready.block.trim()) additions.prependContext = ready.block;
+  if (GUIDANCE.trim()) additions.prependSystemContext = GUIDANCE;
+  if (ready && nowMs < freshUntil(ready, nowMs) && ready.block.trim()) {
+    additions.prependContext = boundedBlock(ready.block);
+  }
   return additions;
 }
 
@@ -106,7 +148,8 @@ export function resolveWorkspace(config, ctx) {
 
 /**
  * Given the plugin config, the hook context, a logger of problems and the clock, return the
- * before_prompt_build result ({} when there is nothing to add). Never throws.
+ * before_prompt_build result: the guidance, and the block while it is fresh ({} without a
+ * workspace). Never throws.
  */
 export function beforePromptBuild(config, ctx, report, nowMs = Date.now()) {
   const workspace = resolveWorkspace(config, ctx);
@@ -117,13 +160,17 @@ export function beforePromptBuild(config, ctx, report, nowMs = Date.now()) {
     );
     return {};
   }
+  let ready = null;
   try {
-    return promptAdditions(readReady(workspace), nowMs);
+    ready = readReady(workspace);
   } catch (error) {
     const hint = error?.code === "ENOENT" ? " (no scratchpad yet: run `assemble --once` or the daemon)" : "";
     report(`${error?.message ?? error}${hint}`);
-    return {};
   }
+  if (ready !== null && ready.block.length > MAX_BLOCK_CHARS) {
+    report(`the scratchpad block is ${ready.block.length} characters; only ${MAX_BLOCK_CHARS} are sent`);
+  }
+  return promptAdditions(ready, nowMs);
 }
 
 /**

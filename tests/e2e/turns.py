@@ -30,6 +30,13 @@ from e2e.hosts import Hosts
 from e2e.mock_model import MODEL_ID, MockModel
 
 CLAUDE_TIMEOUT_S = 120.0
+# How long `claude -p`'s first request waits for MCP servers still connecting. Claude Code's
+# default is 2 s, after which it sends the request without their tools ("still connecting"),
+# which a loaded test machine sometimes exceeds while `assemble mcp` starts. The documented way
+# to wait longer is CLAUDE_CODE_MCP_STARTUP_WAIT_MS (Claude Code >= 2.1.274, see its env-vars
+# and Agent SDK "Connection timing" pages): the request goes as soon as the servers are
+# connected, so this is a bound, not a sleep.
+CLAUDE_MCP_STARTUP_WAIT_MS = 60_000
 OPENCLAW_TIMEOUT_S = 180.0
 DUMMY_ANTHROPIC_KEY = "sk-ant-e2e-dummy-key"
 DUMMY_OPENAI_KEY = "sk-e2e-dummy-key"
@@ -108,12 +115,14 @@ def base_env(hosts: Hosts, home: Path) -> dict[str, str]:
 
 def claude_env(hosts: Hosts, home: Path, model: MockModel) -> dict[str, str]:
     """Claude Code headless against the mock: an API key (so no login), the mock's base
-    URL, and no traffic but the model's (no telemetry, error reports or update checks)."""
+    URL, no traffic but the model's (no telemetry, error reports or update checks), and a
+    first request that waits for the MCP servers to connect (`CLAUDE_MCP_STARTUP_WAIT_MS`)."""
     return {
         **base_env(hosts, home),
         "ANTHROPIC_BASE_URL": model.base_url,
         "ANTHROPIC_API_KEY": DUMMY_ANTHROPIC_KEY,
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "CLAUDE_CODE_MCP_STARTUP_WAIT_MS": str(CLAUDE_MCP_STARTUP_WAIT_MS),
     }
 
 

@@ -26,7 +26,7 @@ class ClaudeCode:
     store_formats: tuple[str, ...] = ()
 
     def sources(self, workspace: Path, state_dir: Path, environ: Mapping[str, str]) -> list[str]:
-        return claude_code_sources(state_dir, environ)
+        return claude_code_sources(workspace, state_dir, environ)
 
     def claims(self, line: Mapping[str, Any]) -> str | None:
         kind = line.get("type")

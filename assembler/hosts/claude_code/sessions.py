@@ -1,5 +1,14 @@
 """Where Claude Code keeps a workspace's transcripts: its projects folder, and the sessions
-the hook recorded in the state folder (only those inside the projects folder are read).
+the hook recorded in the state folder.
+
+The agent can write the state folder, so the record is only a list of candidates. A recorded
+transcript is read when it lies inside Claude Code's projects folder and its session belongs
+to this workspace, as Claude Code itself wrote it down: the working folder (`cwd`) on the
+transcript's own lines is the workspace or a folder inside it, or Claude Code's settings for
+that folder (the user's `settings.json`, the folder's `.claude/settings.json` and
+`.claude/settings.local.json`, the managed settings) run the hook for this workspace
+(`assemble hook claude-code --workspace <this workspace>`, as `assemble setup claude-code`
+prints it). A session of another project, named in a forged record, is not read.
 """
 
 from __future__ import annotations
@@ -7,34 +16,68 @@ from __future__ import annotations
 import glob
 import json
 import os
-from collections.abc import Mapping
+import re
+import shlex
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
-from assembler.fsutil import read_regular, resolves_within
+from assembler.fsutil import is_within, open_regular, read_regular, resolves_within
 
 # What the hook keeps in the state folder: {"<session id>": {"transcript_path", "cwd", "seen"}}.
 HOOK_SESSIONS_NAME: Final = "claude-code-sessions.json"
-
+# The settings every Claude Code on this machine reads, over the user's (Linux).
+MANAGED_SETTINGS: Final = Path("/etc/claude-code/managed-settings.json")
 
 _HOOK_SESSIONS_MAX_BYTES = 4 * 1024 * 1024
+_SETTINGS_MAX_BYTES = 1024 * 1024
+# How far into a transcript its first `cwd` is looked for: Claude Code writes it on every
+# conversation line, so it comes within the first few lines; a huge first line (a long paste)
+# is looked at through its start, where Claude Code puts `cwd`.
+_HEAD_BYTES = 1024 * 1024
+_CHUNK_BYTES = 16 * 1024
+_LINE_PARSED_BYTES = 64 * 1024
+# `"cwd": "<string>"` among a line's first keys, before any nested object or array.
+_CWD_KEY = re.compile(rb'^\{[^{}\[\]]*?"cwd"\s*:\s*("(?:[^"\\]|\\.)*")')
+# A transcript's first working folder never changes: remembered by file identity, so the
+# status page's watcher, which asks every second, reads each transcript's head once.
+_CWD_CACHE: OrderedDict[tuple[str, int, int], str] = OrderedDict()
+_CWD_CACHE_SIZE = 1024
 
 
 def projects_dir(environ: Mapping[str, str]) -> Path:
     """Given the environment, return Claude Code's transcript folder:
     `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`."""
+    return config_dir(environ) / "projects"
+
+
+def config_dir(environ: Mapping[str, str]) -> Path:
+    """Given the environment, return Claude Code's own folder: `$CLAUDE_CONFIG_DIR`, else
+    `~/.claude`."""
     configured = environ.get("CLAUDE_CONFIG_DIR", "").strip()
-    home = environ.get("HOME", "").strip() or os.path.expanduser("~")
     if configured:
-        base = home + configured[1:] if configured.startswith("~") else configured
-        return Path(os.path.abspath(base)) / "projects"
-    return Path(home) / ".claude" / "projects"
+        return Path(os.path.abspath(_expand_home(configured, environ)))
+    return Path(_home(environ)) / ".claude"
 
 
-def claude_code_sources(state_dir: Path, environ: Mapping[str, str]) -> list[str]:
-    """Given the workspace's state folder and the environment, return the Claude Code
-    transcripts the hook recorded there that exist and resolve inside Claude Code's projects
-    folder; the agent can write the state folder, so a path leading anywhere else is ignored."""
+def _home(environ: Mapping[str, str]) -> str:
+    return environ.get("HOME", "").strip() or os.path.expanduser("~")
+
+
+def _expand_home(path: str, environ: Mapping[str, str]) -> str:
+    """Given a path that may start with `~` (the user's home only), return it expanded."""
+    if path == "~" or path.startswith("~/"):
+        return _home(environ) + path[1:]
+    return path
+
+
+def claude_code_sources(workspace: Path, state_dir: Path, environ: Mapping[str, str]) -> list[str]:
+    """Given the workspace, its state folder and the environment, return the Claude Code
+    transcripts the hook recorded there that exist, resolve inside Claude Code's projects
+    folder and belong to this workspace (see the module's docstring): the agent can write the
+    state folder, so a path leading anywhere else, or to another project's session, is
+    ignored."""
     path = state_dir / HOOK_SESSIONS_NAME
     try:
         if os.lstat(path).st_size > _HOOK_SESSIONS_MAX_BYTES:
@@ -52,6 +95,7 @@ def claude_code_sources(state_dir: Path, environ: Mapping[str, str]) -> list[str
     if not isinstance(sessions, dict):
         return []
     root = Path(os.path.realpath(projects_dir(environ)))
+    belongs = Belonging(workspace, environ)
     sources: list[str] = []
     for entry in sessions.values():
         transcript = entry.get("transcript_path") if isinstance(entry, dict) else None
@@ -62,6 +106,168 @@ def claude_code_sources(state_dir: Path, environ: Mapping[str, str]) -> list[str
             candidate.suffix == ".jsonl"
             and resolves_within(candidate, root)
             and candidate.is_file()
+            and belongs(transcript_cwd(candidate))
         ):
             sources.append(glob.escape(str(candidate)))
     return list(dict.fromkeys(sources))
+
+
+class Belonging:
+    """Whether a session's working folder belongs to one workspace: it is the workspace or
+    inside it, or Claude Code's settings for it run the hook for this workspace. Settings are
+    read once per folder asked about (one call of `claude_code_sources`)."""
+
+    def __init__(self, workspace: Path, environ: Mapping[str, str]) -> None:
+        self.workspace = os.path.realpath(workspace)
+        self.environ = environ
+        self._user = _hook_workspaces(config_dir(environ) / "settings.json", environ)
+        self._user |= _hook_workspaces(MANAGED_SETTINGS, environ)
+        self._asked: dict[str, bool] = {}
+
+    def __call__(self, cwd: str | None) -> bool:
+        """Given a session's working folder as Claude Code recorded it (None: none found),
+        return whether the session belongs to the workspace."""
+        if cwd is None or not os.path.isabs(cwd):
+            return False
+        if cwd not in self._asked:
+            self._asked[cwd] = self._belongs(cwd)
+        return self._asked[cwd]
+
+    def _belongs(self, cwd: str) -> bool:
+        real = os.path.realpath(cwd)
+        if is_within(real, self.workspace):
+            return True
+        named = set(self._user)
+        for name in ("settings.json", "settings.local.json"):
+            named |= _hook_workspaces(Path(real) / ".claude" / name, self.environ)
+        return self.workspace in named
+
+
+def _hook_workspaces(settings: Path, environ: Mapping[str, str]) -> set[str]:
+    """Given a Claude Code settings file, return the workspaces (resolved) its command hooks
+    run `assemble hook claude-code --workspace W` for; none when it is missing, too large,
+    a link or not JSON."""
+    try:
+        if os.lstat(settings).st_size > _SETTINGS_MAX_BYTES:
+            return set()
+        data = read_regular(settings).data
+        value: Any = json.loads(data) if data is not None else None
+    except (OSError, ValueError, RecursionError):
+        return set()
+    hooks = value.get("hooks") if isinstance(value, dict) else None
+    if not isinstance(hooks, dict):
+        return set()
+    found: set[str] = set()
+    for command in _commands(hooks):
+        named = _hook_workspace(command)
+        if named is not None:
+            found.add(os.path.realpath(_expand_home(named, environ)))
+    return found
+
+
+def _commands(hooks: dict[Any, Any]) -> Iterator[str]:
+    """Given the `hooks` of a settings file, yield the command lines of its command hooks."""
+    for matchers in hooks.values():
+        for matcher in matchers if isinstance(matchers, list) else ():
+            inner = matcher.get("hooks") if isinstance(matcher, dict) else None
+            for hook in inner if isinstance(inner, list) else ():
+                command = hook.get("command") if isinstance(hook, dict) else None
+                if isinstance(command, str):
+                    yield command
+
+
+def _hook_workspace(command: str) -> str | None:
+    """Given a hook's command line, return the `--workspace` of the `hook claude-code` it runs,
+    or None when it runs no such hook or names no absolute workspace."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    for start in range(len(words) - 1):
+        if words[start : start + 2] != ["hook", "claude-code"]:
+            continue
+        rest = words[start + 2 :]
+        for index, word in enumerate(rest):
+            if word == "--workspace" and index + 1 < len(rest):
+                value = rest[index + 1]
+            elif word.startswith("--workspace="):
+                value = word.partition("=")[2]
+            else:
+                continue
+            return value if value.startswith(("/", "~")) else None
+    return None
+
+
+def transcript_cwd(path: Path) -> str | None:
+    """Given a Claude Code transcript, return the working folder its first conversation line
+    names (`cwd`), or None when its first MiB names none or it cannot be read."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    key = (os.path.realpath(path), info.st_dev, info.st_ino)
+    cached = _CWD_CACHE.get(key)
+    if cached is not None:
+        _CWD_CACHE.move_to_end(key)
+        return cached
+    try:
+        found = _first_cwd(path)
+    except OSError:
+        return None
+    if found is not None:  # a session with no line yet may get one: not remembered
+        _CWD_CACHE[key] = found
+        while len(_CWD_CACHE) > _CWD_CACHE_SIZE:
+            _CWD_CACHE.popitem(last=False)
+    return found
+
+
+def _first_cwd(path: Path) -> str | None:
+    """Given a transcript, return the first `cwd` of its lines within its first MiB."""
+    # Not blocking, and only a regular file: a named pipe there would stop every run.
+    with os.fdopen(open_regular(path, follow_links=True), "rb") as handle:
+        pending = b""
+        skipping = False  # inside a long line whose start named no `cwd`
+        total = 0
+        while total < _HEAD_BYTES:
+            chunk = handle.read(_CHUNK_BYTES)
+            if not chunk:
+                ended = not skipping and pending
+                return _line_cwd(pending, whole=True) if ended else None
+            total += len(chunk)
+            *complete, pending = (pending + chunk).split(b"\n")
+            for line in complete:
+                if skipping:  # the end of the long line
+                    skipping = False
+                    continue
+                found = _line_cwd(line, whole=True)
+                if found is not None:
+                    return found
+            if skipping:
+                pending = b""
+            elif len(pending) > _LINE_PARSED_BYTES:
+                # A long line (a long paste): its start tells, the rest of it is skipped.
+                found = _line_cwd(pending, whole=False)
+                if found is not None:
+                    return found
+                skipping, pending = True, b""
+    return None if skipping else _line_cwd(pending, whole=False)
+
+
+def _line_cwd(line: bytes, *, whole: bool) -> str | None:
+    """Given a transcript line (or the start of one, `whole` False), return its `cwd`."""
+    line = line.strip()
+    if whole and len(line) <= _LINE_PARSED_BYTES:
+        try:
+            value: Any = json.loads(line)
+        except (ValueError, RecursionError):
+            return None
+        cwd = value.get("cwd") if isinstance(value, dict) else None
+        return cwd if isinstance(cwd, str) and cwd else None
+    found = _CWD_KEY.match(line)
+    if found is None:
+        return None
+    try:
+        cwd = json.loads(found.group(1))
+    except ValueError:
+        return None
+    return cwd if isinstance(cwd, str) and cwd else None

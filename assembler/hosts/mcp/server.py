@@ -14,6 +14,14 @@ the core unvalidated, so a common mistake (`op` instead of `action`) gets the co
 answer instead of a generic schema error. Core calls are blocking (SQLite, the embedding
 model), so they run in a worker thread.
 
+A host waits for `initialize` and `tools/list` before it offers the tools (Claude Code's
+`claude -p` waits 2 s by default, then sends its first request without them), so the server
+answers them before loading anything a tool needs: the modules behind the tools (the memory
+index and its embedder, the observation store, the scratchpad's sections) are imported by the
+first call that needs them, and the observation store's collection of expired entries runs on
+the first observation call of a session. What is left before the first answer is the MCP SDK's
+own import (see bench/bench_startup.py).
+
 The stdio transport is the SDK's (`stdio_server`) with a stricter reader: stdin is decoded as
 strict UTF-8, and a line that is not JSON, or not a JSON-RPC message, gets a -32700 or -32600
 error response instead of the SDK's silence, which left a client waiting forever.
@@ -24,11 +32,11 @@ from __future__ import annotations
 import logging
 import sys
 import threading
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.lowlevel
@@ -59,12 +67,12 @@ from assembler import __version__
 from assembler.clock import local_timezone
 from assembler.config.schema import Config
 from assembler.errors import AssemblerError, ObservationError
-from assembler.file.codec import prefix_text
-from assembler.file.ready import prefix_parts, scratchpad_with_ready
-from assembler.memory.recall import WarmMemory, hit_record, index_options, shown_hit, synced_memory
-from assembler.observations.slices import hexdump
-from assembler.observations.store import store_for, to_json
-from assembler.pad.tool_calls import Answer
+
+if TYPE_CHECKING:
+    # Imported where they are used: the first call of a tool loads what it needs.
+    from assembler.memory.recall import WarmMemory
+    from assembler.observations.store import ObservationStore
+    from assembler.pad.tool_calls import Answer
 
 log = logging.getLogger("assembler.mcp")
 
@@ -283,10 +291,13 @@ class Tools:
     config: Config
     clock: Callable[[], datetime] | None = None
     handlers: dict[str, Handler] = field(init=False)
-    # The memory index stays open between searches (each call still syncs it first); calls
-    # run in worker threads, so one search at a time.
+    # The memory index is opened by the first search and stays open between searches (each
+    # call still syncs it first); calls run in worker threads, so one search at a time.
     _memory: WarmMemory | None = field(init=False, default=None)
     _memory_lock: threading.Lock = field(init=False, default_factory=threading.Lock)
+    # Whether this session's first observation call has collected the expired entries.
+    _collected: bool = field(init=False, default=False)
+    _collect_lock: threading.Lock = field(init=False, default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
         self.handlers = {
@@ -375,6 +386,9 @@ class Tools:
     def view_text(self) -> str:
         """Return the scratchpad as hosts prepend it: the assembled part while it is fresh and
         the agent's sections as the journal holds them now."""
+        from assembler.file.codec import prefix_text
+        from assembler.file.ready import prefix_parts
+
         zone = local_timezone(self.config.time.timezone)
         now = self.clock() if self.clock is not None else datetime.now(zone)
         parts = prefix_parts(self.config, now)
@@ -413,12 +427,41 @@ class Tools:
                 is_error=True,
             )
 
+    def close(self) -> None:
+        """Close what the tools opened (the memory index, if a search opened it)."""
+        with self._memory_lock:
+            if self._memory is not None:
+                self._memory.close()
+                self._memory = None
+
+    @contextmanager
+    def _observations(self) -> Iterator[ObservationStore]:
+        """Yield the workspace's observation store, open. The first call of a session also
+        removes what expired since the last session (a new session is a good moment for it,
+        and doing it here keeps it out of the server's start)."""
+        from assembler.observations.store import store_for
+
+        with store_for(self.config, clock=self.clock) as store:
+            with self._collect_lock:
+                if not self._collected:
+                    self._collected = True
+                    try:
+                        store.gc()
+                    except ObservationError as error:
+                        # The call itself may still succeed; if not, it says why.
+                        log.warning("%s", error)
+            yield store
+
     # -- the tools -------------------------------------------------------------------------
 
     def scratchpad(self, arguments: Mapping[str, Any]) -> ToolResult:
+        from assembler.file.ready import scratchpad_with_ready
+
         return _from_answer(scratchpad_with_ready(self.config).tool_call(arguments, source="mcp"))
 
     def session_scratchpad(self, arguments: Mapping[str, Any]) -> ToolResult:
+        from assembler.file.ready import scratchpad_with_ready
+
         _check_keys("session_scratchpad", arguments, SESSION_SCHEMA)
         if "content" not in arguments:
             return ToolResult(
@@ -433,6 +476,8 @@ class Tools:
         return _from_answer(pad.session_tool(arguments["content"], mode, source="mcp"))
 
     def scratchpad_put(self, arguments: Mapping[str, Any]) -> ToolResult:
+        from assembler.observations.store import to_json
+
         _check_keys("scratchpad_put", arguments, PUT_SCHEMA)
         content = arguments.get("content")
         if not isinstance(content, str):
@@ -445,7 +490,7 @@ class Tools:
         executor = arguments.get("executor")
         if executor is not None and not isinstance(executor, str):
             raise ObservationError("`executor` must be the name of a tool (a string)")
-        with store_for(self.config, clock=self.clock) as store:
+        with self._observations() as store:
             # An explicit put always parks: the agent asked for it, whatever the size.
             synthetic = store.park(
                 {**metadata, "content": content},
@@ -455,12 +500,14 @@ class Tools:
         return ToolResult([to_json(synthetic)], synthetic)
 
     def scratchpad_read(self, arguments: Mapping[str, Any]) -> ToolResult:
+        from assembler.observations.slices import hexdump
+
         _check_keys("scratchpad_read", arguments, READ_SCHEMA)
         options = {k: arguments[k] for k in ("n", "start", "end", "pattern") if k in arguments}
         for name in ("context", "max_matches", "ignore_case"):
             if name in arguments:
                 options[name] = arguments[name]
-        with store_for(self.config, clock=self.clock) as store:
+        with self._observations() as store:
             found = store.read(
                 arguments.get("scratchpad_id"),
                 arguments.get("mode", "head"),
@@ -479,6 +526,14 @@ class Tools:
         return ToolResult([f"[{found.position()}]", body], data)
 
     def memory_search(self, arguments: Mapping[str, Any]) -> ToolResult:
+        from assembler.memory.recall import (
+            WarmMemory,
+            hit_record,
+            index_options,
+            shown_hit,
+            synced_memory,
+        )
+
         _check_keys("memory_search", arguments, SEARCH_SCHEMA)
         query = arguments.get("query")
         k = arguments.get("k", 5)
@@ -740,13 +795,6 @@ async def stdio_transport() -> AsyncIterator[
 
 def serve(config: Config) -> None:
     """Given a loaded config, serve its workspace's tools over stdio until stdin closes."""
-    try:
-        with store_for(config) as store:
-            # A new session is a good moment to drop what expired since the last one.
-            store.gc()
-    except ObservationError as error:
-        # The other tools still serve; the observation tools answer with this error.
-        log.warning("%s", error)
     tools = Tools(config)
     server = build_server(tools)
 
@@ -757,5 +805,4 @@ def serve(config: Config) -> None:
     try:
         anyio.run(run)
     finally:
-        if tools._memory is not None:
-            tools._memory.close()
+        tools.close()

@@ -5,13 +5,13 @@ SQLite store. The newest one becomes section main (`Scratchpad.import_external_e
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
+from assembler.fsutil import load_json, open_regular
 from assembler.hosts.openclaw.store import store_custom_entries
 from assembler.pad.sections import ExternalEntries, ExternalEntry, Scratchpad
 from assembler.pad.tool_calls import Answer
@@ -77,7 +77,8 @@ def read_openclaw_scratchpad_entries(
                     found.append(value)
             continue
         try:
-            with open(path, "rb") as handle:
+            # Not blocking, and only a regular file: a named pipe would stop the run for good.
+            with os.fdopen(open_regular(Path(path), follow_links=True), "rb") as handle:
                 if tail_bytes is not None:
                     size = os.fstat(handle.fileno()).st_size
                     if size > tail_bytes:
@@ -87,8 +88,8 @@ def read_openclaw_scratchpad_entries(
                     if needle not in raw:
                         continue  # most lines are messages; skip them unparsed
                     try:
-                        value = json.loads(raw)
-                    except ValueError:
+                        value = load_json(raw)
+                    except ValueError:  # not JSON, or nested too deep
                         continue
                     if isinstance(value, dict) and is_openclaw_scratchpad_entry(value):
                         found.append(value)

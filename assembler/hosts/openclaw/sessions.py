@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from assembler.fsutil import load_json, read_regular
+
 INDEX_NAME: Final = "sessions.json"
 
 
@@ -34,6 +36,8 @@ _ARCHIVE_NAME = re.compile(
 # The index holds every session's settings (and, in some releases, its skills prompt): a
 # larger file is not read, and the files are then told apart by their content alone.
 _INDEX_MAX_BYTES = 64 * 1024 * 1024
+# OpenClaw's config is a few kilobytes; more is not read.
+_CONFIG_MAX_BYTES = 16 * 1024 * 1024
 
 
 def is_session_artifact(name: str) -> bool:
@@ -67,10 +71,10 @@ def host_session_files(folder: Path) -> frozenset[str]:
     readable index."""
     index = folder / INDEX_NAME
     try:
-        if index.stat().st_size > _INDEX_MAX_BYTES:
-            return frozenset()
-        data = json.loads(index.read_bytes())
-    except (OSError, ValueError, RecursionError):
+        # Not blocking (a named pipe there would stop every run), and bounded in size and depth.
+        raw = read_regular(index, limit=_INDEX_MAX_BYTES, follow_links=True).data
+        data = load_json(raw) if raw is not None else None
+    except (OSError, ValueError):
         return frozenset()
     if not isinstance(data, dict):
         return frozenset()
@@ -299,20 +303,19 @@ def _read_config(path: Path) -> dict[str, Any] | None:
     """Given OpenClaw's config file, return its data; `{}` when there is none (every setting at
     its default), None when it cannot be read."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
+        raw = read_regular(path, limit=_CONFIG_MAX_BYTES, follow_links=True).data
+        if raw is None:
+            return {}
+        text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
     try:
-        data = json.loads(text)
+        data = load_json(text)
     except ValueError:
         try:
-            data = json.loads(_json5_to_json(text))
+            data = load_json(_json5_to_json(text))
         except (ValueError, RecursionError):
             return None
-    except RecursionError:
-        return None
     return data if isinstance(data, dict) else None
 
 

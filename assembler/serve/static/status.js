@@ -152,6 +152,8 @@
   function drawMood(data) {
     zone = data.timezone || undefined;
     const count = fill($("mood-count"), `${data.messages} human messages from ${day(data.start)} to ${day(data.end)}`);
+    // A page of the newest points: the API pages through a span too large for one answer.
+    if (data.next) count.append(` (the newest ${data.shown} shown)`);
     if (until) {
       const back = el("button", { type: "button" }, "back to now");
       back.addEventListener("click", () => { until = null; load(); });

@@ -1,0 +1,648 @@
+"""`assemble --once` served by the running daemon, over a Unix socket in the state folder.
+
+What `--once` prints is data (`OnceOutput`, made from an assembly by `once_output`): the cold
+run makes it in its own process, the daemon in its own with its warm models and index, and the
+CLI prints it the same way, so the output is byte for byte the same whoever assembled.
+
+The protocol: one JSON line each way on `.scratchpad/daemon.sock` (mode 0600; the daemon
+answers only its own uid, by SO_PEERCRED).
+
+- request: `{"op": "assemble", "options": DIGEST, "now": ISO or null, "dry_run": bool,
+  "explain": bool, "json": bool, "log_level": int}`. `options` is `options_digest` of the
+  client's config and --transcripts: a daemon whose own differ declines ("options"), and the
+  client assembles itself. `log_level` is the client's: the run's log records at or above it
+  come back in the answer.
+- answer: `{"ok": true, "stdout": str, "log": [[level, logger, message], ...], "warnings":
+  [str], "errors": [str]}` (the exit code is 1 when `errors` is not empty), or `{"ok": false,
+  "error": REASON, "message": str}`.
+
+The agent can write the state folder, so whatever listens there is not trusted: the client
+checks the peer's uid (and pid, against the daemon lock's), reads at most MAX_ANSWER_BYTES,
+and uses nothing but the answer's fields, validated; any doubt and it assembles itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import selectors
+import socket
+import stat
+import struct
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, tzinfo
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from assembler import __version__
+from assembler.clock import local_timezone
+from assembler.transcripts.read import default_sources
+
+if TYPE_CHECKING:
+    from assembler.assembly.pipeline import Assembly
+    from assembler.config.schema import Config
+
+log = logging.getLogger(__name__)
+
+SOCKET_NAME = "daemon.sock"
+# The client's wait for the connection: a live daemon accepts at once, whatever it is doing.
+CONNECT_TIMEOUT = 0.2
+# The client's wait for the answer, once connected: the daemon may be in another assembly,
+# or indexing a large memory for the first time.
+ANSWER_TIMEOUT = 60.0
+# The daemon's wait for a request line: a client that says nothing is dropped after it.
+READ_TIMEOUT = 5.0
+# The daemon's wait for a client to take its answer.
+SEND_TIMEOUT = 30.0
+MAX_REQUEST_BYTES = 16 * 1024
+# A dry run's answer holds the whole file; far over any cap, far under a memory problem.
+MAX_ANSWER_BYTES = 32 * 1024 * 1024
+MAX_CONNECTIONS = 8
+# The reasons a request is not served; the client says "options" at -v, the rest at -vv.
+REASONS = frozenset(
+    {"absent", "refused", "timeout", "bad request", "bad answer", "options", "stopping", "failed"}
+)
+_NOW_CHARS = 64
+_LOGGER_CHARS = 200
+_UCRED = struct.Struct("3i")  # pid, uid, gid
+
+LogLine = tuple[int, str, str]  # level, logger name, message
+
+
+class NotServed(Exception):
+    """A --once request the daemon did not serve; `reason` is one of REASONS."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+    def __str__(self) -> str:
+        return f"{self.reason}: {self.message}"
+
+
+# --- What --once prints ----------------------------------------------------------------------
+
+
+@dataclass
+class OnceOutput:
+    """What `assemble --once` prints: its log records (a served run's; a cold run's went out as
+    they came), stdout, the warnings logged after it, the `assemble: error:` lines on stderr;
+    the exit code is 1 when there are errors (a transcript that could not be read)."""
+
+    stdout: str
+    warnings: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    log: list[LogLine] = field(default_factory=list)
+
+    def to_answer(self) -> dict[str, Any]:
+        """Return the answer line's data."""
+        return {
+            "ok": True,
+            "stdout": self.stdout,
+            "log": [list(line) for line in self.log],
+            "warnings": self.warnings,
+            "errors": self.errors,
+        }
+
+    @classmethod
+    def from_answer(cls, data: dict[str, Any]) -> OnceOutput:
+        """Given an answer's data with `ok` true, return the output it carries. Raise NotServed
+        ("bad answer") if a field is missing, extra or of the wrong type."""
+        if set(data) != {"ok", "stdout", "log", "warnings", "errors"}:
+            raise NotServed("bad answer", f"fields {sorted(data)}")
+        stdout, warnings, errors = data["stdout"], data["warnings"], data["errors"]
+        if not isinstance(stdout, str) or not _strings(warnings) or not _strings(errors):
+            raise NotServed("bad answer", "stdout, warnings and errors must be text")
+        lines = data["log"]
+        if not isinstance(lines, list) or not all(_log_line(line) for line in lines):
+            raise NotServed("bad answer", "log must be [level, logger, message] lines")
+        return cls(stdout, warnings, errors, [(a, b, c) for a, b, c in lines])
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def _log_line(value: Any) -> bool:
+    if not (isinstance(value, list) and len(value) == 3):
+        return False
+    level, name, message = value
+    return (
+        type(level) is int
+        and 0 < level <= logging.CRITICAL
+        and isinstance(name, str)
+        and 0 < len(name) <= _LOGGER_CHARS
+        and name.isprintable()
+        and isinstance(message, str)
+    )
+
+
+def once_output(assembly: Assembly, *, as_json: bool, explain: bool, dry_run: bool) -> OnceOutput:
+    """Given an assembly and --once's --json, --explain and --dry-run, return what --once
+    prints: the summary as JSON, the file (dry run), or the line saying what was written, with
+    the reasons after it; then the warnings, and an error per transcript that failed (the file
+    is still written and says so, but the exit code tells cron and heartbeat scripts)."""
+    meta = assembly.meta
+    out: list[str] = []
+    if as_json:
+        summary = {
+            "path": str(assembly.path),
+            "written": assembly.written,
+            **{k: meta[k] for k in ("updated", "expires", "ttl_minutes", "tokens", "sources")},
+            **{k: meta[k] for k in ("messages_read", "sections", "dropped", "degraded")},
+            "agent_omitted": meta.get("agent_omitted", []),
+            "mood": mood_summary(assembly),
+        }
+        if explain:
+            summary["explain"] = assembly.explain()
+        out.append(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+    else:
+        if dry_run:
+            out.append(assembly.text)
+        elif assembly.written:
+            tokens = meta["tokens"]
+            out.append(
+                f"wrote {assembly.path} ({tokens['auto']}/{tokens['caps']['auto']} tokens, "
+                f"{meta['messages_read']} messages read, valid until {meta['expires']})\n"
+            )
+        else:
+            out.append(
+                f"not written: {assembly.path} kept changing while it was rendered; run again\n"
+            )
+        if explain:
+            out.append("\nWhy:\n")
+            out += [f"  {line}\n" for line in [*assembly.explain(), *recorded_lines(meta)]]
+    warnings = [f"{warning}" for warning in assembly.transcripts.warnings]
+    # A failed transcript is said on stderr as an error, with the exit code.
+    warnings += [
+        f"degraded: {p.what}: {p.why}" for p in assembly.degraded if p.kind != "transcript"
+    ]
+    errors = [f"{s.error}" for s in assembly.transcripts.sources if s.error]
+    return OnceOutput("".join(out), warnings, errors)
+
+
+def recorded_lines(meta: dict[str, Any]) -> list[str]:
+    """Given an assembly's record, return the diagnostics the frontmatter no longer carries,
+    as --explain lines: the token counts and what became of hand edits of the file."""
+    tokens = meta["tokens"]
+    caps = tokens["caps"]
+    lines = [
+        f"tokens: {tokens['total']}/{caps['total']} in all (frontmatter {tokens['frontmatter']}, "
+        f"auto {tokens['auto']}/{caps['auto']}, agent {tokens['agent']}/{caps['agent']})"
+    ]
+    if meta.get("memory"):
+        memory = meta["memory"]
+        lines.append(
+            f"memory: {memory['chunks']} chunks ({memory['embedded']} embedded), "
+            f"{memory['hits']} shown"
+        )
+    lines += [
+        f"agent section {entry['section']}: {entry['left_out']} of {entry['tokens']} tokens "
+        "left out"
+        for entry in meta.get("agent_omitted", [])
+    ]
+    if (edits := meta.get("file_edits")) is not None:
+        lines.append("hand edits: " + json.dumps(edits, ensure_ascii=False))
+    return lines
+
+
+def mood_summary(assembly: Assembly) -> dict[str, Any] | None:
+    """Given an assembly, return its mood as --json shows it, or None without one."""
+    if assembly.mood is None:
+        return None
+    return {
+        **assembly.mood.combined.summary(),
+        "speakers": sorted(assembly.mood.speakers),
+    }
+
+
+# --- The request -----------------------------------------------------------------------------
+
+
+def options_digest(config: Config, transcript_globs: Sequence[str] | None) -> str:
+    """Given a config and --transcripts, return a digest of everything that makes an assembly
+    come out differently besides the clock: the settings (and which files they came from),
+    the transcripts read (the default ones depend on the environment), the local time zone
+    and the program's version. Two processes serve each other only when theirs are equal."""
+    sources = (
+        list(transcript_globs or ())
+        or config.transcripts.sources
+        or default_sources(config.workspace, config.state_dir)
+    )
+    zone = local_timezone(config.time.timezone)
+    parts = (__version__, repr(config), list(transcript_globs or ()), sources, repr(zone))
+    return hashlib.sha256(repr(parts).encode("utf-8", "backslashreplace")).hexdigest()
+
+
+@dataclass(frozen=True)
+class OnceRequest:
+    """`assemble --once` asked of the daemon: its options' digest, --now as typed (None: the
+    daemon's clock), --dry-run, --explain, --json, and the client's log level."""
+
+    options: str
+    now: str | None = None
+    dry_run: bool = False
+    explain: bool = False
+    as_json: bool = False
+    log_level: int = logging.WARNING
+
+    def to_request(self) -> dict[str, Any]:
+        """Return the request line's data."""
+        return {
+            "op": "assemble",
+            "options": self.options,
+            "now": self.now,
+            "dry_run": self.dry_run,
+            "explain": self.explain,
+            "json": self.as_json,
+            "log_level": self.log_level,
+        }
+
+    @classmethod
+    def from_request(cls, data: Any) -> OnceRequest:
+        """Given a request line's parsed JSON, return the request. Raise NotServed ("bad
+        request") naming what is wrong with it."""
+        fields = {"op", "options", "now", "dry_run", "explain", "json", "log_level"}
+        if not isinstance(data, dict):
+            raise NotServed("bad request", "a request is a JSON object")
+        if data.get("op") != "assemble":
+            raise NotServed("bad request", f"unknown op {str(data.get('op'))[:40]!r}")
+        if set(data) != fields:
+            raise NotServed("bad request", f"the fields are {sorted(fields)}")
+        options, now, level = data["options"], data["now"], data["log_level"]
+        dry_run, explain, as_json = flags = [data[name] for name in ("dry_run", "explain", "json")]
+        if not isinstance(options, str) or len(options) != 64:
+            raise NotServed("bad request", "options must be a digest")
+        if not all(type(flag) is bool for flag in flags):
+            raise NotServed("bad request", "dry_run, explain and json must be true or false")
+        if type(level) is not int or not 0 <= level <= logging.CRITICAL:
+            raise NotServed("bad request", "log_level must be a logging level")
+        if now is not None:
+            if not isinstance(now, str) or len(now) > _NOW_CHARS:
+                raise NotServed("bad request", "now must be an ISO-8601 time or null")
+            try:
+                datetime.fromisoformat(now)
+            except ValueError:
+                raise NotServed("bad request", "now must be an ISO-8601 time or null") from None
+        return cls(options, now, dry_run, explain, as_json, level)
+
+    def time(self, zone: tzinfo) -> datetime | None:
+        """Given the configured time zone, return --now as --once reads it (a time without an
+        offset is in that zone), or None for the clock."""
+        if self.now is None:
+            return None
+        parsed = datetime.fromisoformat(self.now)
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=zone)
+
+
+@contextlib.contextmanager
+def captured_log(level: int) -> Iterator[list[LogLine]]:
+    """Collect the log records at or above `level` that this thread emits meanwhile (the
+    other threads' are theirs), as (level, logger, message): a served run's, for its
+    client to print as a cold run would have."""
+    lines: list[LogLine] = []
+    handler = _Capture(level, threading.get_ident(), lines)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        yield lines
+    finally:
+        root.removeHandler(handler)
+
+
+class _Capture(logging.Handler):
+    def __init__(self, level: int, thread: int, lines: list[LogLine]) -> None:
+        super().__init__(max(level, logging.DEBUG))
+        self.thread = thread
+        self.lines = lines
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.thread != self.thread:
+            return
+        try:
+            message = record.getMessage()
+        except Exception:  # a bad format: the record itself says that much
+            message = str(record.msg)
+        self.lines.append((record.levelno, record.name, message))
+
+
+# --- The socket ------------------------------------------------------------------------------
+
+
+def _open_dir(state_dir: Path) -> int:
+    """Given the state folder, return a descriptor of it; never through a link."""
+    return os.open(state_dir, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+
+
+def _address(dir_fd: int, state_dir: Path) -> str:
+    """Given the state folder and a descriptor of it, return the socket's address. Through
+    the descriptor when /proc allows: a socket's address holds at most 107 bytes, a
+    workspace's path may not, and the folder cannot be swapped for a link meanwhile."""
+    proc = f"/proc/self/fd/{dir_fd}"
+    return f"{proc}/{SOCKET_NAME}" if os.path.isdir(proc) else str(state_dir / SOCKET_NAME)
+
+
+def _peer(sock: socket.socket) -> tuple[int, int]:
+    """Given a connected Unix socket, return the pid and uid of the process at its other end."""
+    pid, uid, _ = _UCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _UCRED.size))
+    return pid, uid
+
+
+class _TooLong(Exception):
+    pass
+
+
+def _read_line(sock: socket.socket, limit: int, timeout: float) -> bytes | None:
+    """Given a socket, return its next line (without the newline) once it has come whole, or
+    None when the peer closed first. Raise TimeoutError if it takes over `timeout` seconds in
+    all, _TooLong if it runs over `limit` bytes."""
+    deadline = time.monotonic() + timeout
+    data = bytearray()
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"no line within {timeout} s")
+        sock.settimeout(left)  # in all, not per chunk: a trickle cannot keep it waiting
+        chunk = sock.recv(min(1 << 16, limit + 1 - len(data)))
+        if not chunk:
+            return None
+        end = chunk.find(b"\n")
+        data += chunk if end < 0 else chunk[:end]
+        if len(data) > limit:
+            raise _TooLong(f"over {limit} bytes")
+        if end >= 0:
+            return bytes(data)
+
+
+def _line(data: dict[str, Any]) -> bytes:
+    # ASCII: the line holds no raw newline or other control character, whatever the text.
+    return (json.dumps(data, ensure_ascii=True, separators=(",", ":")) + "\n").encode("ascii")
+
+
+def _refusal(reason: str, message: str) -> dict[str, Any]:
+    return {"ok": False, "error": reason, "message": message}
+
+
+class ControlServer:
+    """The daemon's side: listens on `.scratchpad/daemon.sock` and answers each --once request
+    with `serve(request)`, one thread per connection (at most `max_connections`); a request
+    that is not one gets an error answer, a client that says nothing within `read_timeout`
+    is dropped. `serve` may raise NotServed to decline; anything else it raises is logged and
+    answered as "failed". Only `uid` (ours) is answered."""
+
+    def __init__(
+        self,
+        state_dir: Path,
+        serve: Callable[[OnceRequest], OnceOutput],
+        *,
+        read_timeout: float = READ_TIMEOUT,
+        uid: int | None = None,
+        max_connections: int = MAX_CONNECTIONS,
+    ) -> None:
+        self.state_dir = state_dir
+        self.serve = serve
+        self.read_timeout = read_timeout
+        self.uid = os.geteuid() if uid is None else uid
+        self._slots = threading.BoundedSemaphore(max_connections)
+        self._listener: socket.socket | None = None
+        self._dir_fd: int | None = None
+        self._inode: tuple[int, int] | None = None
+        self._wake = socket.socketpair()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def path(self) -> Path:
+        return self.state_dir / SOCKET_NAME
+
+    def start(self) -> None:
+        """Listen, replacing what a killed daemon (or anyone) left at the socket's name: the
+        caller holds the workspace's daemon lock, so the name is its. Raise OSError if the
+        socket cannot be made."""
+        dir_fd = _open_dir(self.state_dir)
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+        try:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(SOCKET_NAME, dir_fd=dir_fd)  # a link itself, never what it names
+            # 0600 from the start: a chmod after the bind would leave a moment open to others.
+            # The umask is the process's; this runs before the daemon's other threads start.
+            umask = os.umask(0o177)
+            try:
+                listener.bind(_address(dir_fd, self.state_dir))
+            finally:
+                os.umask(umask)
+            info = os.stat(SOCKET_NAME, dir_fd=dir_fd, follow_symlinks=False)
+            listener.listen(MAX_CONNECTIONS)
+            listener.setblocking(False)
+        except BaseException:
+            listener.close()
+            os.close(dir_fd)
+            raise
+        self._listener, self._dir_fd = listener, dir_fd
+        self._inode = (info.st_dev, info.st_ino)
+        self._thread = threading.Thread(
+            target=self._accept_loop, name="assembler-control", daemon=True
+        )
+        self._thread.start()
+
+    def close(self) -> None:
+        """Stop listening and remove the socket (if it is still ours). Connections being
+        answered finish on their own threads."""
+        with contextlib.suppress(OSError):
+            self._wake[1].send(b"x")
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._unlink()
+        if self._dir_fd is not None:
+            os.close(self._dir_fd)
+            self._dir_fd = None
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+        for end in self._wake:
+            end.close()
+
+    def _unlink(self) -> None:
+        """Remove the socket's name, unless something else has taken it since."""
+        if self._dir_fd is None:
+            return
+        with contextlib.suppress(OSError):
+            info = os.stat(SOCKET_NAME, dir_fd=self._dir_fd, follow_symlinks=False)
+            if (info.st_dev, info.st_ino) == self._inode:
+                os.unlink(SOCKET_NAME, dir_fd=self._dir_fd)
+
+    def _accept_loop(self) -> None:
+        try:
+            self._accept_all()
+        except Exception:
+            # Without its name, clients find no socket and assemble at once, instead of
+            # waiting for an answer from a listener nobody accepts for.
+            log.exception("the --once socket failed; --once runs without the daemon")
+            self._unlink()
+
+    def _accept_all(self) -> None:
+        listener = self._listener
+        assert listener is not None
+        with selectors.DefaultSelector() as selector:
+            selector.register(listener, selectors.EVENT_READ)
+            selector.register(self._wake[0], selectors.EVENT_READ)
+            while True:
+                for key, _ in selector.select():
+                    if key.fileobj is self._wake[0]:
+                        return
+                    try:
+                        conn, _ = listener.accept()
+                    except OSError:  # gone before we took it
+                        continue
+                    if not self._slots.acquire(blocking=False):
+                        log.warning("%d --once clients at once; one dropped", MAX_CONNECTIONS)
+                        conn.close()
+                        continue
+                    try:
+                        threading.Thread(
+                            target=self._handle, args=(conn,), name="assembler-once", daemon=True
+                        ).start()
+                    except RuntimeError as error:  # no thread to be had: this client goes cold
+                        log.warning("cannot answer a --once client: %s", error)
+                        self._slots.release()
+                        conn.close()
+
+    def _handle(self, conn: socket.socket) -> None:
+        # Whatever a client sends or does, this thread ends and the daemon goes on.
+        try:
+            with conn:
+                answer = self._answer(conn)
+                if answer is not None:
+                    conn.settimeout(SEND_TIMEOUT)
+                    conn.sendall(_line(answer))
+        except OSError as error:
+            log.debug("--once client: %s", error)
+        except Exception:
+            log.exception("answering a --once client failed")
+        finally:
+            self._slots.release()
+
+    def _answer(self, conn: socket.socket) -> dict[str, Any] | None:
+        pid, uid = _peer(conn)
+        # The line is read (not parsed) before a refusal too: answered while it is still being
+        # sent, the client would see its send fail instead of the reason.
+        try:
+            line = _read_line(conn, MAX_REQUEST_BYTES, self.read_timeout)
+        except TimeoutError:
+            log.debug("dropped a --once client (pid %d) that said nothing", pid)
+            return None
+        except _TooLong as error:
+            line, too_long = None, f"a request line is {error}"
+        else:
+            too_long = ""
+        if uid != self.uid:
+            log.warning("refused a --once request from uid %d (pid %d)", uid, pid)
+            return _refusal("refused", "only the daemon's own user may ask it")
+        if too_long:
+            return _refusal("bad request", too_long)
+        if line is None:
+            return None
+        try:
+            request = OnceRequest.from_request(json.loads(line))
+        except ValueError as error:  # not JSON, or not UTF-8
+            return _refusal("bad request", f"not a JSON line ({error})")
+        except NotServed as error:
+            return _refusal(error.reason, error.message)
+        try:
+            return self.serve(request).to_answer()
+        except NotServed as error:
+            return _refusal(error.reason, error.message)
+        except Exception as error:
+            log.exception("serving --once (pid %d) failed", pid)
+            return _refusal("failed", f"{type(error).__name__}: {error}")
+
+
+# --- The client ------------------------------------------------------------------------------
+
+
+def ask_daemon(
+    state_dir: Path,
+    request: OnceRequest,
+    *,
+    pid: int | None = None,
+    connect_timeout: float | None = None,
+    answer_timeout: float | None = None,
+) -> OnceOutput:
+    """Given the state folder, a --once request and the pid of the daemon that holds the
+    workspace's lock (None: not known), return what the daemon answers.
+
+    Raise NotServed when it does not: no socket, nobody listening, a listener of another user
+    or process, no connection within `connect_timeout` or no answer within `answer_timeout`
+    seconds (CONNECT_TIMEOUT, ANSWER_TIMEOUT), an answer that is not one, or the daemon
+    declining (other options, stopping, a failed assembly).
+    """
+    connect_timeout = CONNECT_TIMEOUT if connect_timeout is None else connect_timeout
+    answer_timeout = ANSWER_TIMEOUT if answer_timeout is None else answer_timeout
+    sock = _connect(state_dir, connect_timeout)
+    with sock:
+        peer_pid, peer_uid = _peer(sock)
+        if peer_uid != os.geteuid():
+            raise NotServed("refused", f"the socket is served by uid {peer_uid}")
+        if pid and peer_pid != pid:
+            raise NotServed("refused", f"the socket is served by pid {peer_pid}, not {pid}")
+        try:
+            sock.settimeout(answer_timeout)
+            sock.sendall(_line(request.to_request()))
+            line = _read_line(sock, MAX_ANSWER_BYTES, answer_timeout)
+        except TimeoutError:
+            raise NotServed("timeout", f"no answer within {answer_timeout} s") from None
+        except _TooLong as error:
+            raise NotServed("bad answer", f"the answer is {error}") from None
+        except OSError as error:
+            raise NotServed("absent", f"the connection failed ({error})") from None
+    if line is None:
+        raise NotServed("bad answer", "the connection closed without an answer")
+    return _parse_answer(line)
+
+
+def _connect(state_dir: Path, timeout: float) -> socket.socket:
+    try:
+        dir_fd = _open_dir(state_dir)
+    except OSError as error:
+        raise NotServed("absent", f"no state folder ({error.strerror})") from None
+    try:
+        try:
+            info = os.stat(SOCKET_NAME, dir_fd=dir_fd, follow_symlinks=False)
+        except OSError as error:
+            raise NotServed("absent", f"no {SOCKET_NAME} ({error.strerror})") from None
+        if not stat.S_ISSOCK(info.st_mode):
+            raise NotServed("absent", f"{SOCKET_NAME} is not a socket")
+        if info.st_uid != os.geteuid():
+            raise NotServed("refused", f"{SOCKET_NAME} belongs to uid {info.st_uid}")
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+        try:
+            sock.settimeout(timeout)
+            sock.connect(_address(dir_fd, state_dir))
+        except OSError as error:
+            sock.close()
+            raise NotServed("absent", f"cannot connect ({error})") from None
+        return sock
+    finally:
+        os.close(dir_fd)
+
+
+def _parse_answer(line: bytes) -> OnceOutput:
+    try:
+        data = json.loads(line)
+    except ValueError:
+        raise NotServed("bad answer", "not a JSON line") from None
+    if not isinstance(data, dict):
+        raise NotServed("bad answer", "not a JSON object")
+    if data.get("ok") is True:
+        return OnceOutput.from_answer(data)
+    reason, message = data.get("error"), data.get("message")
+    if data.get("ok") is not False or reason not in REASONS or not isinstance(message, str):
+        raise NotServed("bad answer", "neither an output nor a refusal")
+    assert isinstance(reason, str)
+    raise NotServed(reason, message[:300])
