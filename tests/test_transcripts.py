@@ -2795,6 +2795,19 @@ def test_default_sources_read_every_agent_when_the_config_cannot_be_read_or_name
 
 
 def write_hook_sessions(state_dir: Path, paths: Sequence[str]) -> None:
+    """Record sessions as the hook does, with the hook run for the workspace in every project
+    as `assemble setup claude-code` has the user set it up: only the sessions whose Claude
+    Code settings run the hook for the workspace (or that run inside it) are read."""
+    from assembler.hosts.claude_code.sessions import config_dir
+    from assembler.hosts.claude_code.setup import claude_code_setup
+
+    settings = config_dir(os.environ) / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    known = json.loads(settings.read_text()) if settings.exists() else {"hooks": {}}
+    setup = claude_code_setup(state_dir.parent, Path("/opt/assembler/bin/assemble"))
+    for event, matchers in setup.settings["hooks"].items():
+        known["hooks"].setdefault(event, []).extend(matchers)
+    settings.write_text(json.dumps(known))
     state_dir.mkdir(parents=True, exist_ok=True)
     sessions = {
         f"s{index}": {"transcript_path": path, "cwd": "/w", "seen": iso(NOW)}

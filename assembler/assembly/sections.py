@@ -194,7 +194,9 @@ def daily_section(daily: DailyContext | None, workspace: Path) -> Section | None
 def time_section(times: TimeContext) -> Section:
     if not times.known:
         clock = f"{times.local:%H:%M %Z, %a %d %b} (this machine's zone; the human's is unknown)"
-        return Section("time_context", TITLES["time_context"], (Item(clock, "Server time", 2),))
+        # The clock alone moved: no news for hosts that send the block only when it changed.
+        item = Item(clock, "Server time", 2, gist="unknown zone")
+        return Section("time_context", TITLES["time_context"], (item,))
     local = f"{times.local:%H:%M %Z, %a %d %b}, {times.part_of_day}"
     if times.note:
         local += f": {times.note}"

@@ -12,24 +12,18 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assembler.cli.common import EXIT_USER_ERROR, load, log, parse_now
-from assembler.config.schema import Config
-from assembler.daemon.control import (
-    NotServed,
-    OnceOutput,
-    OnceRequest,
-    ask_daemon,
-    once_output,
-    options_digest,
-    recorded_lines,
-)
 from assembler.errors import ConfigError, WorkspaceError
 from assembler.file.codec import last_diagnostics, read_scratchpad
 from assembler.file.freshness import check_freshness
-from assembler.file.ready import prefix_for
-from assembler.transcripts.read import resolve_explicit_sources
+
+# `check` and `show` run per turn and in monitoring: what only `--once` and the prefix need
+# is imported where they run.
+if TYPE_CHECKING:
+    from assembler.config.schema import Config
+    from assembler.daemon.control import OnceOutput
 
 
 def _cmd_once(args: argparse.Namespace) -> int:
@@ -46,6 +40,7 @@ def _served(args: argparse.Namespace, config: Config, globs: list[str] | None) -
     """Return what the daemon that serves the workspace answers to this --once (its models and
     index are loaded), or None to assemble here: no daemon, a socket nobody (or a stranger)
     answers on, no answer in time, a bad answer, or a daemon run with other options."""
+    from assembler.daemon.control import NotServed, OnceRequest, ask_daemon, options_digest
     from assembler.daemon.service import lock_holder
 
     holder = lock_holder(config.state_dir)
@@ -78,6 +73,7 @@ def _assembled_here(
     prints."""
     from assembler.assembly.log import record_run  # numpy, through the mood history
     from assembler.assembly.pipeline import run_once
+    from assembler.daemon.control import once_output
 
     started = time.perf_counter()
     assembly = run_once(config, now=now, dry_run=args.dry_run, transcript_globs=globs)
@@ -105,6 +101,8 @@ def _print_once(output: OnceOutput) -> int:
 def _explicit_transcripts(args: argparse.Namespace) -> list[str] | None:
     """Return --transcripts as absolute globs (typed in a shell: relative to its folder), or
     None when not given. Raise TranscriptError if one matches no file."""
+    from assembler.transcripts.read import resolve_explicit_sources
+
     globs = getattr(args, "transcripts", None)
     if not globs:
         return None
@@ -117,6 +115,8 @@ def _cmd_show(args: argparse.Namespace) -> int:
     if args.json:
         args.format = "json"
     if args.format == "prefix":
+        from assembler.file.ready import prefix_for
+
         # The fresh auto part with the agent sections as they are now (not as last rendered).
         block = prefix_for(config, now, fresh_only=args.fresh_only)
         if block is None:
@@ -162,6 +162,8 @@ def _diagnostic_lines(meta: dict[str, Any]) -> list[str]:
         for s in meta.get("sources", [])
     ]
     if "tokens" in meta:
+        from assembler.daemon.control import recorded_lines
+
         lines += recorded_lines(meta)
     lines += [f"budget: dropped {d}" for d in meta.get("dropped", [])]
     lines += [f"degraded: {p.get('what')}: {p.get('why')}" for p in meta.get("degraded", [])]
