@@ -10,7 +10,7 @@ they lack or get wrong here: whole private key blocks (the library flags the BEG
 JSON-escaped key bodies, passwords said in prose in several languages, GCP key ids, dozens of
 prefixed tokens (`hf_`, `AIza`, `GOCSPX-`, `hvs.`, ...), `key=value` assignments and random
 high-entropy strings. The library's entropy and keyword plugins are not used: on ordinary chat
-and documentation they flag one line in nine.
+and documentation they flag one line in ten.
 
 The detectors aim at few false positives on ordinary technical text: git SHAs, UUIDs, digests,
 pod names, version numbers, timestamps and IP addresses are not findings. A redaction marker
@@ -126,14 +126,19 @@ _PLACEHOLDER_PARTS = ("redacted", "example", "placeholder", "your_", "your-", "x
 _DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _CONSTANT_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _SNAKE_NAME = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
-# A plain word ("token: expired", "Password: incorrect") is log or prose, not a password.
+# A plain word ("token: expired", "Password: incorrect") is log or prose, not a password; a
+# camel-case name ("password: SecretStr") is a type or a field; a measure ("pw: 450W") a figure.
 _PLAIN_WORD = re.compile(r"[A-Za-z][a-z]+")
+_CAMEL_NAME = re.compile(r"[A-Za-z][a-z]+(?:[A-Z][a-z]+)+")
+_MEASURE = re.compile(
+    r"\d+(?:[.,]\d+)?(?:%|[kMG]?(?:W|Hz|V|A|B|iB|b)|[KMGT]i?B|[mnµu]?s|min|h|d|px|em|rem)"
+)
 
 
 def _is_placeholder(value: str) -> bool:
     """Given the value of a `password = ...` style assignment, return True if it is a reference
-    or placeholder (an environment variable, a template, a dotted name, masked or elided text)
-    rather than a literal secret."""
+    or placeholder (an environment variable, a template, a dotted or camel-case name, masked
+    or elided text, a measure) rather than a literal secret."""
     lowered = value.lower()
     return (
         value[0] in "$<{%/~.![(*#&@"
@@ -145,6 +150,8 @@ def _is_placeholder(value: str) -> bool:
         or bool(_CONSTANT_NAME.fullmatch(value))
         or bool(_SNAKE_NAME.fullmatch(value))
         or bool(_PLAIN_WORD.fullmatch(value))
+        or bool(_CAMEL_NAME.fullmatch(value))
+        or bool(_MEASURE.fullmatch(value))
     )
 
 
@@ -429,7 +436,8 @@ _PREFIXED: tuple[tuple[str, str, TokenCheck | None, tuple[int, str] | None], ...
 
 def _prefixed() -> _Detector:
     """Return one detector for every `_PREFIXED` token (see there)."""
-    pattern = re.compile("|".join(body for _, body, _, _ in _PREFIXED) + r"(?![A-Za-z0-9_-])")
+    alternatives = "|".join(body for _, body, _, _ in _PREFIXED)
+    pattern = re.compile(rf"(?:{alternatives})(?![A-Za-z0-9_-])")
     entries = [
         (label, re.compile(body), check, (lead[0], re.compile(lead[1])) if lead else None)
         for label, body, check, lead in _PREFIXED
@@ -440,7 +448,10 @@ def _prefixed() -> _Detector:
         for match in pattern.finditer(text):
             token = match.group(0)
             # Which one it is: the first whose pattern is the whole token (only matches pay).
-            label, _, check, lead = next(e for e in entries if e[1].fullmatch(token))
+            entry = next((e for e in entries if e[1].fullmatch(token)), None)
+            if entry is None:
+                continue  # cannot be: the token is what one of them matched
+            label, _, check, lead = entry
             start, end = match.span()
             if lead is not None:
                 start -= lead[0]
@@ -469,7 +480,7 @@ _VALUE_CHARS = r"[^\s\"'`,;()\[\]{}<>“”«»„]"
 _SAID_PASSWORD = re.compile(
     rf"(?:{_PASSWORD_NAMES})(?![a-z])\s*"
     r"(?:(?:is|ist|lautet|est|es|era|was|war|è|é|är|er)(?!\w)\s*|[=:：]\s*|[是为為는은は]\s*){1,3}"
-    rf"[\"'“«„]?({_VALUE_CHARS}{{3,127}}[^\s\"'`,;()\[\]{{}}<>“”«»„.:!?])"
+    rf"[\"'“«„]?({_VALUE_CHARS}{{3,127}}[^\s\"'`,;()\[\]{{}}<>“”«»„.:?])"
 )
 _SAID_PASSWORD_ANY_CASE = re.compile(_SAID_PASSWORD.pattern, re.IGNORECASE)
 # Whose password: after "my password is", a plain word is the password.
@@ -836,7 +847,10 @@ def scan_where(
 
 
 def _blanked(text: str, spans: Sequence[tuple[int, int]]) -> str:
-    """Given a text and non-overlapping spans in order, return it with the spans blanked.
+    """Given a text and non-overlapping spans in order, return it with the spans blanked: a
+    space at each end, so that no later match joins what is on either side, and NULs between,
+    which no later pattern reads as a word or skips as a space (after "my password is:
+    [redacted password]" the next word is not the password).
 
     The result is built once: rebuilding the string per span costs the square of the matches
     (a pasted log full of e-mail addresses took minutes).
@@ -847,7 +861,8 @@ def _blanked(text: str, spans: Sequence[tuple[int, int]]) -> str:
     done = 0
     for start, end in spans:
         pieces.append(text[done:start])
-        pieces.append(" " * (end - start))
+        size = end - start
+        pieces.append(" " + "\x00" * (size - 2) + " " if size > 2 else " " * size)
         done = end
     pieces.append(text[done:])
     return "".join(pieces)

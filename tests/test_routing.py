@@ -434,3 +434,147 @@ def test_a_clipped_long_message_still_counts_as_long_by_its_whole_length() -> No
 def test_lengths_must_be_one_per_text() -> None:
     with pytest.raises(ValueError, match="2 lengths for 1 texts"):
         route(["hello"], lengths=[5, 6])
+
+
+# --- the rule set: detect-secrets' plugins and our own detectors ----------------------------------
+
+MORE_TECHNICAL_TEXTS = [
+    "pw: 450W under load",
+    "password: SecretStr",
+    "password: Optional[str] = None",
+    "the password field is required",
+    "Passwort: falsch",
+    "my password is expired, can you reset it?",
+    "the password is incorrect",
+    "passwords: 3 of 5 rotated",
+    "cache key-5f4dcc3b5aa765d61d8327deb882cf99 evicted",
+    "TASK-1234 and ACME-7 and SKU 99812",
+    "security group SG.1 and SG.web allow 443",
+    "1772441868:start_worker_process_main_loop",
+    "pip install hf_transfer and set HF_HUB_ENABLE_HF_TRANSFER=1",
+    "the AIza prefix means a Google key; hvs. a Vault token",
+    "npm_config_cache=/tmp/npm and npm_lifecycle_event=build",
+    "docker run -e POSTGRES_PASSWORD_FILE=/run/secrets/db",
+    'Error: password authentication failed for user "api"',
+    "kubectl create secret generic api-db --from-literal=password=$DB_PASSWORD",
+    "mot de passe oublié ? cliquez ici",
+    "contraseña incorrecta",
+    "[redacted <kind>] is what the template shows",
+    "sk-learn is not a key and secret_sauce_recipe_v2 is a file",
+    "the END PRIVATE KEY line closes a PEM block",
+    "-----END PRIVATE KEY-----",
+    "the dashboard is at http://localhost:8765/?token=3q2V...",
+    "bind to 0.0.0.0:8080 and 203.0.113.7",
+]
+
+
+@pytest.mark.parametrize("text", MORE_TECHNICAL_TEXTS)
+def test_text_near_the_new_detectors_has_no_findings(text: str) -> None:
+    assert scan([text]) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "password"),
+    [
+        ("my password is: hunter2!x", "hunter2!x"),
+        ("my new password is sunshine", "sunshine"),
+        ("pw: Blue-Fox-42", "Blue-Fox-42"),
+        ("Das Passwort lautet Sommer2024!", "Sommer2024!"),
+        ("mot de passe : Soleil#77", "Soleil#77"),
+        ("mi contraseña es: Gato-99x", "Gato-99x"),
+        ("密码是 abc123xyz", "abc123xyz"),
+        ("senha: Brasil@2024.", "Brasil@2024"),
+    ],
+)
+def test_a_password_said_in_prose_is_found_and_only_it_is_redacted(
+    text: str, password: str
+) -> None:
+    from assembler.redact import redact
+
+    assert scan([text]) == [Finding("secret", "password", 1)]
+    clean = redact(text)
+    assert password not in clean and "[redacted password]" in clean
+    assert clean.replace("[redacted password]", password) == text
+
+
+def test_a_redaction_marker_counts_as_its_kind_as_many_times_as_one_text_holds_it() -> None:
+    found = scan(
+        [
+            "key [redacted AWS access key] and [redacted AWS access key], mail [redacted email "
+            "address]",
+            "again [redacted AWS access key]",
+            "[redacted custom secret pattern #1]",
+        ]
+    )
+    assert found == [
+        Finding("secret", "AWS access key", 2),
+        Finding("secret", "custom secret pattern #1", 1),
+        Finding("pii", "email address", 1),
+    ]
+    hint = route(["my password is: [redacted password] please deploy"])
+    assert hint.sensitivity == "high" and hint.findings == [Finding("secret", "password", 1)]
+
+
+def test_the_word_after_a_redacted_value_is_not_read_as_the_value() -> None:
+    # Blanked text must not let "password is:" reach past the marker to the next word.
+    assert scan(["token: [redacted Google API key] Xyz123abc"]) == [
+        Finding("secret", "Google API key", 1)
+    ]
+
+
+def test_a_private_key_is_redacted_whole_in_pem_json_and_from_its_end_alone() -> None:
+    from assembler.redact import redact
+
+    body = [_random(64) for _ in range(6)]
+    begin, end = "-----BEGIN PRIVATE " + "KEY-----", "-----END PRIVATE " + "KEY-----"
+    pem = "\n".join([begin, *body, end])
+    escaped = '{"private_key": "' + "\\n".join([begin, *body, end]) + '\\n"}'
+    tail_only = "...the end of it:\n" + "\n".join([*body[3:], end]) + "\nthanks"
+    for text in (pem, escaped, tail_only):
+        clean = redact(text)
+        assert not any(line[:16] in clean for line in body), clean
+        assert scan([text]) == [Finding("secret", "private key block", 1)]
+    assert redact(tail_only) == "...the end of it:\n[redacted private key block]\nthanks"
+
+
+def test_a_key_redacted_with_keep_lines_keeps_the_lines_after_it_where_they_were() -> None:
+    from assembler.redact import redact
+
+    text = "# Keys\n\n" + PRIVATE_KEY + "\n\nafter the key\n"
+    clean = redact(text, keep_lines=True)
+    assert clean.count("\n") == text.count("\n")
+    assert clean.split("\n").index("after the key") == text.split("\n").index("after the key")
+    assert PRIVATE_KEY_BODY not in clean
+
+
+def test_library_labels_read_as_ours() -> None:
+    token = "SG." + _random(22) + "." + _random(43)
+    assert scan([f"sendgrid {token}"]) == [Finding("secret", "SendGrid API key", 1)]
+    hint = route([f"use {token}", f"and {token[:-1]}X"])
+    assert hint.sensitivity_reason == "secret: 2 SendGrid API keys"
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [
+        "eyJ",
+        "//",
+        "hf_",
+        "AIza.",
+        "Q~",
+        "pw: ",
+        "my password is ",
+        "-----END PRIVATE KEY-----\n",
+        "A\\n",
+        "[redacted ",
+        "xoxb-1-,",
+        "1234567890:",
+        "private_key_id: ",
+    ],
+)
+def test_inputs_that_could_make_the_new_detectors_backtrack_are_scanned_to_the_end(
+    unit: str,
+) -> None:
+    # How long each takes is measured by bench/bench_redact.py (linear in the size).
+    text = unit * (100_000 // len(unit))
+    assert scan([text]) == []

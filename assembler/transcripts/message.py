@@ -176,11 +176,12 @@ def message_text(text: str) -> tuple[str, int | None]:
         cut = [head[end:start]]
     else:
         cut = [head[end:], tail[:start]]
+    kept_head, kept_tail = head[:end].rstrip(), tail[start:].lstrip()
     markers = dict.fromkeys(m.group(0) for part in cut for m in REDACTION_MARKER.finditer(part))
     if unread:
         markers[unread] = None
-    said = " ".join(markers) + "\n" if markers else ""
-    return head[:end].rstrip() + ELISION + said + tail[start:].lstrip(), len(text)
+    said = " ".join(m for m in markers if m not in kept_head and m not in kept_tail)
+    return kept_head + ELISION + (said + "\n" if said else "") + kept_tail, len(text)
 
 
 # The middle of a long paste is never read; a private key is what a pasted credentials file
