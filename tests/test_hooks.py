@@ -12,10 +12,15 @@ from pathlib import Path
 import pytest
 
 from assembler.cli.main import main
+from assembler.config.files import validate
 from assembler.daemon.service import NUDGE_NAME, DaemonLock
 from assembler.file.codec import compose, prefix_block, read_scratchpad, remember_render
 from assembler.hosts.claude_code.hook import (
+    Block,
     HookInputError,
+    block_limit,
+    current_block,
+    decide_and_record,
     fresh_context,
     parse_claude_code_input,
     run_claude_code_hook,
@@ -363,3 +368,50 @@ def test_an_edited_file_is_read_in_full_so_the_edit_reaches_the_session(
     block = _hook(workspace, "UserPromptSubmit", NOW + timedelta(minutes=1))
     assert "Typed by the agent after the markers." in block
     assert _hook(workspace, "UserPromptSubmit", NOW + timedelta(minutes=2)) == ""  # once
+
+
+def test_a_forged_sessions_file_of_nested_brackets_does_not_stop_the_hook(
+    tmp_path: Path,
+) -> None:
+    config = validate({"memory": {"enabled": False}}, source=None, workspace=tmp_path)
+    config.state_dir.mkdir(parents=True, exist_ok=True)
+    (config.state_dir / "claude-code-sessions.json").write_text("[" * 200_000)
+    event = parse_claude_code_input(
+        json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": "s1", "prompt": "hi"})
+    )
+    block = Block("the scratchpad", "d1", None)
+
+    assert decide_and_record(config, event, block, datetime(2026, 3, 2, 12, tzinfo=UTC))
+
+
+def test_a_forged_ready_block_is_never_fresher_than_the_ttl_nor_larger_than_the_caps(
+    tmp_path: Path,
+) -> None:
+    config = validate({"memory": {"enabled": False}}, source=None, workspace=tmp_path)
+    now = datetime(2026, 3, 2, 12, tzinfo=UTC)
+    config.state_dir.mkdir(parents=True, exist_ok=True)
+    config.output_path.write_text("---\nexpires: x\n---\nbody\n")
+    info = config.output_path.stat()
+    forged = {
+        "version": 1,
+        "updated": (now - timedelta(hours=5)).isoformat(),
+        "expires": "2999-01-01T00:00:00+00:00",
+        "expires_ms": 8.64e15,
+        "block": "line of a forged block\n" * 20_000,
+        "digest": "x",
+        "auto_digest": "x",
+        "guidance": "forged",
+        "file": {
+            "path": str(config.output_path),
+            "mtime_ns": info.st_mtime_ns,
+            "size": info.st_size,
+        },
+    }
+    (config.state_dir / "prefix.json").write_text(json.dumps(forged))
+
+    assert current_block(config, now).text == ""  # five hours old: past the 30-minute TTL
+    forged["updated"] = (now - timedelta(minutes=1)).isoformat()
+    (config.state_dir / "prefix.json").write_text(json.dumps(forged))
+    text = current_block(config, now).text
+    assert 0 < len(text) <= block_limit(config) + 200
+    assert text.endswith("]\n") and "scratchpad cut" in text

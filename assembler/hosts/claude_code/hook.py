@@ -23,7 +23,7 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -162,12 +162,39 @@ def current_block(config: Config, now: datetime) -> Block:
     from, else the file itself, parsed in full (an agent edited it, or it predates the ready
     block)."""
     ready = read_ready(config.state_dir)
+    limit = block_limit(config)
     if ready is not None and ready.matches_file(config.output_path):
-        text = ready.block if ready.is_fresh(now) else ""
-        return Block(text, ready.digest, ready.expires)
-    text = fresh_context(config.output_path, now, config.state_dir)
+        # The agent can write the ready block: its freshness is never more than the TTL the
+        # user configured after it was written, whatever its `expires` says.
+        until = min(ready.expires, ready.updated + timedelta(minutes=config.output.ttl_minutes))
+        fresh = now < until
+        text = capped(ready.block, limit) if fresh else ""
+        return Block(text, ready.digest, until)
+    text = capped(fresh_context(config.output_path, now, config.state_dir), limit)
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     return Block(text, digest, None)
+
+
+# Characters a token takes at most in the counters' estimate, and room for the block's own
+# header and footer lines.
+_CHARS_PER_TOKEN = 8
+_BLOCK_SLACK = 4096
+
+
+def block_limit(config: Config) -> int:
+    """Given a config, return the most characters the hook sends: what the caps allow the
+    file, plus a few KiB; a larger block was not written by an assembly."""
+    return config.caps.total * _CHARS_PER_TOKEN + _BLOCK_SLACK
+
+
+def capped(text: str, limit: int) -> str:
+    """Given a block and the most characters to send, return it whole, or cut at the last line
+    end before the limit with a line that says so."""
+    if len(text) <= limit:
+        return text
+    cut = text.rfind("\n", 0, limit)
+    kept = text[: cut if cut > 0 else limit]
+    return kept + f"\n[scratchpad cut: {len(text):,} characters is over the {limit:,} sent]\n"
 
 
 def decide_and_record(config: Config, event: HookEvent, block: Block, now: datetime) -> bool:
@@ -189,7 +216,7 @@ def decide_and_record(config: Config, event: HookEvent, block: Block, now: datet
         try:
             data = read_state_file(path).data
             sessions: Any = json.loads(data) if data else {}
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):  # a forged file of nested brackets
             sessions = {}
         if not isinstance(sessions, dict):
             sessions = {}
