@@ -416,3 +416,17 @@ def test_a_link_in_place_of_the_journal_is_never_written_through(
     with pytest.raises(SectionError, match="is a symbolic link"):
         pad.write("text")
     assert victim.read_text() == "precious\n"
+
+
+def test_a_journal_line_with_a_section_name_the_commands_refuse_is_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "sections.jsonl"
+    forged = {"time": "2026-03-02T12:00:00+00:00", "action": "write", "content": "x"}
+    lines = [
+        json.dumps({**forged, "section": 'main" injected="1'}),
+        json.dumps({**forged, "section": "notes"}),
+    ]
+    path.write_text("\n".join(lines) + "\n")
+
+    events = Journal(path).events()
+
+    assert [event.section for event in events] == ["notes"]

@@ -178,6 +178,10 @@ class Event:
         ttl = value.get("ttl_seconds")
         if not (isinstance(time, str) and isinstance(section, str) and action in EVENT_ACTIONS):
             return None
+        # The agent can write the journal itself: a name the commands would refuse (a quote
+        # that would end up inside the file's markers) is a bad line, not a section.
+        if not is_valid_section_name(section):
+            return None
         if not isinstance(content, str) or not isinstance(source, str):
             return None
         if ttl is not None and (
