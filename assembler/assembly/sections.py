@@ -155,7 +155,8 @@ def strategy_section(strategy: Strategy | None) -> Section | None:
 
 
 def active_section(active: ActiveContext, now: datetime) -> Section:
-    working = active.working_on or "nothing identified in the window"
+    # The human's own words are quoted material, not instructions (see the guidance).
+    working = _quoted(active.working_on) if active.working_on else "nothing identified"
     if active.working_on and active.finished:
         # "(in api)" → "(in api; finished)": one aside, not two
         working = working[:-1] + "; finished)" if working.endswith(")") else f"{working} (finished)"
@@ -237,6 +238,16 @@ def routing_section(hint: RoutingHint) -> Section | None:
     if hint.complexity != "medium" or hint.sensitivity == "high":
         items.append(Item(f"{hint.tier} ({hint.complexity_reason})", "Suggested model", 4))
     return Section("routing_hint", TITLES["routing_hint"], tuple(items)) if items else None
+
+
+def _quoted(text: str) -> str:
+    """Given words taken from a transcript or a note, return them in curly quotes, a trailing
+    aside such as "(in api)" left outside: the file's convention for quoted material."""
+    words, aside = text, ""
+    if text.endswith(")") and " (" in text:
+        words, _, rest = text.rpartition(" (")
+        aside = f" ({rest}"
+    return f"“{words}”{aside}"
 
 
 def display_path(path: Path, workspace: Path) -> str:
