@@ -6,13 +6,14 @@ OpenClaw in tests/test_e2e_openclaw.py."""
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
 from e2e.turns import printed_openclaw_commands
 
 from assembler.cli.main import main
-from assembler.config.files import load_config
+from assembler.config.files import load_config, validate
 from assembler.daemon.systemd import assemble_executable
 from assembler.hosts.mcp.server import SCRATCHPAD_DESCRIPTION, SCRATCHPAD_SCHEMA
 from assembler.hosts.openclaw.setup import (
@@ -21,6 +22,7 @@ from assembler.hosts.openclaw.setup import (
     openclaw_plugin_dir,
     openclaw_setup,
 )
+from assembler.hosts.setup import setup_text
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -131,3 +133,18 @@ def test_the_plugins_scratchpad_tool_is_the_mcp_servers() -> None:
     assert tool["name"] == "scratchpad"
     assert tool["description"] == SCRATCHPAD_DESCRIPTION
     assert tool["parameters"] == SCRATCHPAD_SCHEMA
+
+
+@pytest.mark.parametrize("host", ["openclaw", "claude-code", "mcp"])
+def test_every_command_printed_for_a_workspace_with_a_space_quotes_it(
+    tmp_path: Path, host: str
+) -> None:
+    workspace = tmp_path / "my workspace"
+    workspace.mkdir()
+    config = validate({}, source=None, workspace=workspace)
+
+    text = setup_text(host, config, Path("/opt/assembler/bin/assemble"))
+
+    commands = [shlex.split(line) for line in text.splitlines() if "--workspace" in line]
+    given = [c[c.index("--workspace") + 1] for c in commands if "--workspace" in c]
+    assert given and all(value == str(workspace) for value in given), given
