@@ -342,9 +342,13 @@ def test_a_copy_the_session_holds_is_sent_again_once_its_stated_validity_has_pas
     assert _hook(workspace, "UserPromptSubmit", later + timedelta(minutes=1)) == ""
 
 
-def test_a_stale_scratchpad_is_never_sent(workspace: Path) -> None:
+def test_a_stale_scratchpad_is_never_sent_only_one_line_saying_so(workspace: Path) -> None:
     _rendered_workspace(workspace)
-    assert _hook(workspace, "SessionStart", NOW + timedelta(hours=2)) == ""
+    context = _hook(workspace, "SessionStart", NOW + timedelta(hours=2), session="s9")
+    assert context.startswith("[Scratchpad stale since") and "not running" in context
+    assert "Emotional Context" not in context
+    # Said once: the next prompt of the same session gets nothing more.
+    assert _hook(workspace, "UserPromptSubmit", NOW + timedelta(hours=2), session="s9") == ""
 
 
 def test_the_hook_remembers_each_sessions_transcript(workspace: Path) -> None:
@@ -409,7 +413,8 @@ def test_a_forged_ready_block_is_never_fresher_than_the_ttl_nor_larger_than_the_
     }
     (config.state_dir / "prefix.json").write_text(json.dumps(forged))
 
-    assert current_block(config, now).text == ""  # five hours old: past the 30-minute TTL
+    stale = current_block(config, now).text  # five hours old: past the 30-minute TTL
+    assert stale.startswith("[Scratchpad stale since") and "forged" not in stale
     forged["updated"] = (now - timedelta(minutes=1)).isoformat()
     (config.state_dir / "prefix.json").write_text(json.dumps(forged))
     text = current_block(config, now).text

@@ -16,6 +16,7 @@ import textwrap
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -408,14 +409,15 @@ def test_an_unreadable_file_is_skipped_with_a_warning_naming_it(
 ) -> None:
     write(workspace / "MEMORY.md", "# Me\n\nI like tea.\n")
     locked = write(workspace / "memory" / "locked.md", "# Locked\n\nsecret\n")
-    real_read = Path.read_bytes
+    real_open = os.open
 
-    def read_bytes(self: Path) -> bytes:
-        if self == locked:
-            raise PermissionError(13, "Permission denied", str(self))
-        return real_read(self)
+    # Files are opened with os.open (non-blocking, regular files only): deny that one.
+    def deny(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if Path(path) == locked:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, flags, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(os, "open", deny)
     with make_index(workspace, FakeEmbedder()) as index:
         report = index.sync()
         paths = indexed_paths(index)

@@ -1193,14 +1193,15 @@ def test_permission_error_on_open_gets_an_error_naming_the_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = write_jsonl(tmp_path / "secret.jsonl", [{"role": "user", "content": "x"}])
-    real_open = Path.open
+    real_open = os.open
 
-    def deny(self: Path, *args: Any, **kwargs: Any) -> Any:
-        if self.name == "secret.jsonl":
-            raise PermissionError(13, "Permission denied", str(self))
-        return real_open(self, *args, **kwargs)
+    # Files are opened with os.open (non-blocking, regular files only): deny that one.
+    def deny(name: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if Path(name).name == "secret.jsonl":
+            raise PermissionError(13, "Permission denied", str(name))
+        return real_open(name, flags, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "open", deny)
+    monkeypatch.setattr(os, "open", deny)
 
     result = read(path, tmp_path)
 

@@ -79,7 +79,7 @@ ORPHAN_VECTOR_DAYS = 30.0
 BUSY_TIMEOUT_MS = 5000
 # Of a larger note, only this much (its first whole lines) is indexed: a note of hundreds of
 # megabytes would take minutes and gigabytes to chunk, and nobody reads that much of one.
-MAX_NOTE_BYTES = 4 * 1024 * 1024
+MAX_NOTE_BYTES = 2 * 1024 * 1024
 # How many files are looked at between two checks of `should_stop`.
 _STOP_EVERY = 256
 

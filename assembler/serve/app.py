@@ -30,6 +30,7 @@ import os
 import re
 import secrets
 import socket
+import sqlite3
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -51,6 +52,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from assembler.config.schema import bundled_dir
 from assembler.errors import AssemblerError
+from assembler.fsutil import glob_paths
 from assembler.serve.data import (
     MOOD_POINTS,
     OBSERVATIONS_SHOWN,
@@ -261,7 +263,7 @@ class Watcher:
                 # The workspace's own path may contain glob characters; only the pattern globs
                 # (as the assembly's `transcripts._match_sources`).
                 full = os.path.join(glob.escape(str(config.workspace)), full)
-            for name in sorted(glob.glob(full, recursive=True)):
+            for name in glob_paths(full):  # never walks into a link to a folder
                 transcripts.append((name, _stat(Path(name))))
         return {
             "file": _stat(config.output_path),
@@ -401,6 +403,8 @@ def create_app(
                 return _json({"error": str(error)}, 400)
             except AssemblerError as error:
                 return _json({"error": str(error)}, 500)
+            except sqlite3.Error as error:  # a state database broken, or a statement too long
+                return _json({"error": f"reading the state folder's databases: {error}"}, 500)
             data["version"] = watcher.version
             data["timezone"] = config.time.timezone
             return _json(data)

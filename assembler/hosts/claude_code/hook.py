@@ -167,12 +167,33 @@ def current_block(config: Config, now: datetime) -> Block:
         # The agent can write the ready block: its freshness is never more than the TTL the
         # user configured after it was written, whatever its `expires` says.
         until = min(ready.expires, ready.updated + timedelta(minutes=config.output.ttl_minutes))
-        fresh = now < until
-        text = capped(ready.block, limit) if fresh else ""
-        return Block(text, ready.digest, until)
+        if now < until:
+            return Block(capped(ready.block, limit), ready.digest, until)
+        # Silence would read as "nothing new": say once that the scratchpad is out of date.
+        line = stale_line(until, now, daemon_running=_daemon_running(config))
+        digest = hashlib.sha256(line.encode()).hexdigest()
+        return Block(line, digest, None)
     text = capped(fresh_context(config.output_path, now, config.state_dir), limit)
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     return Block(text, digest, None)
+
+
+def stale_line(since: datetime, now: datetime, *, daemon_running: bool) -> str:
+    """Given when the scratchpad expired, the clock and whether a daemon serves the workspace,
+    return the one line the model gets instead of a stale block."""
+    when = since.astimezone(now.tzinfo).strftime(
+        "%H:%M" if now - since < timedelta(hours=20) else "%Y-%m-%d %H:%M"
+    )
+    why = "the next assembly is late" if daemon_running else "the assembler is not running"
+    return f"[Scratchpad stale since {when}; {why}: its content is not shown.]\n"
+
+
+def _daemon_running(config: Config) -> bool:
+    if not (config.state_dir / "daemon.lock").exists():
+        return False
+    from assembler.daemon.service import lock_holder
+
+    return lock_holder(config.state_dir) is not None
 
 
 # Characters a token takes at most in the counters' estimate, and room for the block's own
