@@ -505,13 +505,19 @@ def test_now_with_a_bad_limit_or_cursor_is_a_400_naming_it(client: TestClient, q
 def _add_moods(config: Config, count: int, at: datetime) -> None:
     """Rows as an agent could write them straight into the history: `count` messages said at
     the same moment (ties the paging must not lose or repeat), labels missing."""
-    mood = ("happy", 0.5, None, 0.0, 0.2, 0.3, 0.0, "{}")
-    rows = [
-        (f"forged{i}", at.timestamp(), "ray", "s", "t", f"message {i}", 9, *mood)
-        for i in range(count)
-    ]
+    fixed = {"speaker": "ray", "session_id": "s", "source": "t", "length": 9}
+    fixed |= {"primary_label": "happy", "primary_score": 0.5, "secondary_label": None}
+    fixed |= {"secondary_score": 0.0, "valence": 0.2, "arousal": 0.3, "compound": 0.0}
+    fixed |= {"scores": "{}", "scorer": ""}
     with sqlite3.connect(history_path(config.state_dir)) as connection:
-        connection.executemany("INSERT INTO moods VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        columns = [row[1] for row in connection.execute("PRAGMA table_info(moods)")]
+        for i in range(count):
+            row = fixed | {"id": f"forged{i}", "at": at.timestamp(), "text": f"message {i}"}
+            connection.execute(
+                f"INSERT INTO moods ({', '.join(columns)}) "
+                f"VALUES ({', '.join('?' * len(columns))})",
+                [row[name] for name in columns],
+            )
 
 
 def test_mood_gives_a_page_of_the_newest_points_and_a_cursor_to_the_older_ones(
