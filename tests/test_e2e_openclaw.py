@@ -393,7 +393,12 @@ def test_the_plugin_reads_only_its_own_file_and_never_breaks_a_turn(
     assert out["fresh"]["result"] == guidance | {"prependContext": good_block}
     assert out["fresh"]["logged"] == []
     assert out["from_context"]["result"] == out["fresh"]["result"]  # the agent's workspace
-    assert out["stale"]["result"] == guidance
+    stale = out["stale"]["result"]
+    assert stale.keys() == guidance.keys() | {"prependContext"}
+    assert (
+        stale["prependContext"].startswith("[Scratchpad stale since")
+        and "hi" not in stale["prependContext"].split("]")[0]
+    )
     for name, why in [
         ("missing", "no scratchpad yet"),
         ("linked_folder", "not a folder"),

@@ -290,7 +290,9 @@ def test_the_plugin_puts_its_own_guidance_in_the_system_prompt_never_the_workspa
         "prependContext": "[Session Scratchpad - x]\nthe goal\n[End Scratchpad]\n",
     }
     # Byte for byte the same system part, fresh, stale or unreadable: the prompt cache holds.
-    assert out["stale"]["result"] == out["broken"]["result"] == {"prependSystemContext": guidance}
+    assert out["broken"]["result"] == {"prependSystemContext": guidance}
+    assert out["stale"]["result"]["prependSystemContext"] == guidance
+    assert out["stale"]["result"]["prependContext"].startswith("[Scratchpad stale since")
     assert "FORGED" not in json.dumps(out)
 
 
@@ -313,9 +315,12 @@ def test_a_far_future_expiry_does_not_keep_an_old_block_fresh(tmp_path: Path) ->
 
     out = probe(tmp_path, cases)
 
-    assert "prependContext" in out["written_29m_ago"]["result"]
-    for name in ("written_31m_ago", "written_in_the_future", "no_time"):
-        assert "prependContext" not in out[name]["result"], name
+    assert "the goal" in out["written_29m_ago"]["result"]["prependContext"]
+    for name in ("written_31m_ago", "written_in_the_future"):
+        # Stale: one line says so; the block's content is not sent.
+        said = out[name]["result"]["prependContext"]
+        assert said.startswith("[Scratchpad stale since") and "the goal" not in said, name
+    assert "prependContext" not in out["no_time"]["result"]
     assert "not a ready block" in out["no_time"]["logged"][0]
 
 

@@ -196,7 +196,7 @@ class MemoryConfig:
     # hit has no vector; share of its query's best hit): chosen by bench/bench_memory_floor.py.
     floor: float = field(default=0.25, metadata=_check(unit_interval))
     keyword_floor: float = field(default=0.4, metadata=_check(unit_interval))
-    relative_floor: float = field(default=0.6, metadata=_check(unit_interval))
+    relative_floor: float = field(default=0.95, metadata=_check(unit_interval))
     vector_weight: float = field(default=0.7, metadata=_check(non_negative))
     bm25_weight: float = field(default=0.3, metadata=_check(non_negative))
     mmr: bool = False

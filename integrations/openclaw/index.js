@@ -132,10 +132,19 @@ export function boundedBlock(block) {
 export function promptAdditions(ready, nowMs) {
   const additions = {};
   if (GUIDANCE.trim()) additions.prependSystemContext = GUIDANCE;
-  if (ready && nowMs < freshUntil(ready, nowMs) && ready.block.trim()) {
-    additions.prependContext = boundedBlock(ready.block);
+  if (ready && ready.block.trim()) {
+    const until = freshUntil(ready, nowMs);
+    // Silence would read as "nothing new": a stale block is one line saying since when.
+    additions.prependContext =
+      nowMs < until ? boundedBlock(ready.block) : staleLine(until || ready.expires_ms);
   }
   return additions;
+}
+
+/** Given when the block stopped being fresh (ms since 1970), return the line said instead. */
+export function staleLine(sinceMs) {
+  const since = Number.isFinite(sinceMs) && sinceMs > 0 ? new Date(sinceMs).toISOString() : "unknown";
+  return `[Scratchpad stale since ${since.replace("T", " ").slice(0, 16)} UTC; the assembler is not keeping it fresh: its content is not shown.]`;
 }
 
 /** Given the plugin config and a hook or tool context, return the workspace, or undefined. */
@@ -169,6 +178,9 @@ export function beforePromptBuild(config, ctx, report, nowMs = Date.now()) {
   }
   if (ready !== null && ready.block.length > MAX_BLOCK_CHARS) {
     report(`the scratchpad block is ${ready.block.length} characters; only ${MAX_BLOCK_CHARS} are sent`);
+  }
+  if (ready !== null && nowMs >= freshUntil(ready, nowMs)) {
+    report("the scratchpad is stale: is the daemon or the cron job running? (`assemble check`)");
   }
   return promptAdditions(ready, nowMs);
 }
