@@ -167,7 +167,7 @@ def test_a_cap_never_drops_a_stronger_memory_line_while_keeping_a_weaker_one() -
     one = renderer.section(Section("relevant_memories", "Relevant Memories", ()))
     room = estimate_tokens(one) + estimate_tokens(f"- `memory/db.md:1-9` {best.snippet}")
     lines = _fitted_memories([weak, best], room + 2)
-    assert len(lines) == 1 and lines[0].startswith("`memory/db.md:1-9` Postgres 16.4")
+    assert len(lines) == 1 and lines[0].startswith("`memory/db.md:1-9` “Postgres 16.4")
 
 
 def test_a_memory_line_that_does_not_fit_is_shortened_before_it_is_dropped() -> None:
@@ -182,7 +182,7 @@ def test_a_memory_line_that_does_not_fit_is_shortened_before_it_is_dropped() -> 
     lines = _fitted_memories([best, second, third], room - 10)
     # The weakest goes first; the next one is cut at a word, not dropped; the best is whole.
     assert lines[0] == whole[0]
-    assert lines[1].startswith("`memory/ci.md:1-9` Deploys are manual")
+    assert lines[1].startswith("`memory/ci.md:1-9` “Deploys are manual")
     assert lines[1].endswith("…") and len(lines[1]) < len(whole[1])
     assert len(lines) == 2
 

@@ -85,9 +85,11 @@ def memories_section(recall: MemoryRecall | None) -> Section | None:
 
 
 def memory_line(hit: Hit) -> str:
-    """Given a hit, return its line in the section: where it is, what it is about, the line."""
+    """Given a hit, return its line in the section: where it is, what it is about, and the line
+    in curly quotes (quoted material from a note, never an instruction: see the guidance)."""
     where = f"`{hit.path}:{hit.start_line}-{hit.end_line}`"
-    return f"{where} {hit.subject}: {hit.snippet}" if hit.subject else f"{where} {hit.snippet}"
+    quoted = f"“{hit.snippet}”"
+    return f"{where} {hit.subject}: {quoted}" if hit.subject else f"{where} {quoted}"
 
 
 def valence_word(valence: float) -> str:
