@@ -12,9 +12,21 @@ import pytest
 
 from assembler.assembly.log import AssemblyLog, log_path, record_run
 from assembler.errors import UnsafePathError
-from assembler.mood.history import MoodHistory, history_path, message_id, window_report
+from assembler.mood.history import (
+    UNKNOWN_SCORER,
+    MoodHistory,
+    history_path,
+    message_id,
+    remembering,
+    window_report,
+)
 from assembler.mood.model import analyze, load_mood_model
-from assembler.mood.window import MessageMood
+from assembler.mood.window import (
+    DEFAULT_WINDOW_CALIBRATION,
+    MOODS,
+    MessageMood,
+    WindowCalibration,
+)
 from assembler.redact import redact
 from assembler.transcripts.message import Message
 
@@ -32,9 +44,35 @@ class CountingModel:
         self.model = load_mood_model()
         self.scored: list[str] = []
 
+    @property
+    def window_calibration(self) -> WindowCalibration:
+        return self.model.window_calibration
+
+    @property
+    def version(self) -> str:
+        return self.model.version
+
     def score_many(self, texts: Sequence[str]) -> list[MessageMood]:
         self.scored.extend(texts)
         return self.model.score_many(texts)
+
+
+class OneMood:
+    """A scorer that reads every text as one mood, named `version` (another model, or the same
+    model retrained)."""
+
+    window_calibration = DEFAULT_WINDOW_CALIBRATION
+
+    def __init__(self, version: str, mood: str) -> None:
+        self.version = version
+        self.mood = mood
+        self.scored: list[str] = []
+
+    def score_many(self, texts: Sequence[str]) -> list[MessageMood]:
+        self.scored.extend(texts)
+        scores = dict.fromkeys(MOODS, 0.0)
+        scores[self.mood] = 1.0
+        return [MessageMood(0.0, 0.5, dict(scores), 0.0, self.mood, 1.0, None, 0.0) for _ in texts]
 
 
 @pytest.fixture
@@ -239,7 +277,6 @@ def test_an_assembly_reads_its_windows_moods_from_the_history_scoring_each_messa
 
     state = tmp_path / ".scratchpad"
     model = CountingModel()
-    model.window_calibration = model.model.window_calibration  # type: ignore[attr-defined]
     window = [message(40, "why is it failing AGAIN"), message(20, "ok, that worked, thanks")]
     first = analyze(
         window, now=NOW, half_life=timedelta(minutes=20), model=remembering(state, window, model)
@@ -306,3 +343,92 @@ def test_a_history_of_the_older_schema_is_moved_aside_and_refilled(tmp_path: Pat
     with MoodHistory(path) as history:
         assert history.record([message(1, "hello there, all good")], load_mood_model()) == 1
     assert path.with_name("mood.sqlite.broken").exists()
+
+
+# --- another scorer: the history rescores, never mixes ------------------------------------------
+
+
+def test_moods_another_scorer_gave_are_rescored_when_the_window_is_read_again(
+    tmp_path: Path,
+) -> None:
+    state = tmp_path / ".scratchpad"
+    window = [message(40, "the deploy failed"), message(20, "ok, that worked")]
+    old, new = OneMood("ngram:old", "frustrated"), OneMood("embedding:new", "happy")
+    remembering(state, window, old)
+
+    scorer = remembering(state, [*window, message(5, "night")], new)
+
+    # every message of the window scored by the new scorer, each once; none of the old moods
+    assert new.scored == ["the deploy failed", "ok, that worked", "night"]
+    assert [m.primary for m in scorer.score_many([m.text for m in window])] == ["happy"] * 2
+    with MoodHistory(history_path(state)) as history:
+        assert {r.mood.primary for r in history.between(NOW - timedelta(hours=1), NOW)} == {"happy"}
+        assert history.moods_of(window, "ngram:old") == {}
+        assert history.missing(window, "embedding:new") == []
+        assert history.missing(window, "ngram:old") == window
+
+
+def test_older_rows_of_another_scorer_are_rescored_from_their_kept_text(
+    history: MoodHistory,
+) -> None:
+    secret = "token ghp_abcdefghijklmnopqrstuvwxyz0123456789 and it failed"
+    old_rows = [message(600, "yesterday's deploy failed"), message(500, secret)]
+    history.record(old_rows, OneMood("ngram:old", "frustrated"))
+    new = OneMood("embedding:new", "neutral")
+
+    assert history.rescore(new, limit=1) == 1  # the newest first, a batch at a time
+    assert new.scored == [redact(secret)]  # what is kept, never the secret
+    assert history.rescore(new) == 1
+    assert history.rescore(new) == 0
+    moods = [r.mood.primary for r in history.between(NOW - timedelta(hours=12), NOW)]
+    assert moods == ["neutral", "neutral"]
+
+
+def test_record_without_rescore_keeps_what_another_scorer_gave(history: MoodHistory) -> None:
+    # The assembly log's second try and the status page add what is missing, no more: the
+    # assembly's own scorer decides what the window's moods are.
+    window = [message(3, "why is it broken")]
+    history.record(window, OneMood("embedding:new", "frustrated"))
+
+    assert history.record(window, OneMood("ngram:old", "neutral")) == 0
+    assert history.record(window, OneMood("ngram:old", "neutral"), rescore=True) == 1
+    [record] = history.between(NOW - timedelta(hours=1), NOW)
+    assert record.mood.primary == "neutral"
+
+
+def test_a_history_of_schema_2_is_upgraded_in_place_and_its_moods_rescored(
+    tmp_path: Path,
+) -> None:
+    import sqlite3
+
+    from assembler.mood.history import _SCHEMA
+
+    path = history_path(tmp_path / ".scratchpad")
+    path.parent.mkdir()
+    old = sqlite3.connect(path)
+    old.executescript(_SCHEMA.replace(",\n    scorer TEXT NOT NULL", ""))  # schema 2's table
+    said = message(30, "why is it failing AGAIN")
+    scores = '{"frustrated": 1.0}'
+    row = (message_id(said), said.timestamp.timestamp(), None, "s1", "chat.jsonl", said.text)  # type: ignore[union-attr]
+    old.execute(
+        "INSERT INTO moods VALUES (?,?,?,?,?,?,23,'frustrated',1.0,NULL,0.0,-0.5,0.8,-0.4,?)",
+        (*row, scores),
+    )
+    old.execute("PRAGMA user_version = 2")
+    old.commit()
+    old.close()
+
+    with MoodHistory(path) as history:
+        assert history.count() == 1  # kept, not moved aside
+        assert history.missing([said]) == []
+        assert history.missing([said], "any scorer") == [said]
+        [(scorer,)] = history._db.execute("SELECT scorer FROM moods").fetchall()
+        assert scorer == UNKNOWN_SCORER
+    assert not path.with_name("mood.sqlite.broken").exists()
+
+    model = load_mood_model()
+    remembering(tmp_path / ".scratchpad", [said], model)
+    with MoodHistory(path) as history:
+        [record] = history.between(NOW - timedelta(hours=1), NOW)
+        assert record.mood.scores == pytest.approx(model.score(said.text).scores, abs=1e-4)
+        assert history.missing([said], model.version) == []

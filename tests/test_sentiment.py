@@ -1,7 +1,10 @@
-"""Tests of assembler/sentiment.py: per-message moods, the rule layer, the window, the weights file.
+"""Tests of the mood model (assembler/mood/model.py, semantic.py, window.py): per-message moods,
+the rule layer, the window, the weights files.
 
-The per-message tests use the bundled model (it loads in well under a second); the window tests
-use `FixedModel`, a fake with hand-set moods, so they test the window and not the model.
+The per-message tests use the bundled n-gram model (it loads in well under a second; it is the
+fallback without an embedder); those marked `model` read with the embedding head and the real
+bundled embedding model. The window tests use `FixedModel`, a fake with hand-set moods, so they
+test the window and not the model.
 """
 
 from __future__ import annotations
@@ -21,19 +24,32 @@ from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
 from assembler.errors import ModelError
 from assembler.mood import model as sentiment
+from assembler.mood import semantic
 from assembler.mood.model import (
+    ANXIOUS_PATTERNS,
     DEFAULT_MODEL_PATH,
+    FRUSTRATED_EXTRA_PATTERNS,
     FRUSTRATED_PATTERNS,
+    GRATEFUL_PATTERNS,
+    HAPPY_PATTERNS,
+    SAD_PATTERNS,
+    SEMANTIC_DENSE,
     TIRED_PATTERNS,
     URGENT_PATTERNS,
     MoodModel,
     analyze,
     char_wb_ngrams,
     load_mood_model,
+    mood_embedder,
     rule_hits,
     word_ngrams,
 )
-from assembler.mood.window import MOODS, MessageMood, WindowCalibration
+from assembler.mood.window import (
+    DEFAULT_WINDOW_CALIBRATION,
+    MOODS,
+    MessageMood,
+    WindowCalibration,
+)
 from assembler.transcripts import message as transcripts
 from assembler.transcripts.message import Message
 
@@ -194,24 +210,65 @@ FRUSTRATED_EXAMPLES = (
     "it broke the second time this month",
     "WHY does it do that",
 )
+# The extended lexicons of the model with the embedding head.
+FRUSTRATED_EXTRA_EXAMPLES = (
+    "you complete muppet, that's the wrong branch",
+    "are you even blind? the error is on line 3",
+    "what the hell happened to the config",
+    "this is unacceptable",
+    "you shouldn't have touched the lockfile",
+    "you keep ignoring the second half of my message",
+    "I already told you the port is 8443",
+    "still no reply?",
+    "langsam nervt es, dass der Build hängt",
+    "der Test schlägt schon wieder fehl",
+    "bist du eigentlich blöd?",
+    "怎么又报错了",
+    "真是气死我了",
+    "数据全都不对",
+)
+HAPPY_EXAMPLES = (
+    "honestly you're a wizard",
+    "hell yes, ship it",
+    "it finally works!",
+    "das ist genial",
+    "ich freue mich auf morgen",
+    "太好了，谢谢你",
+)
+GRATEFUL_EXAMPLES = ("Danke dir für die Hilfe", "谢谢你帮我看")
+SAD_EXAMPLES = ("our old cat died last night", "ich bin heute ziemlich traurig", "我很难过")
+ANXIOUS_EXAMPLES = ("ich mache mir Sorgen um die Daten", "我有点担心这个迁移")
 
 
 @pytest.mark.parametrize(
-    ("mood", "patterns", "examples"),
+    ("mood", "patterns", "examples", "extended"),
     [
-        ("urgent", URGENT_PATTERNS, URGENT_EXAMPLES),
-        ("tired", TIRED_PATTERNS, TIRED_EXAMPLES),
-        ("frustrated", FRUSTRATED_PATTERNS, FRUSTRATED_EXAMPLES),
+        ("urgent", URGENT_PATTERNS, URGENT_EXAMPLES, False),
+        ("tired", TIRED_PATTERNS, TIRED_EXAMPLES, False),
+        ("frustrated", FRUSTRATED_PATTERNS, FRUSTRATED_EXAMPLES, False),
+        ("frustrated", FRUSTRATED_EXTRA_PATTERNS, FRUSTRATED_EXTRA_EXAMPLES, True),
+        ("happy", HAPPY_PATTERNS, HAPPY_EXAMPLES, True),
+        ("grateful", GRATEFUL_PATTERNS, GRATEFUL_EXAMPLES, True),
+        ("sad", SAD_PATTERNS, SAD_EXAMPLES, True),
+        ("anxious", ANXIOUS_PATTERNS, ANXIOUS_EXAMPLES, True),
     ],
 )
 def test_every_rule_pattern_has_an_example_that_it_matches(
-    mood: str, patterns: Sequence[re.Pattern[str]], examples: Sequence[str]
+    mood: str, patterns: Sequence[re.Pattern[str]], examples: Sequence[str], extended: bool
 ) -> None:
     assert len(examples) == len(patterns)
     for pattern, example in zip(patterns, examples, strict=True):
         assert pattern.search(example), (pattern.pattern, example)
         # and the cheap keyword screen in front of the regexes lets it through
-        assert rule_hits(example)[mood] >= 1, example
+        assert rule_hits(example, extended=extended)[mood] >= 1, example
+        # the n-gram model alone keeps the rules it was benchmarked with
+        if extended and mood != "frustrated":
+            assert rule_hits(example)[mood] == 0, example
+
+
+def test_the_n_gram_model_alone_reads_with_its_own_rules_only(model: MoodModel) -> None:
+    assert not any(rule_hits("Das ist frustrierend, verdammt").values())
+    assert rule_hits("Das ist frustrierend, verdammt", extended=True)["frustrated"] == 1
 
 
 def test_urgent_words_make_urgent_the_primary_mood_and_raise_arousal(model: MoodModel) -> None:
@@ -245,10 +302,17 @@ def test_being_tired_of_something_is_frustration_not_fatigue(model: MoodModel) -
         "anything else urgent or can it wait?",
         "is it urgent?",
         "it works again",
+        "is it stupid to ask which branch?",
+        "I just asked for the logs",
+        "no response from the server after 30s",
+        "the build is super slow",
+        "keine Sorge, das mache ich",
+        "不用担心",
+        "I keep a copy in /tmp",
     ],
 )
 def test_phrases_that_only_look_like_a_rule_are_not_hits(text: str) -> None:
-    assert not any(rule_hits(text).values())
+    assert not any(rule_hits(text, extended=True).values())
 
 
 def test_a_failure_that_persists_reads_frustrated_not_curious(model: MoodModel) -> None:
@@ -319,6 +383,9 @@ def test_weights_of_the_wrong_shape_raise_a_model_error(tmp_path: Path) -> None:
 
 class FixedModel(MoodModel):
     """A fake model: each text's mood is given as 'mood:valence' at the start of the text."""
+
+    window_calibration = DEFAULT_WINDOW_CALIBRATION  # type: ignore[assignment]
+    version = "fixed"  # type: ignore[assignment]
 
     def __init__(self) -> None:  # no weights needed
         pass
@@ -435,7 +502,7 @@ class CalibratedModel(FixedModel):
     """`FixedModel` with a window calibration that reads evidence and agreement too (the default
     one for fakes reads the emotional mass alone)."""
 
-    window_calibration = WindowCalibration(
+    window_calibration = WindowCalibration(  # type: ignore[assignment]
         coef=tuple(
             {"emotional_mass": 1.0, "latest_emotional": 0.5, "top_share": 2.0, "evidence": 1.0}.get(
                 name, 0.0
@@ -454,24 +521,60 @@ def recent_emotional(minutes_apart: float, half_life: float = 20.0) -> float:
     return 1.0 - (1.0 - 0.8) * (1.0 - d * 0.8)
 
 
-def test_trajectory_of_a_frustrated_then_calm_window_names_the_start_and_the_primary_now() -> None:
-    texts = ["frustrated:-0.8 a"] * 3 + ["frustrated:-0.5 b"] * 3 + ["neutral:0.2 c"] * 3
+def test_trajectory_tells_when_the_frustration_began_and_what_eased_it() -> None:
+    texts = ["frustrated:-0.8 a"] * 3 + ["frustrated:-0.5 b"] * 3 + ["neutral:0.2 ok it runs"] * 3
     window = [user(t, 90 - 10 * i) for i, t in enumerate(texts)]
     state = analyze(window, now=NOW, half_life=timedelta(minutes=20), model=FixedModel()).combined
-    assert state.trajectory.startswith(f"frustrated {recent_emotional(10):.2f} at start, now ")
-    assert f"now {state.primary} {state.primary_score:.2f}" in state.trajectory
-    assert state.trajectory.endswith(f"valence -0.80 at start, {state.valence:+.2f} now")
+    # As a person tells it: since when, the message at which it eased, and the state now. The
+    # state read at the first calm message still leans frustrated (the one before is recent).
+    assert state.trajectory == (
+        'frustrated from 10:30; eased at 11:40 ("neutral:0.2 ok it runs"); no clear emotion now'
+    )
     assert [p.mood for p in state.points] == ["frustrated"] * 6 + ["neutral"] * 3
     assert state.points[0].at == NOW - timedelta(minutes=90)
 
 
-def test_trajectory_of_an_unchanging_window_says_steady() -> None:
+def test_trajectory_of_an_unchanging_window_says_since_when() -> None:
     window = [user("happy:0.5 nice", 30 - i) for i in range(6)]
     state = analyze(window, now=NOW, half_life=timedelta(minutes=20), model=FixedModel()).combined
-    c = recent_emotional(1)
-    assert state.trajectory == (
-        f"happy {c:.2f} at start, steady at {c:.2f} now; valence +0.50 at start, +0.50 now"
+    assert state.trajectory == "happy now since 11:30"
+
+
+def test_trajectory_names_each_change_with_its_time_in_the_clocks_zone() -> None:
+    from zoneinfo import ZoneInfo
+
+    texts = [
+        ("neutral:0.0 can you check the deploy", 300),
+        ("frustrated:-0.8 it failed again", 200),
+        ("frustrated:-0.8 still failing", 190),
+        ("happy:0.8 that did it, thanks", 100),
+        ("neutral:0.0 now the docs", 60),
+        ("tired:-0.3 long day", 5),
+    ]
+    window = [user(t, m) for t, m in texts]
+    sydney = NOW.astimezone(ZoneInfo("Australia/Sydney"))  # 23:00 there
+    state = analyze(window, now=sydney, half_life=timedelta(minutes=20), model=FixedModel())
+    assert state.combined.trajectory == (
+        'frustrated from 19:40; eased at 21:20 ("happy:0.8 that did it, thanks"), happy; '
+        "tired now (since 22:55)"
     )
+    # Read the next evening, the times of the day before name their day.
+    later = analyze(
+        window[:3], now=sydney + timedelta(days=1), half_life=timedelta(days=1), model=FixedModel()
+    )
+    assert "Mon 19:40" in later.combined.trajectory
+
+
+def test_a_long_story_keeps_its_start_and_its_latest_changes() -> None:
+    moods = ["frustrated", "neutral", "neutral", "happy", "neutral", "neutral"] * 3 + ["tired"]
+    window = [user(f"{m}:0.0 m{i}", 190 - 10 * i) for i, m in enumerate(moods)]
+    state = analyze(window, now=NOW, half_life=timedelta(minutes=5), model=FixedModel()).combined
+    parts = state.trajectory.split("; ")
+    assert parts[0] == "frustrated from 08:50"
+    assert parts[2] == "…"
+    assert "frustrated again from" in state.trajectory
+    assert parts[-1] == "tired now (since 11:50)"
+    assert len(parts) == 7
 
 
 def test_confidence_grows_with_more_agreeing_messages() -> None:
@@ -541,7 +644,7 @@ def test_analyze_with_the_real_model_reads_a_frustrated_window(model: MoodModel)
 
 
 def test_the_bundled_model_carries_a_trained_window_calibration(model: MoodModel) -> None:
-    assert model.window_calibration != sentiment.DEFAULT_WINDOW_CALIBRATION
+    assert model.window_calibration != DEFAULT_WINDOW_CALIBRATION
     assert len(model.window_calibration.coef) == len(sentiment.WINDOW_FEATURES)
 
 
@@ -576,7 +679,193 @@ def test_a_goodnight_after_saying_so_keeps_the_human_tired(model: MoodModel) -> 
     ]
     state = analyze(window, now=NOW, half_life=timedelta(minutes=20), model=model).combined
     assert state.primary == "tired"
-    assert f"now tired {state.primary_score:.2f}" in state.trajectory
+    assert "tired now" in state.trajectory
+
+
+# --- the embedding head: what a message means ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def reader() -> MoodModel:
+    """The bundled model reading the bundled embedding model's vectors (as an assembly does)."""
+    from assembler.memory.embeddings import load_embedder
+
+    model = load_mood_model(embedder=load_embedder("bundled"))
+    assert model.reads_embeddings, model.embedder_failed
+    return model
+
+
+# The kinds of message the n-gram model misread (insults in a question, happy swearing, a death
+# mentioned in a request, exasperation with a brevity request, German and Chinese frustration),
+# in our own words, and plain requests that must stay neutral.
+MEANINGS = [
+    ("are you completely brain dead? what about the staging and prod configs??", "frustrated"),
+    ("you absolute clown, that's the wrong file", "frustrated"),
+    ("still broken!! this is absurd. just give me the command, keep it brief", "frustrated"),
+    ("holy shit, the whole suite passes now, you're a beast", "happy"),
+    ("damn, that's fast as hell, you legend", "happy"),
+    ("my friend passed away on sunday, could you help me write a few words for the service", "sad"),
+    ("Das ist doch lächerlich, es geht schon wieder nicht!", "frustrated"),
+    ("怎么又错了？我已经说了三遍了！", "frustrated"),
+    ("rename the helper to load_rows and update the call sites", "neutral"),
+    ("Bitte schreib die Tests für das Modul", "neutral"),
+    ("帮我看一下这个函数的返回值", "neutral"),
+    ("can you list the files in src/", "neutral"),
+]
+
+
+@pytest.mark.model
+@pytest.mark.parametrize(("text", "mood"), MEANINGS)
+def test_the_embedding_head_reads_what_a_message_means(
+    reader: MoodModel, text: str, mood: str
+) -> None:
+    scored = reader.score(text)
+    assert scored.primary == mood, scored.scores
+    if mood in ("frustrated", "sad"):
+        assert scored.valence < 0.0
+    if mood == "happy":
+        assert scored.valence > -0.3  # swearing pulls VADER down; the meaning pulls it up
+
+
+@pytest.mark.model
+def test_with_the_embedding_head_a_plain_question_is_no_emotion_in_the_window(
+    reader: MoodModel,
+) -> None:
+    window = [user("what does parse_config return for an empty file?", 1)]
+    state = analyze(window, now=NOW, half_life=timedelta(minutes=20), model=reader).combined
+    # the head may read it curious; the window counts no question as an emotion
+    assert state.primary == "neutral"
+    assert state.confidence < 0.5
+
+
+@pytest.mark.model
+def test_the_embedding_heads_scores_fit_the_window(reader: MoodModel) -> None:
+    texts = ["This is broken again!!!", "thanks", "how does this work?", "ok", "x" * 9000, "  "]
+    for mood in reader.score_many(texts):
+        assert list(mood.scores) == list(MOODS)
+        assert sum(mood.scores.values()) == pytest.approx(1.0, abs=1e-5)
+        assert -1.0 <= mood.valence <= 1.0 and 0.0 <= mood.arousal <= 1.0
+    assert reader.version.startswith("embedding:")
+    assert reader.window_calibration.not_emotions == ("curious", "confused")
+    assert reader.window_calibration != load_mood_model().window_calibration
+
+
+def test_loading_the_embedding_head_imports_no_scikit_learn() -> None:
+    code = (
+        "import sys, assembler.mood.model as s; "
+        "from assembler.memory.embeddings import load_embedder; "
+        "m = s.load_mood_model(embedder=load_embedder('bundled')); m.score('hi there!'); "
+        "print([n for n in ('sklearn', 'scipy') if n in sys.modules], m.reads_embeddings)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() in ("[] True", "[] False")  # False: no embedding model here
+
+
+# --- the fallback: no embedder, or one that cannot serve -----------------------------------------
+
+
+class StubEmbedder:
+    """An embedder of the bundled model's id that fails, or gives zero vectors."""
+
+    def __init__(
+        self, model_id: str = "sentence-transformers/all-MiniLM-L6-v2", fail: bool = False
+    ):
+        self.model_id = model_id
+        self.dim = 384
+        self.fail = fail
+        self.calls = 0
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls += 1
+        if self.fail:
+            raise ModelError("no ONNX export of the bundled model and no torch to make one")
+        return np.zeros((len(texts), self.dim), dtype=np.float32)
+
+
+def test_without_an_embedder_the_n_gram_model_scores(model: MoodModel) -> None:
+    assert load_mood_model(embedder=None) is model
+    assert not model.reads_embeddings
+    assert model.version.startswith("ngram:")
+    assert model.window_calibration.not_emotions == ()
+
+
+def test_an_embedder_of_another_model_leaves_the_n_gram_model(model: MoodModel) -> None:
+    assert load_mood_model(embedder=StubEmbedder("someone/other-model")) is model
+
+
+def test_an_embedder_that_fails_gives_the_n_gram_models_scores_from_then_on(
+    model: MoodModel, caplog: pytest.LogCaptureFixture
+) -> None:
+    head = semantic.read_semantic_weights(
+        semantic.DEFAULT_SEMANTIC_PATH, dense=SEMANTIC_DENSE, classes=model.weights.classes
+    )
+    broken = StubEmbedder(fail=True)
+    reading = MoodModel(model.weights, semantic=head, embedder=broken)
+    assert reading.reads_embeddings and reading.version.startswith("embedding:")
+    texts = ["WHY is it failing AGAIN", "thanks, that worked", "怎么又错了"]
+
+    scored = reading.score_many(texts)
+    again = reading.score_many(["ok"])
+
+    for mine, theirs in zip(scored, model.score_many(texts), strict=True):
+        assert mine.scores == pytest.approx(theirs.scores, abs=1e-6)
+    assert again[0].scores == pytest.approx(model.score("ok").scores, abs=1e-6)
+    assert broken.calls == 1  # not asked again
+    assert reading.embedder_failed is not None and "ONNX" in reading.embedder_failed
+    assert (reading.version, reading.window_calibration) == (
+        model.version,
+        model.window_calibration,
+    )
+    assert "without sentence embeddings" in caplog.text
+
+
+def test_a_missing_embedding_head_leaves_the_n_gram_model(
+    model: MoodModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sentiment, "DEFAULT_SEMANTIC_PATH", tmp_path / "nowhere.npz")
+    monkeypatch.setattr(sentiment, "_semantic", None)
+    monkeypatch.setattr(sentiment, "_with_embeddings", {})
+    assert load_mood_model(embedder=StubEmbedder()) is model
+
+
+def test_a_corrupt_or_mismatched_embedding_head_raises_a_model_error(
+    model: MoodModel, tmp_path: Path
+) -> None:
+    classes = model.weights.classes
+    corrupt = tmp_path / "mood_embedding.npz"
+    corrupt.write_bytes(semantic.DEFAULT_SEMANTIC_PATH.read_bytes()[:3000])
+    with pytest.raises(ModelError, match="corrupt"):
+        semantic.read_semantic_weights(corrupt, dense=SEMANTIC_DENSE, classes=classes)
+    with pytest.raises(ModelError, match="other features"):
+        semantic.read_semantic_weights(
+            semantic.DEFAULT_SEMANTIC_PATH, dense=SEMANTIC_DENSE[:-1], classes=classes
+        )
+
+
+def test_the_embedding_head_is_small_and_its_card_names_its_data() -> None:
+    import json
+
+    assert semantic.DEFAULT_SEMANTIC_PATH.stat().st_size < 1_000_000
+    card = json.loads(
+        semantic.DEFAULT_SEMANTIC_PATH.with_name("mood_embedding.card.json").read_text()
+    )
+    data = card["meta"]["training"]["data"]
+    assert {"goemotions", "meld", "emobank", "embedding"} <= set(data)
+    assert "DailyDialog" in card["data"]["not_used"]
+
+
+def test_mood_embedder_follows_memory_model() -> None:
+    from assembler.memory.embeddings import LazyEmbedder
+
+    own = StubEmbedder()
+    assert mood_embedder("none", own) is None
+    assert mood_embedder("bundled", own) is own  # the memory index's, when it is the bundled model
+    other = mood_embedder("some/model", StubEmbedder("some/model"))
+    assert isinstance(other, LazyEmbedder) and other.spec == "bundled"
+    assert isinstance(mood_embedder("bundled", None), LazyEmbedder)
 
 
 # --- coherence: every line of the state reads from one distribution ------------------------------
@@ -624,17 +913,11 @@ def test_every_state_is_coherent(window: list[Message], trained: bool) -> None:
         if state.primary != "neutral":
             assert state.confidence >= 0.5 - 1e-9
             assert state.primary_score <= state.confidence + 1e-9
-        # the trajectory ends at the state itself: "now" is the primary and the valence
+        # the trajectory ends at the state itself: what it reads "now" is the primary
+        what = "no clear emotion" if state.primary == "neutral" else state.primary
+        assert f"{what} now" in state.trajectory or f"{what} throughout" in state.trajectory
         if len(mine) == 1:
-            assert state.trajectory.startswith(f"one message: {state.primary} ")
-            assert state.trajectory.endswith(f"valence {state.valence:+.2f}")
-        else:
-            assert state.trajectory.endswith(f", {state.valence:+.2f} now")
-            now = f"now {state.primary} {state.primary_score:.2f}"
-            same = state.trajectory.startswith(f"{state.primary} ") and (
-                f"{state.primary_score:.2f} now" in state.trajectory
-            )
-            assert now in state.trajectory or same
+            assert "(one message" in state.trajectory
 
 
 # --- long messages: a bounded head and tail is scored ---------------------------------------------

@@ -7,7 +7,7 @@ import pytest
 from assembler.config.schema import StrategyConfig
 from assembler.mood.model import analyze, load_mood_model
 from assembler.mood.strategy import Strategy, choose_strategy
-from assembler.mood.window import MoodState
+from assembler.mood.window import MoodState, Scorer
 from assembler.transcripts.message import Message
 
 RULES = StrategyConfig().rules
@@ -114,12 +114,15 @@ NEUTRAL_WINDOWS = (
 )
 
 
-def window(texts: tuple[str, ...]) -> MoodState:
+def window(texts: tuple[str, ...], model: Scorer | None = None) -> MoodState:
+    """The state of the window of `texts`, two minutes apart, read by `model` (default: the
+    n-gram model alone, the fallback without an embedder)."""
     messages = [
         Message("user", text, NOW - timedelta(minutes=2 * (len(texts) - 1 - i)), "t.jsonl")
         for i, text in enumerate(texts)
     ]
-    return analyze(messages, now=NOW, half_life=HALF_LIFE, model=load_mood_model()).combined
+    scorer = model if model is not None else load_mood_model()
+    return analyze(messages, now=NOW, half_life=HALF_LIFE, model=scorer).combined
 
 
 def choose(mood: MoodState) -> Strategy:
@@ -143,3 +146,83 @@ def test_the_strategy_stays_off_on_a_neutral_window(texts: tuple[str, ...]) -> N
     chosen = choose(read)
     assert chosen.no_signal is True, read.explain
     assert chosen.reason.startswith("no clear emotion")
+
+
+# --- with the embedding head: a clear emotion in the latest messages fires, nothing else does ----
+
+
+@pytest.fixture(scope="module")
+def reader() -> Scorer:
+    from assembler.memory.embeddings import load_embedder
+
+    model = load_mood_model(embedder=load_embedder("bundled"))
+    assert model.reads_embeddings, model.embedder_failed
+    return model
+
+
+# The latest message shows the emotion clearly (in our own words; the kinds the n-gram model
+# missed), after a plain request.
+CLEAR_WINDOWS = {
+    "insult in a question": (
+        "frustrated",
+        ("deploy the api to staging", "are you totally brain dead?? what about the worker pods??"),
+    ),
+    "insult": ("frustrated", ("fix the import", "you muppet, that is the wrong repo")),
+    "exasperated, keep it short": (
+        "frustrated",
+        ("run the suite", "still red!! this is absurd. give me one line, no essay"),
+    ),
+    "happy swearing": (
+        "happy",
+        ("rerun the migration", "holy hell, it all went through, you absolute legend"),
+    ),
+    "a death in a request": (
+        "sad",
+        ("check my calendar for friday", "my grandfather passed away, please clear next week"),
+    ),
+    "German": (
+        "frustrated",
+        ("starte den Server neu", "verdammt, es geht schon wieder nicht, das nervt"),
+    ),
+    "Chinese": ("frustrated", ("重启一下服务", "怎么还是不行？气死我了")),
+}
+PLAIN_WINDOWS = (
+    *NEUTRAL_WINDOWS,
+    ("what does parse_config return for an empty file?", "and where is it called from?"),
+    ("kill the process on port 8080", "then restart the dev server"),
+    ("Bitte prüf die Logs von gestern", "und schreib mir eine kurze Zusammenfassung"),
+    ("帮我看一下这个函数", "顺便把测试也跑一下"),
+)
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("kind", sorted(CLEAR_WINDOWS))
+def test_with_the_embedding_head_a_clear_emotion_in_the_latest_message_fires(
+    reader: Scorer, kind: str
+) -> None:
+    mood, texts = CLEAR_WINDOWS[kind]
+    read = window(texts, reader)
+    chosen = choose(read)
+    assert chosen.no_signal is False, read.explain
+    assert chosen.mood == mood
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("texts", PLAIN_WINDOWS)
+def test_with_the_embedding_head_plain_requests_and_questions_do_not_fire(
+    reader: Scorer, texts: tuple[str, ...]
+) -> None:
+    read = window(texts, reader)
+    chosen = choose(read)
+    assert chosen.no_signal is True, read.explain
+    assert chosen.reason.startswith("no clear emotion")
+
+
+@pytest.mark.model
+def test_with_the_embedding_head_the_strategy_fires_on_the_fallbacks_clear_windows(
+    reader: Scorer,
+) -> None:
+    # what the n-gram model already read right, the embedding head reads right too
+    for mood, texts in EMOTIONAL_WINDOWS.items():
+        chosen = choose(window(texts, reader))
+        assert (chosen.no_signal, chosen.mood) == (False, mood)

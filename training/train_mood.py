@@ -340,10 +340,16 @@ def split_dialogues(dialogues: Sequence[Dialogue]) -> tuple[list[Dialogue], list
     return [dialogues[i] for i in sorted(fit)], [dialogues[i] for i in sorted(hold)]
 
 
-def speaker_window(window: Window, model: MoodModel, half_life_minutes: float) -> np.ndarray:
-    """Given a window, a model and the half-life, return the WINDOW_FEATURES of the state that
-    `sentiment.analyze` reads for the window's last speaker in `bench_mood_window` (utterances
-    one minute apart, the newest now; that speaker's own utterances when two or more speak)."""
+def speaker_window(
+    window: Window,
+    model: MoodModel,
+    half_life_minutes: float,
+    not_emotions: Sequence[str] = (),
+) -> np.ndarray:
+    """Given a window, a model, the half-life and the moods besides neutral that count as no
+    emotion, return the WINDOW_FEATURES of the state that `sentiment.analyze` reads for the
+    window's last speaker in `bench_mood_window` (utterances one minute apart, the newest now;
+    that speaker's own utterances when two or more speak)."""
     turns = window.utterances
     n = len(turns)
     own = len({u.speaker for u in turns}) >= 2
@@ -352,7 +358,7 @@ def speaker_window(window: Window, model: MoodModel, half_life_minutes: float) -
     scores = np.array([[m.scores[k] for k in MOODS] for m in moods])
     valences = np.array([m.valence for m in moods])
     weights = np.array([0.5 ** ((n - 1 - i) / half_life_minutes) for i in keep])
-    return window_features(scores, valences, weights)
+    return window_features(scores, valences, weights, not_emotions)
 
 
 def fit_window(

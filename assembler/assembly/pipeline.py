@@ -86,7 +86,7 @@ from assembler.memory.recall import (
     synced_memory,
 )
 from assembler.mood.history import RememberedMoods, remembering
-from assembler.mood.model import analyze, load_mood_model
+from assembler.mood.model import analyze, load_mood_model, mood_embedder
 from assembler.mood.strategy import Strategy, choose_strategy
 from assembler.mood.window import MoodReport, Scorer
 from assembler.pad.agent_part import AgentInputs, read_agent_inputs, render_agent_part
@@ -226,7 +226,13 @@ def draft(
     strategy: Strategy | None = None
     moods_kept = False
     try:
-        scorer: Scorer = load_mood_model()
+        # The mood model reads the messages' sentence embeddings with the memory search's model
+        # when it is the bundled one, else with the bundled one loaded when first needed.
+        index_embedder = memory.index.embedder if isinstance(memory, OpenMemory) else None
+        embedder = mood_embedder(
+            config.memory.model, index_embedder, batch_size=config.memory.batch_size
+        )
+        scorer: Scorer = load_mood_model(embedder=embedder)
         if remember_moods:
             scorer = remembering(
                 config.state_dir, read.messages, scorer, config.routing.extra_secret_patterns

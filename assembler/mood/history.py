@@ -5,9 +5,16 @@ every message. Each message has a stable id (a hash of its session or file name,
 and text, not of where the workspace lies), so recording the same window again adds nothing;
 only messages not yet in the history are scored. What is kept per message: its id, speaker,
 session, time, its text with secrets and personal data redacted (as SCRATCHPAD.md shows them),
-and its mood (labels, valence, arousal, primary). The history is a cache of what the
-transcripts say: a broken or foreign database (another schema version too) is moved aside and
-started again, never trusted.
+and its mood (labels, valence, arousal, primary) with the name of the scorer that gave it
+(`Scorer.version`: the model, its weights, and whether it read sentence embeddings). The
+history is a cache of what the transcripts say: a broken or foreign database (another schema
+version too) is moved aside and started again, never trusted; one of schema 2 (the same table
+without the scorer) is upgraded in place, its rows marked as scored by an unknown scorer.
+
+Scores of one scorer are never mixed with another's: when the assembly's scorer changes (a
+retrained model, the embedding head switched on or off), `remembering` rescores the window's
+messages that another scorer scored from their text, and the rest of the history from the
+kept text (`MoodHistory.rescore`), the newest first, RESCORE_BATCH per assembly.
 
 `window_report` reads the mood of a window from the history alone, with the same window
 arithmetic as the assembly (`mood_window.read_window`), the stored moods standing in for the
@@ -28,7 +35,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePath
 from typing import Any
 
-from assembler.errors import WorkspaceError
+from assembler.errors import UnsafePathError, WorkspaceError
 from assembler.mood.window import (
     DEFAULT_WINDOW_CALIBRATION,
     MessageMood,
@@ -38,14 +45,25 @@ from assembler.mood.window import (
     read_window,
 )
 from assembler.redact import redact
-from assembler.state_db import open_prepared
+from assembler.state_db import (
+    check_schema,
+    expected_objects,
+    open_prepared,
+    open_state_db,
+    schema_statements,
+)
 from assembler.transcripts.message import Message, clip_middle
 
 log = logging.getLogger(__name__)
 
 HISTORY_NAME = "mood.sqlite"
 # 2: a message's id no longer depends on where its transcript lies (see `message_id`).
-SCHEMA_VERSION = 2
+# 3: each row names its scorer (`Scorer.version`); rows of another scorer are rescored.
+SCHEMA_VERSION = 3
+# The scorer of the rows a schema 2 history held: unknown, so they are all rescored.
+UNKNOWN_SCORER = ""
+# Rows of another scorer rescored per assembly (a few ms each): a week of history in a few runs.
+RESCORE_BATCH = 1000
 # What is kept of a long message's text: enough to recognise it on the page.
 KEPT_HEAD_CHARS = 1000
 KEPT_TAIL_CHARS = 500
@@ -68,10 +86,14 @@ CREATE TABLE IF NOT EXISTS moods (
     valence REAL NOT NULL,
     arousal REAL NOT NULL,
     compound REAL NOT NULL,
-    scores TEXT NOT NULL
+    scores TEXT NOT NULL,
+    scorer TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS moods_at ON moods (at);
 """
+_COLUMNS = 16
+# Schema 2: the same table without the scorer (`_upgrade` makes it schema 3 in place).
+_SCHEMA_2 = _SCHEMA.replace(",\n    scorer TEXT NOT NULL", "")
 
 
 def history_path(state_dir: Path) -> Path:
@@ -124,6 +146,7 @@ class MoodHistory:
         self.path = path
         self.extra_secret_patterns = tuple(extra_secret_patterns)
         self._lock = threading.Lock()
+        _upgrade(path)
         self._db = open_prepared(path, "the mood history", _SCHEMA, SCHEMA_VERSION)
 
     def close(self) -> None:
@@ -136,8 +159,10 @@ class MoodHistory:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def missing(self, messages: Sequence[Message]) -> list[Message]:
-        """Given messages, return the human ones with text that the history does not hold."""
+    def missing(self, messages: Sequence[Message], version: str | None = None) -> list[Message]:
+        """Given messages and optionally a scorer's version, return the human ones with text
+        that the history does not hold, or (given a version) holds as another scorer scored
+        them."""
         human = {
             message_id(m): m
             for m in messages
@@ -149,37 +174,78 @@ class MoodHistory:
             for start in range(0, len(ids), _ID_BATCH):
                 batch = ids[start : start + _ID_BATCH]
                 marks = ",".join("?" * len(batch))
-                rows = self._db.execute(f"SELECT id FROM moods WHERE id IN ({marks})", batch)
-                known.update(row[0] for row in rows)
+                query = f"SELECT id, scorer FROM moods WHERE id IN ({marks})"
+                for row_id, scorer in self._db.execute(query, batch):
+                    if version is None or scorer == version:
+                        known.add(row_id)
         return [m for key, m in human.items() if key not in known]
 
-    def record(self, messages: Sequence[Message], scorer: Any) -> int:
-        """Given messages (any roles) and a mood model (`score_many`), score the human messages
-        the history does not hold yet and keep them; return how many were added."""
-        new = self.missing(messages)
+    def record(self, messages: Sequence[Message], scorer: Scorer, *, rescore: bool = False) -> int:
+        """Given messages (any roles) and a mood model, score the human messages the history
+        does not hold yet and keep them; with `rescore`, also those another scorer scored
+        (replaced). Return how many were scored."""
+        version = scorer.version
+        new = self.missing(messages, version if rescore else None)
         if not new:
             return 0
         moods = scorer.score_many([m.text for m in new])
-        rows = [self._row(m, mood) for m, mood in zip(new, moods, strict=True)]
+        # Read after scoring: a model whose embedder failed just now scored without it.
+        version = scorer.version
+        rows = [self._row(m, mood, version) for m, mood in zip(new, moods, strict=True)]
+        self._write(rows)
+        return len(rows)
+
+    def rescore(self, scorer: Scorer, limit: int = RESCORE_BATCH) -> int:
+        """Given a mood model and how many rows at most, score again the kept text of the
+        newest rows that another scorer scored; return how many were rescored. (The kept text
+        is redacted and, of a long message, its head and tail: close to what the transcript
+        said, and all that is left of a message no longer in any window.)"""
+        version = scorer.version
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT * FROM moods WHERE scorer != ? ORDER BY at DESC, rowid DESC LIMIT ?",
+                (version, max(0, limit)),
+            ).fetchall()
+        if not rows:
+            return 0
+        records = [_record(row) for row in rows]
+        moods = scorer.score_many([record.text for record in records])
+        version = scorer.version
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 self._db.executemany(
-                    "INSERT OR IGNORE INTO moods VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows
+                    "UPDATE moods SET primary_label = ?, primary_score = ?, secondary_label = ?, "
+                    "secondary_score = ?, valence = ?, arousal = ?, compound = ?, scores = ?, "
+                    "scorer = ? WHERE id = ?",
+                    [
+                        (*_mood_columns(mood), version, r.id)
+                        for r, mood in zip(records, moods, strict=True)
+                    ],
                 )
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
-        return len(rows)
+        return len(records)
 
-    def _row(self, message: Message, mood: MessageMood) -> tuple[Any, ...]:
+    def _write(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        marks = ",".join("?" * _COLUMNS)
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany(f"INSERT OR REPLACE INTO moods VALUES ({marks})", rows)
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def _row(self, message: Message, mood: MessageMood, version: str) -> tuple[Any, ...]:
         text = clip_middle(message.text, KEPT_HEAD_CHARS, KEPT_TAIL_CHARS)
         text = redact(text, extra_secret_patterns=self.extra_secret_patterns)
         at = message.timestamp
         if at is not None and at.tzinfo is None:
             at = at.replace(tzinfo=UTC)
-        scores = {label: round(float(value), 5) for label, value in mood.scores.items()}
         return (
             message_id(message),
             at.timestamp() if at is not None else None,
@@ -188,14 +254,8 @@ class MoodHistory:
             message.source,
             text,
             message.length,
-            mood.primary,
-            float(mood.primary_score),
-            mood.secondary,
-            float(mood.secondary_score),
-            float(mood.valence),
-            float(mood.arousal),
-            float(mood.compound),
-            json.dumps(scores, sort_keys=True),
+            *_mood_columns(mood),
+            version,
         )
 
     def between(self, start: datetime, end: datetime) -> list[MoodRecord]:
@@ -208,9 +268,12 @@ class MoodHistory:
             ).fetchall()
         return [_record(row) for row in rows]
 
-    def moods_of(self, messages: Sequence[Message]) -> dict[str, MessageMood]:
-        """Given messages, return the recorded mood of each one the history holds, by the
-        message's own text (what a scorer is asked for)."""
+    def moods_of(
+        self, messages: Sequence[Message], version: str | None = None
+    ) -> dict[str, MessageMood]:
+        """Given messages and optionally a scorer's version, return the recorded mood of each
+        one the history holds (as that scorer scored it), by the message's own text (what a
+        scorer is asked for)."""
         by_id = {message_id(m): m for m in messages if m.role == "user" and m.text}
         ids = list(by_id)
         found: dict[str, MessageMood] = {}
@@ -220,6 +283,8 @@ class MoodHistory:
                 marks = ",".join("?" * len(batch))
                 rows = self._db.execute(f"SELECT * FROM moods WHERE id IN ({marks})", batch)
                 for row in rows.fetchall():
+                    if version is not None and row[-1] != version:
+                        continue
                     record = _record(row)
                     found[by_id[record.id].text] = record.mood
         return found
@@ -238,9 +303,65 @@ class MoodHistory:
             return int(self._db.execute("SELECT count(*) FROM moods").fetchone()[0])
 
 
+def _mood_columns(mood: MessageMood) -> tuple[Any, ...]:
+    """Given a mood, return its columns of a row, from `primary_label` to `scores`."""
+    scores = {label: round(float(value), 5) for label, value in mood.scores.items()}
+    return (
+        mood.primary,
+        float(mood.primary_score),
+        mood.secondary,
+        float(mood.secondary_score),
+        float(mood.valence),
+        float(mood.arousal),
+        float(mood.compound),
+        json.dumps(scores, sort_keys=True),
+    )
+
+
+def _upgrade(path: Path) -> None:
+    """Given the history's path, upgrade a schema 2 history in place to schema 3: its rows
+    copied into the new table, marked as scored by UNKNOWN_SCORER (so they are rescored). Only
+    a database that holds exactly schema 2's objects is touched (the agent can write the state
+    folder; nothing is written to a database of unknown make); anything else is left to
+    `open_prepared` (a current history kept, a broken or foreign one moved aside)."""
+    if not path.is_file():
+        return
+    try:
+        conn = open_state_db(path, "the mood history")
+    except (UnsafePathError, WorkspaceError):
+        return  # opening it again says why
+    try:
+        if conn.execute("PRAGMA user_version").fetchone()[0] != 2:
+            return
+        if check_schema(conn, expected_objects(schema_statements(_SCHEMA_2))) is not None:
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if conn.execute("PRAGMA user_version").fetchone()[0] == 2:  # not upgraded meanwhile
+                # A new table rather than ALTER TABLE: the schema stays exactly the one a new
+                # history gets (the schema check compares the tables' SQL).
+                conn.execute("DROP INDEX IF EXISTS moods_at")
+                conn.execute("ALTER TABLE moods RENAME TO moods_2")
+                for statement in schema_statements(_SCHEMA):
+                    conn.execute(statement)
+                conn.execute("INSERT INTO moods SELECT *, ? FROM moods_2", (UNKNOWN_SCORER,))
+                conn.execute("DROP TABLE moods_2")
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                log.info("mood history %s upgraded: its moods are rescored", path)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+    except sqlite3.Error as error:
+        log.warning("mood history %s could not be upgraded (%s)", path, error)
+    finally:
+        conn.close()
+
+
 def _record(row: Sequence[Any]) -> MoodRecord:
     (rid, at, speaker, session, source, text, length, primary, primary_score) = row[:9]
-    (secondary, secondary_score, valence, arousal, compound, scores) = row[9:]
+    (secondary, secondary_score, valence, arousal, compound, scores) = row[9:15]
     try:
         labels = {str(k): float(v) for k, v in json.loads(scores).items()}
     except (ValueError, TypeError, AttributeError):
@@ -265,6 +386,7 @@ class StoredMoods:
 
     def __init__(self, records: Sequence[MoodRecord], calibration: WindowCalibration) -> None:
         self.window_calibration = calibration
+        self.version = "stored"
         self._by_text = {record.text: record.mood for record in records}
 
     def score_many(self, texts: Sequence[str]) -> list[MessageMood]:
@@ -277,6 +399,7 @@ class RememberedMoods:
 
     def __init__(self, known: dict[str, MessageMood], model: Scorer) -> None:
         self.window_calibration = model.window_calibration
+        self.version = model.version
         self._known = known
         self._model = model
 
@@ -294,15 +417,18 @@ def remembering(
     extra_secret_patterns: Sequence[str] = (),
 ) -> Scorer:
     """Given the state folder, a window's messages and the mood model, keep the moods of the
-    human messages the history does not hold yet (each message is scored once, ever) and
-    return a scorer that reads the window's moods from the history. When the history cannot
-    be opened, return the model itself (the mood is computed as without a history)."""
+    human messages the history does not hold yet, or holds as another scorer scored them (each
+    message is scored once per scorer), rescore a batch of the older rows another scorer
+    scored, and return a scorer that reads the window's moods from the history. When the
+    history cannot be opened, return the model itself (the mood is computed as without a
+    history)."""
     try:
         with MoodHistory(
             history_path(state_dir), extra_secret_patterns=extra_secret_patterns
         ) as history:
-            history.record(messages, model)
-            known = history.moods_of(messages)
+            history.record(messages, model, rescore=True)
+            known = history.moods_of(messages, model.version)
+            history.rescore(model)
     except (WorkspaceError, sqlite3.Error, OSError) as error:
         log.warning("mood history unavailable, scoring the window afresh: %s", error)
         return model

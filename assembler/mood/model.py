@@ -4,7 +4,10 @@ window.
 INTERFACE (fixed; the implementation below fills it in):
 - `MOODS`: the mood labels, exactly these (more may be appended later).
 - `MessageMood`: the score of one text. `MoodModel.score_many(texts)` scores many in one call.
-- `load_mood_model()`: the bundled model, loaded once per process.
+- `load_mood_model(embedder=None)`: the bundled model, loaded once per process; given an
+  embedder of the memory search's model (`mood_embedder` picks it), the model that also reads
+  each message's sentence embedding (`assembler.mood.semantic`). Without one, or when it cannot
+  load, the n-gram model alone scores.
 - `analyze(messages, *, now, half_life, model=None) -> MoodReport`: the state per human speaker
   and combined, from the human (`role == "user"`) messages.
 
@@ -14,7 +17,9 @@ This module scores messages; `assembler.mood.window` turns their scores into the
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import re
 import threading
 import zipfile
@@ -29,8 +34,14 @@ import numpy.typing as npt
 from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
 from assembler.errors import ModelError
+from assembler.mood.semantic import (
+    DEFAULT_SEMANTIC_PATH,
+    SemanticWeights,
+    embedded_part,
+    read_semantic_weights,
+    rule_features,
+)
 from assembler.mood.window import (
-    DEFAULT_WINDOW_CALIBRATION,
     MIN_SECONDARY,
     MOODS,
     WINDOW_FEATURES,
@@ -43,7 +54,10 @@ from assembler.mood.window import (
 from assembler.transcripts.message import clip_middle
 
 if TYPE_CHECKING:
+    from assembler.memory.embeddings import Embedder
     from assembler.transcripts.message import Message
+
+log = logging.getLogger(__name__)
 
 
 # --- Implementation -----------------------------------------------------------------------------
@@ -59,6 +73,10 @@ if TYPE_CHECKING:
 #    - Valence, arousal: ridge regressions on EmoBank train (1..5 scales) that also read the
 #      mood probabilities; valence is blended with VADER's compound, both are mapped to the
 #      ranges of `MessageMood` (see `_calibrate`).
+#    With an embedder (`load_mood_model(embedder=...)`), the embedding head
+#    (`assembler.mood.semantic`) reads each text's sentence embedding, the dense features and
+#    the rule hits; its mood log-probabilities, valence and arousal are mixed with the n-gram
+#    model's (the weights file says how much of each) before the steps below.
 # 3. A lexicon layer for the two moods without training labels, `urgent` and `tired`, and for
 #    frustration at a persisting failure (`URGENT_PATTERNS`, `TIRED_PATTERNS`,
 #    `FRUSTRATED_PATTERNS`): a hit moves probability mass to that mood.
@@ -96,13 +114,15 @@ _WORD_CACHE_SIZE = 100_000
 _WORD_RE = re.compile(r"(?u)\b\w\w+\b")  # scikit-learn's default token_pattern
 _CAPS_WORD_RE = re.compile(r"\b[^\W\d_]{3,}\b")
 
-# The rule layer, for moods that the training data does not label (urgent, tired) or labels in
-# another domain (frustration at a failure that persists, as in a coding session; Reddit has
-# almost none). Each pattern that matches is one hit; strength = 0.45 + 0.15 * hits, at most 0.9
-# (+0.1 for urgent text that shouts: '!' or an all-caps word). That share of the probability
-# mass goes to the rule's mood, the other moods keep the rest in proportion; arousal moves by
-# RULE_AROUSAL_NUDGE * strength in the mood's direction, valence down by RULE_VALENCE_NUDGE *
-# strength (all three are negative states the regressors never saw labelled).
+# The rule layer, for moods that the training data does not label (urgent, tired), labels in
+# another domain (frustration at a failure that persists, as in a coding session, or aimed at
+# the agent: Reddit has almost none; the joy of a thing that finally works, praise of the agent
+# in slang) or in no other language than English (German and Chinese words of frustration, joy,
+# thanks, sorrow and worry: the embedding model reads English only). Each pattern that matches
+# is one hit; strength = 0.45 + 0.15 * hits, at most 0.9 (+0.1 for urgent text that shouts: '!'
+# or an all-caps word). That share of the probability mass goes to the rule's mood, the other
+# moods keep the rest in proportion; arousal moves by RULE_AROUSAL_NUDGE * strength and valence
+# by RULE_VALENCE_NUDGE * strength, each in the mood's direction (`_RULES`).
 RULE_AROUSAL_NUDGE = 0.3
 RULE_VALENCE_NUDGE = 0.2
 _APOS = "['’]"
@@ -181,6 +201,82 @@ FRUSTRATED_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
         r"(?-i:\bWHY\b)",
     )
 )
+# The extended lexicons (`rule_hits(extended=True)`) of the model with the embedding head; the
+# n-gram model alone keeps the rules above, as it was trained and benchmarked with them.
+FRUSTRATED_EXTRA_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(p, re.IGNORECASE)
+    for p in (
+        # Insults and reproaches aimed at the agent: Reddit's annotators read "are you stupid?"
+        # as a question as often as as anger.
+        r"\b(you|u)\s+(absolute\s+|complete\s+|total\s+|fucking\s+|stupid\s+|useless\s+)*"
+        r"(idiot|moron|imbecile|clown|dumbass|muppet)s?\b",
+        rf"\b(you{_APOS}?re|you are|ur|are you|r u)\s+(so\s+|such an?\s+|an?\s+|really\s+|"
+        r"fucking\s+|completely\s+|totally\s+|just\s+|even\s+)*(stupid|dumb|useless|incompetent|"
+        r"brain ?dead|an idiot|a moron|blind|deaf|clueless|trolling)\b",
+        r"\bwhat the (hell|heck|fuck|f)\b",
+        r"\b(ridiculous|absurd|unacceptable|pathetic|infuriating|frustrating|annoying)\b",
+        rf"\b(you|u) (shouldn{_APOS}?t|should not|were not supposed to|weren{_APOS}?t supposed to) "
+        r"have\b",
+        r"\byou keep (\w+ing)\b|\bhow hard (can|could|is) (it|this|that)\b",
+        rf"\b(i{_APOS}?ve|i have|i) already (told|said|asked|explained)\b|\bi told you\b",
+        # a nudge after the agent went quiet
+        r"\b(still |again |why )?no (reply|response|answer)\s*\?",
+        # German
+        r"\b(frustrier\w*|nervig|nervt|ärgerlich|verdammt\w*|mist|schei(ß|ss)e?\w*|kacke|"
+        r"lächerlich|unfassbar)\b",
+        r"\b(schon wieder|immer noch nicht|was soll (das|der)|wie oft noch)\b",
+        r"\b(bist du|du bist)\s+(\w+\s+)?(blöd|dumm|taub|blind|ein idiot)\b",
+        # Chinese (no word boundaries: its characters are all word characters)
+        r"又(错|坏|失败|不行|崩|报错|挂|出问题)|还是(不行|不对|错|没|失败|报错)|怎么(又|还是)",
+        r"气死|烦死|烦人|搞什么|什么鬼|无语|垃圾|卧槽|说了(多少|几|好几)[遍次]|你是不是(傻|笨|有病)",
+        r"没(回复|回应)|(都|全|完全|根本)不对",
+    )
+)
+HAPPY_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(p, re.IGNORECASE)
+    for p in (
+        # Praise of the agent in slang, and the joy of a thing that works at last: Reddit labels
+        # "you are a monster" anger.
+        rf"\b(you{_APOS}?re|you are|ur)\s+(a |an |the |such a |an absolute |a fucking |one )?"
+        r"(monster|beast|legend|genius|machine|star|hero|wizard|rock ?star|god|lifesaver|champ)\b|"
+        r"\b(you|u)\s+(absolute\s+|fucking\s+|total\s+)?(legend|genius|beast|wizard|hero|champ|"
+        r"lifesaver|rock ?star)\b(?!\s+(of|at|with|for)\b)",
+        r"\b(hell|fuck|heck|oh) (yes|yeah)\b|\bnailed it\b|\bworks like a charm\b",
+        r"\b(it|everything|all|that)\s+(finally\s+|now\s+|actually\s+|just\s+)*(works|worked|"
+        r"passes|passed)\b[^?\n]{0,30}!",
+        # German
+        r"\b(toll|klasse|genial|perfekt|wunderbar|großartig|geil|spitze|hervorragend)\b|"
+        r"\bsuper\b(?=\s*([,.!]|$|dann\b|danke\b|gemacht\b|idee\b|sache\b|arbeit\b))",
+        r"\bfreu(e|t|en)? (mich|uns)\b|\b(bin|sind) (schon )?(sehr |so )?gespannt\b",
+        # Chinese
+        r"太好了|太棒|好棒|真棒|完美|开心|高兴|哈哈|嘿嘿|挺好|不错",
+    )
+)
+GRATEFUL_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(p, re.IGNORECASE) for p in (r"\b(danke\w*|vielen dank)\b", r"谢谢|感谢|多谢|谢了")
+)
+_KIN = (
+    r"(friend|mom|mum|mother|dad|father|brother|sister|wife|husband|partner|son|daughter|"
+    r"grand(ma|mother|pa|father)|uncle|aunt|cousin|dog|cat|colleague|mentor)"
+)
+SAD_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(p, re.IGNORECASE)
+    for p in (
+        # A death named is sorrow, whatever the message asks for ("the server died" is not one).
+        rf"\b(my|our)\s+(\w+\s+)?{_KIN}s?\s+(\w+\s+)?(died|passed|is gone|was killed)\b|"
+        r"\b(passed away|funeral|condolences|griev(e|ing)|bereave\w*|memorial service)\b",
+        r"\b(traurig\w*|trauer\w*|gestorben|verstorben)\b",
+        r"难过|伤心|去世|过世|悲伤|哭了",
+    )
+)
+ANXIOUS_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(p, re.IGNORECASE)
+    for p in (
+        # "keine Sorge", "不用担心": no worry
+        r"\b(angst|besorgt|nervös|beunruhigt)\b|(?<!\bkeine )\bsorgen?\b",
+        r"(?<!不用)(?<!别)担心|害怕|紧张|焦虑",
+    )
+)
 
 FloatArray = npt.NDArray[np.float32]
 
@@ -198,6 +294,7 @@ class MoodWeights:
     stack: FloatArray  # classes x 2: mood probabilities -> raw valence, arousal
     classes: tuple[str, ...]  # the moods the classifier outputs (a subset of MOODS)
     meta: dict[str, Any]  # n-gram ranges, calibration, provenance
+    digest: str = ""  # of the weights file: names the scores it gives (the mood history's)
 
 
 @dataclass(frozen=True)
@@ -282,20 +379,61 @@ _FRUSTRATED_KEYS = (
     "still", "again", "keep", "kept", "ffs", "wtf", "omfg", "jfc", "fml", "ugh", "argh",
     "sake", "seriously", "kidding", "serious", " time", "why",
 )  # fmt: skip
-# mood, its patterns, their keys, the direction arousal moves when they hit
-_RULES: tuple[tuple[str, tuple[re.Pattern[str], ...], tuple[str, ...], float], ...] = (
-    ("urgent", URGENT_PATTERNS, _URGENT_KEYS, 1.0),
-    ("tired", TIRED_PATTERNS, _TIRED_KEYS, -1.0),
-    ("frustrated", FRUSTRATED_PATTERNS, _FRUSTRATED_KEYS, 1.0),
+_FRUSTRATED_EXTRA_KEYS = (
+    "you", " u ", "ur ", "r u", "what the", "ridiculous", "absurd", "unacceptable",
+    "pathetic", "infuriating", "frustrating", "annoying", "already", "just", "no ", "how hard",
+    "frustrier", "nervig", "nervt", "ärgerlich", "verdammt", "mist", "scheiß", "scheiss",
+    "kacke", "lächerlich", "unfassbar", "schon wieder", "immer noch nicht", "was soll", "told",
+    "wie oft", "du ", "又", "还是", "怎么", "气死", "烦", "搞什么", "什么鬼", "无语",
+    "垃圾", "卧槽", "说了", "你是不是", "没", "不对",
+)  # fmt: skip
+_HAPPY_KEYS = (
+    "you", "ur ", "yes", "yeah", "nailed", "charm", "work", "pass", "toll", "klasse", "genial",
+    "perfekt", "wunderbar", "großartig", "geil", "spitze", "hervorragend", "super", "freu",
+    "gespannt", "太好了", "太棒", "好棒", "真棒", "完美", "开心", "高兴", "哈哈", "嘿嘿",
+    "挺好", "不错",
+)  # fmt: skip
+_GRATEFUL_KEYS = ("danke", "vielen dank", "谢", "感谢")
+_SAD_KEYS = (
+    "died", "passed", "gone", "killed", "funeral", "condolences", "griev", "bereave", "memorial",
+    "traurig", "trauer", "gestorben", "verstorben", "难过", "伤心", "去世", "过世", "悲伤", "哭了",
+)  # fmt: skip
+_ANXIOUS_KEYS = (
+    "angst", "besorgt", "nervös", "beunruhigt", "sorge", "担心", "害怕", "紧张", "焦虑",
+)  # fmt: skip
+# mood, its patterns, their keys, the directions arousal and valence move when they hit
+_Rule = tuple[str, tuple[re.Pattern[str], ...], tuple[str, ...], float, float]
+_RULES: tuple[_Rule, ...] = (
+    ("urgent", URGENT_PATTERNS, _URGENT_KEYS, 1.0, -1.0),
+    ("tired", TIRED_PATTERNS, _TIRED_KEYS, -1.0, -1.0),
+    ("frustrated", FRUSTRATED_PATTERNS, _FRUSTRATED_KEYS, 1.0, -1.0),
 )
-RULE_MOODS: tuple[str, ...] = tuple(mood for mood, _, _, _ in _RULES)
+_EXTENDED_RULES: tuple[_Rule, ...] = (
+    *_RULES[:2],
+    (
+        "frustrated",
+        FRUSTRATED_PATTERNS + FRUSTRATED_EXTRA_PATTERNS,
+        _FRUSTRATED_KEYS + _FRUSTRATED_EXTRA_KEYS,
+        1.0,
+        -1.0,
+    ),
+    ("happy", HAPPY_PATTERNS, _HAPPY_KEYS, 1.0, 1.0),
+    ("grateful", GRATEFUL_PATTERNS, _GRATEFUL_KEYS, 0.0, 1.0),
+    ("sad", SAD_PATTERNS, _SAD_KEYS, -1.0, -1.0),
+    ("anxious", ANXIOUS_PATTERNS, _ANXIOUS_KEYS, 1.0, -1.0),
+)
+RULE_MOODS: tuple[str, ...] = tuple(mood for mood, *_ in _EXTENDED_RULES)
+# The dense features the embedding head reads after the vector, in this order.
+SEMANTIC_DENSE: tuple[str, ...] = HAND_FEATURES + tuple(f"rule_{mood}" for mood in RULE_MOODS)
 
 
-def rule_hits(text: str) -> dict[str, int]:
-    """Given a raw text, return how many patterns of each rule mood (`RULE_MOODS`) it matches."""
+def rule_hits(text: str, *, extended: bool = False) -> dict[str, int]:
+    """Given a raw text, return how many patterns of each rule mood (`RULE_MOODS`) it matches:
+    of the n-gram model's rules, or with `extended` of the extended lexicons (the model with the
+    embedding head)."""
     lowered = text.lower()
     hits = dict.fromkeys(RULE_MOODS, 0)
-    for mood, patterns, keys, _ in _RULES:
+    for mood, patterns, keys, _, _ in _EXTENDED_RULES if extended else _RULES:
         if any(key in lowered for key in keys):
             hits[mood] = sum(1 for p in patterns if p.search(text))
     return hits
@@ -308,16 +446,28 @@ def _rule_strength(hits: int, shouting: bool) -> float:
 
 
 class MoodModel:
-    """VADER plus the trained mood model; scores texts in vectorised blocks."""
+    """VADER plus the trained mood model, and with an embedder its embedding head; scores texts
+    in vectorised blocks."""
 
-    # How sure a window's emotion is (see `analyze`); a trained model reads its own from the
-    # weights file, a fake that scores texts without weights keeps this one.
-    window_calibration: WindowCalibration = DEFAULT_WINDOW_CALIBRATION
+    def __init__(
+        self,
+        weights: MoodWeights,
+        *,
+        source: str = "<memory>",
+        semantic: SemanticWeights | None = None,
+        embedder: Embedder | None = None,
+    ) -> None:
+        """Given loaded weights and, optionally, an embedding head with the embedder of its
+        vectors, return a model (the head is used only when both are given).
 
-    def __init__(self, weights: MoodWeights, *, source: str = "<memory>") -> None:
-        """Given loaded weights, return a model. Raise ModelError if they do not fit together."""
+        Raise ModelError if the weights do not fit together.
+        """
         self.weights = weights
         self.source = source
+        self.semantic = semantic if embedder is not None else None
+        self.embedder = embedder if semantic is not None else None
+        # Why the embedder failed, once it has: the n-gram model scores from then on.
+        self.embedder_failed: str | None = None
         self._vader = SentimentIntensityAnalyzer()
         # The moods of recently scored texts: a daemon re-reads the same window cycle after
         # cycle, and a text's mood never changes. Insertion order is age; the oldest go first.
@@ -330,15 +480,20 @@ class MoodModel:
             self._char_max_n = int(meta["char_ngram_range"][1])
             self._sublinear = bool(meta["sublinear_tf"])
             cal = meta["calibration"]
-            self._v_center = float(cal["valence_center"])
-            self._v_scale = float(cal["valence_scale"])
-            self._v_blend = float(cal["valence_vader_blend"])
-            self._a_center = float(cal["arousal_center"])
-            self._a_scale = float(cal["arousal_scale"])
+            self._calibration = {
+                key: float(cal[key])
+                for key in (
+                    "valence_center",
+                    "valence_scale",
+                    "valence_vader_blend",
+                    "arousal_center",
+                    "arousal_scale",
+                )
+            }
             window = meta["window"]
             if list(window["features"]) != list(WINDOW_FEATURES):
                 raise ValueError(f"window features {window['features']}")
-            self.window_calibration = WindowCalibration(
+            self._ngram_calibration = WindowCalibration(
                 coef=tuple(float(c) for c in window["coef"]),
                 intercept=float(window["intercept"]),
             )
@@ -371,6 +526,32 @@ class MoodModel:
         self._idf = np.concatenate([weights.word_idf, weights.char_idf]).astype(np.float32)
         self._mood_columns = [MOODS.index(c) for c in weights.classes]
         self._char_cache: dict[str, list[int]] = {}
+        if self.semantic is not None and self.semantic.classes != weights.classes:
+            raise ModelError(
+                f"Mood model {source}: the embedding head's moods {self.semantic.classes} are "
+                f"not the n-gram model's {weights.classes}; retrain both"
+            )
+
+    @property
+    def reads_embeddings(self) -> bool:
+        """Whether texts are scored with the embedding head (an embedder that has not failed)."""
+        return self.semantic is not None and self.embedder_failed is None
+
+    @property
+    def window_calibration(self) -> WindowCalibration:
+        """How sure a window's emotion is (see `analyze`), fitted on this model's own scores."""
+        if self.semantic is not None and self.embedder_failed is None:
+            return self.semantic.window
+        return self._ngram_calibration
+
+    @property
+    def version(self) -> str:
+        """Return the name of the scores this model gives now: the mood history rescores the
+        messages that another version scored (another model, retrained weights, or the n-gram
+        model alone after the embedder failed)."""
+        if self.semantic is not None and self.embedder_failed is None:
+            return f"embedding:{self.semantic.digest}+ngram:{self.weights.digest}"
+        return f"ngram:{self.weights.digest}"
 
     def _char_columns(self, word: str) -> list[int]:
         """The known char n-gram columns of one word (char_wb n-grams never cross words)."""
@@ -417,8 +598,12 @@ class MoodModel:
         return [known[text] for text in texts]
 
     def raw_scores(self, texts: Sequence[str]) -> RawScores:
-        """Given raw texts, return the model's numbers before calibration and the rule layer."""
-        parts = [self._raw_block(texts[s : s + _CHUNK]) for s in range(0, len(texts), _CHUNK)]
+        """Given raw texts, return the model's numbers before calibration and the rule layer
+        (with the embedding head, the mixed ones)."""
+        parts = [
+            self._mixed_block([scored_part(t) for t in texts[s : s + _CHUNK]])[0]
+            for s in range(0, len(texts), _CHUNK)
+        ]
         if not parts:
             parts = [self._raw_block([])]
         return RawScores(
@@ -492,10 +677,57 @@ class MoodModel:
             out[docs[starts]] = np.add.reduceat(contrib, starts, axis=0)
         return out
 
+    def _mixed_block(self, texts: Sequence[str]) -> tuple[RawScores, list[dict[str, int]], bool]:
+        """Given scored parts, return the numbers before calibration and the rule layer (the
+        n-gram model's, or mixed with the embedding head's), each text's rule hits, and whether
+        the head read them."""
+        raw = self._raw_block(texts)
+        semantic, embedder = self.semantic, self.embedder
+        if semantic is None or embedder is None or self.embedder_failed is not None or not texts:
+            return raw, [rule_hits(text) for text in texts], False
+        try:
+            vectors = np.asarray(embedder.encode([embedded_part(t) for t in texts]), np.float32)
+            if vectors.shape != (len(texts), semantic.dim):
+                raise ModelError(
+                    f"the embedder gave vectors of shape {vectors.shape}, the mood model reads "
+                    f"{semantic.dim} numbers per text"
+                )
+        except ModelError as error:
+            self._embedder_broke(error)
+            return raw, [rule_hits(text) for text in texts], False
+        hits = [rule_hits(text, extended=True) for text in texts]
+        dense = np.hstack(
+            [raw.hand, np.array([rule_features(h, RULE_MOODS) for h in hits], dtype=np.float32)]
+        )
+        outputs = semantic.outputs(vectors, dense)
+        logits, valence, arousal = semantic.mix(
+            outputs, raw.logits, raw.valence_raw, raw.arousal_raw
+        )
+        mixed = RawScores(
+            logits=logits,
+            probs=_softmax(logits),
+            valence_raw=valence,
+            arousal_raw=arousal,
+            compound=raw.compound,
+            hand=raw.hand,
+        )
+        return mixed, hits, True
+
+    def _embedder_broke(self, error: ModelError) -> None:
+        """Score with the n-gram model alone from now on (the embedder cannot load or failed);
+        forget the moods scored with the head, so that no window mixes the two."""
+        with self._recent_lock:
+            if self.embedder_failed is None:
+                self.embedder_failed = str(error)
+                log.warning("the mood model reads without sentence embeddings: %s", error)
+            self._recent.clear()
+
     def _score_block(self, texts: Sequence[str]) -> list[MessageMood]:
         texts = [scored_part(text) for text in texts]
-        raw = self._raw_block(texts)
-        valence, arousal = self._calibrate(raw)
+        raw, all_hits, embedded = self._mixed_block(texts)
+        semantic = self.semantic
+        calibration = semantic.calibration if embedded and semantic else self._calibration
+        valence, arousal = _calibrate(raw, calibration)
         probs = raw.probs.astype(np.float64)
         scores = np.zeros((len(texts), len(MOODS)), dtype=np.float64)
         scores[:, self._mood_columns] = probs
@@ -506,7 +738,7 @@ class MoodModel:
                 scores[row, MOODS.index("neutral")] = 1.0
                 valence[row], arousal[row] = 0.0, 0.0
                 continue
-            hits = rule_hits(text)
+            hits = all_hits[row]
             if not any(hits.values()):
                 continue
             shouting = "!" in text or raw.hand[row, HAND_FEATURES.index("shouting")] > 0
@@ -515,11 +747,11 @@ class MoodModel:
             }
             mass, total = max(strength.values()), sum(strength.values())
             scores[row] *= 1.0 - mass
-            for mood, _, _, direction in _RULES:
+            for mood, _, _, up, pleasant in _EXTENDED_RULES:
                 share = mass * strength[mood] / total
                 scores[row, MOODS.index(mood)] += share
-                arousal[row] += RULE_AROUSAL_NUDGE * direction * share
-            valence[row] -= RULE_VALENCE_NUDGE * mass
+                arousal[row] += RULE_AROUSAL_NUDGE * up * share
+                valence[row] += RULE_VALENCE_NUDGE * pleasant * share
             arousal[row] = min(1.0, max(0.0, arousal[row]))
             valence[row] = min(1.0, max(-1.0, valence[row]))
         return [
@@ -527,18 +759,25 @@ class MoodModel:
             for row, compound in enumerate(raw.compound)
         ]
 
-    def _calibrate(self, raw: RawScores) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-        """Map the EmoBank-scale predictions to valence -1..1 and arousal 0..1.
 
-        valence = clip(b * compound + (1 - b) * (V - center) / scale, -1, 1), b tuned in training
-        for correlation on held-out train rows; arousal = clip(0.5 + (A - center) / scale, 0, 1).
-        The scales spread the typical predictions over the ranges that readers threshold.
-        """
-        compound = np.asarray(raw.compound, dtype=np.float64)
-        v_model = (raw.valence_raw.astype(np.float64) - self._v_center) / self._v_scale
-        valence = self._v_blend * compound + (1.0 - self._v_blend) * v_model
-        arousal = 0.5 + (raw.arousal_raw.astype(np.float64) - self._a_center) / self._a_scale
-        return np.clip(valence, -1.0, 1.0), np.clip(arousal, 0.0, 1.0)
+def _calibrate(
+    raw: RawScores, calibration: dict[str, float]
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Given raw scores and a calibration, map the EmoBank-scale predictions to valence -1..1
+    and arousal 0..1.
+
+    valence = clip(b * compound + (1 - b) * (V - center) / scale, -1, 1), b tuned in training
+    for correlation on held-out train rows; arousal = clip(0.5 + (A - center) / scale, 0, 1).
+    The scales spread the typical predictions over the ranges that readers threshold.
+    """
+    blend = calibration["valence_vader_blend"]
+    compound = np.asarray(raw.compound, dtype=np.float64)
+    v_model = raw.valence_raw.astype(np.float64) - calibration["valence_center"]
+    v_model /= calibration["valence_scale"]
+    valence = blend * compound + (1.0 - blend) * v_model
+    arousal = raw.arousal_raw.astype(np.float64) - calibration["arousal_center"]
+    arousal = 0.5 + arousal / calibration["arousal_scale"]
+    return np.clip(valence, -1.0, 1.0), np.clip(arousal, 0.0, 1.0)
 
 
 def _softmax(logits: FloatArray) -> FloatArray:
@@ -571,6 +810,7 @@ def _read_weights(path: Path) -> MoodWeights:
     if not path.is_file():
         raise ModelError(f"Mood model weights not found at {path}; {fix}")
     try:
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
         with np.load(path, allow_pickle=False) as data:
             arrays = {name: data[name] for name in data.files}
         meta = json.loads(str(arrays["meta"]))
@@ -594,6 +834,7 @@ def _read_weights(path: Path) -> MoodWeights:
             stack=arrays["stack"].astype(np.float32),
             classes=tuple(str(c) for c in arrays["classes"]),
             meta=meta,
+            digest=digest,
         )
     except ModelError:
         raise
@@ -603,21 +844,79 @@ def _read_weights(path: Path) -> MoodWeights:
 
 _cache_lock = threading.Lock()
 _cached: MoodModel | None = None
+# The models that read embeddings, by the embedder's model id (one per process, as the n-gram
+# model: a daemon scores cycle after cycle with the same one, and its recent moods are kept).
+_with_embeddings: dict[str, MoodModel] = {}
+_semantic: SemanticWeights | None = None
 
 
-def load_mood_model(path: str | Path | None = None) -> MoodModel:
+def load_mood_model(
+    path: str | Path | None = None, *, embedder: Embedder | None = None
+) -> MoodModel:
     """Given nothing, return the bundled mood model, loaded once per process; given a path,
-    return the model stored there (not cached).
+    return the n-gram model stored there (not cached). Given an embedder (`mood_embedder`), return
+    the bundled model that also reads each message's sentence embedding, loaded once per
+    process and embedding model, or the n-gram model alone when the embedder's model is not the
+    one the embedding head was trained on, or the head cannot be read (logged).
 
-    Raise ModelError if the weights are missing or corrupt.
+    Raise ModelError if the n-gram model's weights are missing or corrupt.
     """
-    global _cached
+    global _cached, _semantic
     if path is not None:
         return MoodModel.from_file(path)
     with _cache_lock:
         if _cached is None:
             _cached = MoodModel.from_file(DEFAULT_MODEL_PATH)
-        return _cached
+        base = _cached
+        if embedder is None:
+            return base
+        try:
+            model_id = embedder.model_id  # resolves where the model is; loads nothing
+            known = _with_embeddings.get(model_id)
+            if known is not None:
+                return known
+            if _semantic is None:
+                _semantic = read_semantic_weights(
+                    DEFAULT_SEMANTIC_PATH, dense=SEMANTIC_DENSE, classes=base.weights.classes
+                )
+        except ModelError as error:
+            log.warning("the mood model reads without sentence embeddings: %s", error)
+            return base
+        if model_id != _semantic.embedding_model:
+            log.info(
+                "the mood model reads %s's vectors, not %s's: scoring without them",
+                _semantic.embedding_model,
+                model_id,
+            )
+            return base
+        model = MoodModel(
+            base.weights,
+            source=f"{base.source} + {DEFAULT_SEMANTIC_PATH}",
+            semantic=_semantic,
+            embedder=embedder,
+        )
+        _with_embeddings[model_id] = model
+        return model
+
+
+def mood_embedder(
+    memory_model: str, memory_embedder: Embedder | None = None, *, batch_size: int = 64
+) -> Embedder | None:
+    """Given `memory.model`, the memory index's embedder (None when there is no index) and
+    `memory.batch_size`, return the embedder the mood model reads with: None when
+    `memory.model` is 'none' (no embeddings wanted); the index's own when it runs the bundled
+    model (the embedding head's); else the bundled model, loaded on its first use."""
+    from assembler.memory.embeddings import BUNDLED, BUNDLED_MODEL_ID, LazyEmbedder
+
+    if memory_model.strip() == "none":
+        return None
+    if memory_embedder is not None:
+        try:
+            if memory_embedder.model_id == BUNDLED_MODEL_ID:
+                return memory_embedder
+        except ModelError:
+            pass  # the index's model cannot be found: the bundled one may still load
+    return LazyEmbedder(BUNDLED, batch_size=batch_size)
 
 
 # --- The window ----------------------------------------------------------------------------------

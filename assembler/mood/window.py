@@ -22,8 +22,10 @@ relative to the newest message:
 - The state's scores: neutral 1 - c, each other mood c * its share.
 primary = the top score, secondary = the next one, confidence = c. A clear emotion needs
 c * its share > 1 - c, so c > 0.5. valence and arousal are the r-weighted means of the
-messages'. The trajectory compares the state of the window's first third (the same
-computation on those messages, read at the last of them) with the state now.
+messages'. The trajectory tells the window's story as a person would: the state read at each
+human message (the same computation on the messages up to it, at its time), its changes named
+with their times ("frustrated from 19:40; eased at 21:52 ("ok that did it, thanks"); tired now
+(since 23:07)").
 """
 
 from __future__ import annotations
@@ -93,7 +95,8 @@ class MoodState:
     arousal: float
     confidence: float  # 0..1, P(the speaker is emotional now); see the module docstring
     messages: int  # human messages that went into it
-    trajectory: str  # in words, e.g. "frustrated 0.80 at start, trending down to 0.30"
+    # in words, e.g. 'frustrated from 19:40; eased at 21:52 ("ok that did it"); tired now'
+    trajectory: str
     points: list[TrajectoryPoint] = field(default_factory=list)
     speaker: str | None = None
     explain: list[str] = field(default_factory=list)  # why: the messages that weighed most
@@ -143,10 +146,17 @@ _CURIOUS, _CONFUSED = MOODS.index("curious"), MOODS.index("confused")
 
 @dataclass(frozen=True)
 class WindowCalibration:
-    """c = 1 / (1 + exp(-(intercept + coef . window features)))."""
+    """c = 1 / (1 + exp(-(intercept + coef . window features))).
+
+    `not_emotions`: moods that count as no emotion, as neutral does, in the features and the
+    shares (they never lead a state). The model with the embedding head reads a plain question
+    as curious or confused, as Reddit's annotators did; to the dialogues' annotators, to the
+    real sessions' and to the agent a plain question shows no emotion.
+    """
 
     coef: tuple[float, ...]  # one per WINDOW_FEATURES
     intercept: float
+    not_emotions: tuple[str, ...] = ()
 
 
 # For scorers without a trained calibration (test fakes): c = P(one of the last two messages is
@@ -157,9 +167,18 @@ DEFAULT_WINDOW_CALIBRATION = WindowCalibration(
 
 
 class Scorer(Protocol):
-    """What the window needs of a mood model (`sentiment.MoodModel`, or a test's fake)."""
+    """What the window and the mood history need of a mood model (`model.MoodModel`, the
+    history's scorers, or a test's fake)."""
 
-    window_calibration: WindowCalibration
+    @property
+    def window_calibration(self) -> WindowCalibration:
+        """How sure a window's emotion is, fitted on this scorer's own scores."""
+        ...
+
+    @property
+    def version(self) -> str:
+        """The name of the scores it gives: the mood history keeps a message's scores by it."""
+        ...
 
     def score_many(self, texts: Sequence[str]) -> list[MessageMood]: ...
 
@@ -168,7 +187,13 @@ _EXPLAIN_TOP = 3
 FUTURE_SKEW = timedelta(minutes=1)
 _SNIPPET_CHARS = 60
 _NON_SPACE = re.compile(r"\S+")
-_STEADY = 0.10  # a change of the primary's score below this is "steady"
+# The trajectory tells at most this many parts: the first two and the latest ones.
+_PARTS_SHOWN = 6
+_QUOTE_CHARS = 32  # of the message at which a negative state eased
+# Negative states: each starts a part of the story. A change from one of _EASES to no clear
+# emotion or a positive one "eased"; tiredness does not ease, it is slept off.
+_NEGATIVE = frozenset({"frustrated", "urgent", "confused", "anxious", "sad", "tired"})
+_EASES = _NEGATIVE - {"tired"}
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -213,12 +238,12 @@ def read_window(
     weights = [0.5 ** (age / half_life) for age in ages]
     items = list(zip(human, moods, weights, strict=True))
     calibration = scorer.window_calibration
-    report = MoodReport(combined=_state(items, None, calibration))
+    report = MoodReport(combined=_state(items, None, calibration, now))
     names = sorted({m.speaker for m in human if m.speaker is not None})
     if len(names) >= 2:
         for name in names:
             mine = [item for item in items if item[0].speaker == name]
-            report.speakers[name] = _state(mine, name, calibration)
+            report.speakers[name] = _state(mine, name, calibration, now)
         # A group chat: the lines the agent adapts to are the state of whoever spoke last, the
         # person it answers next (one speaker's frustration is not the next one's question).
         # The others' states are listed beside it.
@@ -277,30 +302,43 @@ def _empty_state(speaker: str | None) -> MoodState:
     )
 
 
-def emotion_shares(scores: FloatArray, weights: FloatArray) -> FloatArray:
-    """Given the messages' mood scores (messages x MOODS, oldest first) and recency weights,
-    return each mood's share of "the emotion now" (neutral 0; the rest sum to 1, or all 0 when
-    no message has any emotional mass): the moods of the latest emotional message, see the
-    module docstring."""
+def _no_emotion(not_emotions: Sequence[str]) -> list[int]:
+    return [_NEUTRAL, *(MOODS.index(mood) for mood in not_emotions)]
+
+
+def emotion_shares(
+    scores: FloatArray, weights: FloatArray, not_emotions: Sequence[str] = ()
+) -> FloatArray:
+    """Given the messages' mood scores (messages x MOODS, oldest first), recency weights and
+    the moods besides neutral that are no emotion, return each mood's share of "the emotion
+    now" (0 for neutral and those; the rest sum to 1, or all 0 when no message has any
+    emotional mass): the moods of the latest emotional message, see the module docstring."""
+    none = _no_emotion(not_emotions)
     recency = weights / float(weights[-1]) if float(weights[-1]) > 0.0 else np.ones_like(weights)
     recency = np.minimum(recency, 1.0)
-    emotional = recency * (1.0 - scores[:, _NEUTRAL])
+    emotional = recency * np.clip(1.0 - scores[:, none].sum(axis=1), 0.0, 1.0)
     # prod_{j > i} (1 - d_j e_j): no newer message is the latest emotional one
     later = np.concatenate([np.cumprod((1.0 - emotional)[::-1])[::-1][1:], [1.0]])
     shares: FloatArray = (recency * later) @ scores
-    shares[_NEUTRAL] = 0.0
+    shares[none] = 0.0
     total = float(shares.sum())
     return shares / total if total > 0.0 else shares
 
 
-def window_features(scores: FloatArray, valences: FloatArray, weights: FloatArray) -> FloatArray:
-    """Given the messages' mood scores (messages x MOODS, oldest first), valences and recency
-    weights, return the window's `WINDOW_FEATURES`.
+def window_features(
+    scores: FloatArray,
+    valences: FloatArray,
+    weights: FloatArray,
+    not_emotions: Sequence[str] = (),
+) -> FloatArray:
+    """Given the messages' mood scores (messages x MOODS, oldest first), valences, recency
+    weights and the moods besides neutral that are no emotion, return the window's
+    `WINDOW_FEATURES`.
 
     Shared with the training script so that the calibration is fitted on what runtime computes.
     """
     total = float(weights.sum())
-    emotional = 1.0 - scores[:, _NEUTRAL]
+    emotional = np.clip(1.0 - scores[:, _no_emotion(not_emotions)].sum(axis=1), 0.0, 1.0)
     latest = float(emotional[-1])
     recent = latest
     if len(emotional) >= 2 and float(weights[-1]) > 0.0:
@@ -311,7 +349,7 @@ def window_features(scores: FloatArray, valences: FloatArray, weights: FloatArra
             _logit(float(weights @ emotional) / total),
             _logit(latest),
             _logit(recent),
-            float(emotion_shares(scores, weights).max()),
+            float(emotion_shares(scores, weights, not_emotions).max()),
             float(weights @ np.abs(valences)) / total,
             math.log1p(total),
             float(weights @ (scores[:, _CURIOUS] + scores[:, _CONFUSED])) / total,
@@ -341,10 +379,10 @@ def _mixture(
     calibration: WindowCalibration,
 ) -> _Mixture:
     total = float(weights.sum())
-    features = window_features(scores, valences, weights)
+    features = window_features(scores, valences, weights, calibration.not_emotions)
     z = calibration.intercept + float(np.dot(calibration.coef, features))
     confidence = 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
-    state = emotion_shares(scores, weights) * confidence
+    state = emotion_shares(scores, weights, calibration.not_emotions) * confidence
     state[_NEUTRAL] = 1.0 - float(state.sum())
     return _Mixture(
         scores=state,
@@ -359,6 +397,7 @@ def _state(
     items: list[tuple[Message, MessageMood, float]],
     speaker: str | None,
     calibration: WindowCalibration,
+    now: datetime,
 ) -> MoodState:
     if not items:
         return _empty_state(speaker)
@@ -370,17 +409,17 @@ def _state(
     scores = np.array([[m.scores[k] for k in MOODS] for m in moods], dtype=np.float64)
     valences = np.array([m.valence for m in moods], dtype=np.float64)
     arousals = np.array([m.arousal for m in moods], dtype=np.float64)
-    now = _mixture(scores, valences, arousals, w, calibration)
-    order = np.argsort(-now.scores, kind="stable")
+    state = _mixture(scores, valences, arousals, w, calibration)
+    order = np.argsort(-state.scores, kind="stable")
     primary, second = MOODS[int(order[0])], MOODS[int(order[1])]
-    primary_score = float(now.scores[int(order[0])])
-    second_score = float(now.scores[int(order[1])])
+    primary_score = float(state.scores[int(order[0])])
+    second_score = float(state.scores[int(order[1])])
 
     features = ", ".join(
-        f"{name} {value:+.2f}" for name, value in zip(WINDOW_FEATURES, now.features, strict=True)
+        f"{name} {value:+.2f}" for name, value in zip(WINDOW_FEATURES, state.features, strict=True)
     )
     explain = [
-        f"confidence {now.confidence:.2f} = P(emotional now) from {features} "
+        f"confidence {state.confidence:.2f} = P(emotional now) from {features} "
         f"({len(items)} messages)"
     ]
     heaviest = sorted(range(len(items)), key=lambda i: -w[i])[:_EXPLAIN_TOP]
@@ -396,11 +435,20 @@ def _state(
         primary_score=primary_score,
         secondary=second if second_score >= MIN_SECONDARY else None,
         secondary_score=second_score if second_score >= MIN_SECONDARY else 0.0,
-        valence=now.valence,
-        arousal=now.arousal,
-        confidence=now.confidence,
+        valence=state.valence,
+        arousal=state.arousal,
+        confidence=state.confidence,
         messages=len(items),
-        trajectory=_trajectory(scores, valences, arousals, w, now, calibration),
+        trajectory=_trajectory(
+            [message for message, _, _ in items],
+            scores,
+            valences,
+            arousals,
+            w,
+            state,
+            calibration,
+            now,
+        ),
         points=[
             TrajectoryPoint(
                 at=m.timestamp, mood=s.primary, score=s.primary_score, valence=s.valence
@@ -413,48 +461,121 @@ def _state(
 
 
 def _trajectory(
+    messages: Sequence[Message],
     scores: FloatArray,
     valences: FloatArray,
     arousals: FloatArray,
     weights: FloatArray,
-    now: _Mixture,
+    state: _Mixture,
+    calibration: WindowCalibration,
+    now: datetime,
+) -> str:
+    """Tell the window's story as a person would, with times in `now`'s zone: 'frustrated from
+    19:47; urgent at 20:06; eased at 20:09 ("ok. prod's back"); …; tired from 23:06; no clear
+    emotion now (since 23:14)'.
+
+    It reads the state right after each message (the messages up to it, weighed as at its
+    time); one message read calmly between two emotional ones does not end the emotion. Each
+    change says what came: a negative state "from" its time (a second one "at" its time), the
+    message at which one eased (quoted: what eased it is what the human said then), a positive
+    one "at" its time; a calm stretch after a calm or positive one says nothing new. The last
+    part is the state now, the state's own primary, so no line of the section contradicts
+    another. Of more than _PARTS_SHOWN parts, the first two and the latest ones are told.
+    """
+    labels = [
+        _reading(scores, valences, arousals, weights, i, calibration)
+        for i in range(len(scores) - 1)
+    ]
+    labels.append(MOODS[int(np.argmax(state.scores))])
+    for i in range(1, len(labels) - 1):
+        if labels[i] == _NEUTRAL_LABEL != labels[i - 1] and labels[i + 1] != _NEUTRAL_LABEL:
+            labels[i] = labels[i - 1]
+    runs = [i for i in range(len(labels)) if i == 0 or labels[i] != labels[i - 1]]
+    if len(runs) == 1:
+        what = _words(labels[0])
+        if len(messages) == 1:
+            return f"{what} now (one message{_at(messages[0], now, ', ')})"
+        since = _at(messages[0], now, " since ")
+        return f"{what} now{since}" if since else f"{what} throughout"
+    parts: list[str] = []
+    seen: set[str] = set()
+    for k, start in enumerate(runs):
+        label, message = labels[start], messages[start]
+        before = labels[start - 1] if start > 0 else None
+        if k == len(runs) - 1:
+            since = _at(message, now, "since ")
+            if before in _EASES and label not in _NEGATIVE:
+                parts.append(f"{_eased(message, now)}; {_words(label)} now")
+            else:
+                parts.append(f"{_words(label)} now ({since})" if since else f"{_words(label)} now")
+        elif label in _NEGATIVE:
+            if before in _NEGATIVE:
+                parts.append(f"{label}{_at(message, now, ' at ')}")
+            else:
+                again = " again" if label in seen else ""
+                parts.append(f"{label}{again}{_at(message, now, ' from ')}")
+        elif before in _EASES:
+            parts.append(_eased(message, now) + (f", {label}" if label != _NEUTRAL_LABEL else ""))
+        elif label != _NEUTRAL_LABEL:
+            parts.append(f"{label}{_at(message, now, ' at ')}")
+        seen.add(label)
+    if len(parts) > _PARTS_SHOWN:
+        parts = [*parts[:2], "…", *parts[2 - _PARTS_SHOWN :]]
+    return "; ".join(parts)
+
+
+def _words(label: str) -> str:
+    return "no clear emotion" if label == _NEUTRAL_LABEL else label
+
+
+def _eased(message: Message, now: datetime) -> str:
+    """'eased at 21:52 ("ok that did it, thanks")': when, and what the human said then."""
+    return f'eased{_at(message, now, " at ")} ("{_snippet(message.text, _QUOTE_CHARS)}")'
+
+
+_NEUTRAL_LABEL = MOODS[_NEUTRAL]
+
+
+def _reading(
+    scores: FloatArray,
+    valences: FloatArray,
+    arousals: FloatArray,
+    weights: FloatArray,
+    last: int,
     calibration: WindowCalibration,
 ) -> str:
-    """Compare the state of the window's first third (oldest first), read at its last message,
-    with the state now: "frustrated 0.81 at start, now tired 0.64; valence -0.45 at start,
-    -0.20 now". The mood named "now" is the state's primary, and the valence "now" is the
-    state's own, so no line of the section can contradict another.
-    """
-    primary = int(np.argmax(now.scores))
-    n = len(scores)
-    if n == 1:
-        return (
-            f"one message: {MOODS[primary]} {now.scores[primary]:.2f}, valence {now.valence:+.2f}"
-        )
-    k = max(1, round(n / 3))
-    head = weights[:k]  # read right after its last message: relative to the newest of them
-    head = head / float(head.max()) if float(head.max()) > 0.0 else np.ones_like(head)
-    start = _mixture(scores[:k], valences[:k], arousals[:k], head, calibration)
-    lead = int(np.argmax(start.scores))
-    before, after = float(start.scores[lead]), float(now.scores[primary])
-    text = f"{MOODS[lead]} {before:.2f} at start, "
-    if lead != primary:
-        text += f"now {MOODS[primary]} {after:.2f}"
-    elif abs(after - before) < _STEADY:
-        text += f"steady at {after:.2f} now"
-    else:
-        text += f"{'rising' if after > before else 'falling'} to {after:.2f} now"
-    return text + f"; valence {start.valence:+.2f} at start, {now.valence:+.2f} now"
+    """Given the window's messages and an index, return the state's primary read right after
+    that message: the messages up to it, weighed relative to it."""
+    head = weights[: last + 1]
+    top = float(head[-1]) if float(head[-1]) > 0.0 else float(head.max())
+    head = head / top if top > 0.0 else np.ones_like(head)
+    mixture = _mixture(
+        scores[: last + 1], valences[: last + 1], arousals[: last + 1], head, calibration
+    )
+    return MOODS[int(np.argmax(mixture.scores))]
 
 
-def _snippet(text: str) -> str:
-    """Return the text's first words, whitespace collapsed, clipped to _SNIPPET_CHARS."""
+def _at(message: Message, now: datetime, before: str) -> str:
+    """Given a message, the clock and what goes before the time, return `before` and the
+    message's time in now's zone ("19:40"; "Sun 19:40" on another day), or "" without one."""
+    stamp = message.timestamp
+    if stamp is None:
+        return ""
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=now.tzinfo)
+    elif now.tzinfo is not None:
+        stamp = stamp.astimezone(now.tzinfo)
+    return f"{before}{stamp:%H:%M}" if stamp.date() == now.date() else f"{before}{stamp:%a %H:%M}"
+
+
+def _snippet(text: str, chars: int = _SNIPPET_CHARS) -> str:
+    """Return the text's first words, whitespace collapsed, clipped to `chars`."""
     words: list[str] = []
     size = -1
     for word in _NON_SPACE.finditer(text):  # only as many words as the snippet shows
         words.append(word.group())
         size += len(words[-1]) + 1
-        if size > _SNIPPET_CHARS:
+        if size > chars:
             break
     flat = " ".join(words)
-    return flat if len(flat) <= _SNIPPET_CHARS else flat[: _SNIPPET_CHARS - 1] + "…"
+    return flat if len(flat) <= chars else flat[: chars - 1] + "…"

@@ -12,9 +12,7 @@ images off (`render_markdown`).
 from __future__ import annotations
 
 import contextlib
-import html
 import itertools
-import json
 import math
 import sqlite3
 import threading
@@ -29,6 +27,7 @@ from assembler.clock import format_duration
 from assembler.daemon.service import lock_holder
 from assembler.errors import AssemblerError, ScratchpadError
 from assembler.file.codec import body_prefix, last_diagnostics, read_scratchpad
+from assembler.fsutil import load_json
 from assembler.memory.recall import (
     conversation_queries,
     hit_record,
@@ -169,8 +168,8 @@ class Pages:
             record: Any = {}
             if text is not None:
                 try:
-                    record = json.loads(text)
-                except (ValueError, RecursionError):
+                    record = load_json(text)  # bounded depth: the agent can write it
+                except ValueError:
                     record = {}
             run = Run(
                 datetime.fromtimestamp(at, UTC),
@@ -252,8 +251,8 @@ def _mood_record(row: Sequence[Any]) -> MoodRecord:
     (secondary, secondary_score, valence, arousal, compound, scores) = row[9:]
     # Every label scored, as the model gives them: a row the agent wrote may lack some.
     labels = dict.fromkeys(MOODS, 0.0)
-    with contextlib.suppress(ValueError, TypeError, AttributeError, RecursionError):
-        labels.update({str(k): float(v) for k, v in json.loads(scores).items()})
+    with contextlib.suppress(ValueError, TypeError, AttributeError):
+        labels.update({str(k): float(v) for k, v in load_json(scores).items()})
     mood = MessageMood(
         valence=float(valence),
         arousal=float(arousal),
@@ -328,11 +327,9 @@ def now_data(
         shown, cut = bounded_markdown(block)
         rendered = render_markdown(shown)
         if cut:
-            rendered += (
-                f'<p class="note">Cut: the first {_size(len(shown))} of {_size(len(block))} '
-                "are shown (the page renders at most "
-                f"{html.escape(_size(MAX_MARKDOWN_CHARS))}).</p>\n"
-            )
+            # Our own words (sizes only): no workspace text goes into the HTML unrendered.
+            size, whole = _size(len(shown)), _size(len(block))
+            rendered += f'<p class="note">Cut: the first {size} of {whole} are shown.</p>\n'
         data["file"] = {
             "fresh": fresh,
             "updated": _iso(pad.updated),
@@ -402,11 +399,11 @@ def _state(state: MoodState) -> dict[str, Any]:
     return {**state.summary(), "explain": state.explain}
 
 
-def _calibration() -> Any:
-    from assembler.mood.model import load_mood_model
+def _calibration(config: Config) -> Any:
+    from assembler.mood.model import load_mood_model, mood_embedder
 
     try:
-        return load_mood_model().window_calibration
+        return load_mood_model(embedder=mood_embedder(config.memory.model)).window_calibration
     except AssemblerError:
         return None
 
@@ -455,7 +452,7 @@ def mood_data(
     since = max(start, window_start) if window_start is not None else start
     window, _ = pages.newest_moods(since, end, config.transcripts.max_messages)
     report = window_report(
-        window, now=end, half_life=config.mood.half_life_delta, calibration=_calibration()
+        window, now=end, half_life=config.mood.half_life_delta, calibration=_calibration(config)
     )
     strategy = choose_strategy(
         report.combined,
@@ -661,7 +658,7 @@ def fill_history(status: Status, now: datetime) -> int:
     (from the files' ends, as an assembly does, but however old they are) and score the human
     ones the mood history does not hold yet; return how many were added. The page calls it
     when a transcript changed, never per request."""
-    from assembler.mood.model import load_mood_model
+    from assembler.mood.model import load_mood_model, mood_embedder
 
     config = status.config
     transcripts = config.transcripts
@@ -677,7 +674,8 @@ def fill_history(status: Status, now: datetime) -> int:
     )
     if not status.history.missing(read.messages):
         return 0
-    return status.history.record(read.messages, load_mood_model())
+    embedder = mood_embedder(config.memory.model, batch_size=config.memory.batch_size)
+    return status.history.record(read.messages, load_mood_model(embedder=embedder))
 
 
 def watched_paths(config: Config) -> Sequence[str]:
