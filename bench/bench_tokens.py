@@ -40,7 +40,10 @@ REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "workspace-example"
 CLOCKS = {"23:25": "2026-03-02T23:25:00+11:00", "19:57": "2026-03-02T19:57:00+11:00"}
 # `python -m assembler` runs the command line of whichever version is on the path.
-RUN = "import runpy, sys; sys.argv[0] = 'assemble'; runpy.run_module('assembler', run_name='__main__')"
+RUN = (
+    "import runpy, sys; sys.argv[0] = 'assemble'; "
+    "runpy.run_module('assembler', run_name='__main__')"
+)
 
 sys.path.insert(0, str(REPO))
 from assembler.file.codec import split_frontmatter  # noqa: E402

@@ -79,7 +79,8 @@ def test_the_demo_sees_frustration_early_and_a_calmer_end(example: Path) -> None
     assert not any(p.mood in ("frustrated", "urgent") for p in state.points[-third:])
     assert state.primary != "frustrated"
     assert "tired" in (state.primary, state.secondary)
-    assert f"{state.primary_score:.2f} now" in state.trajectory
+    # Told as a person would: from when, and what it is now.
+    assert "tired from" in state.trajectory and "now" in state.trajectory
 
 
 def test_at_the_frustrated_moment_the_strategy_fires(example: Path) -> None:

@@ -375,6 +375,7 @@ def _stems(text: str) -> set[str]:
 # Words two requests share without being about the same thing.
 _STEM_STOPWORDS = frozenset("the and you can this that with why what how still again it".split())
 
+
 def summary_line(text: str) -> str:
     """Given a host's summary or title, return its one line about the task: the line under a
     'Goal' heading (OpenClaw), after 'Primary Request and Intent' (Claude Code), else its first

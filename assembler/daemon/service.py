@@ -470,6 +470,7 @@ class Daemon:
         # one that did not change (our own read-only open of a host's database closes its
         # write-ahead log for writing) is no change.
         self._seen: dict[Path, tuple[int, int, int] | None] = {}
+        self._read: list[Path] = []  # the transcripts the last assembly read
         # The sources the hosts had when the watches were last planned.
         self._sources: tuple[str, ...] = ()
         self._scheduler: Any = None
@@ -798,6 +799,8 @@ class Daemon:
 
         with self._lock:
             self._running_since = time.monotonic()
+            # What the transcripts looked like before this run read them (see _remember_read).
+            before = {path: _signature(path) for path in self._read}
         started = time.perf_counter()
         capture: contextlib.AbstractContextManager[list[LogLine]] = (
             captured_log(log_level) if log_level is not None else contextlib.nullcontext([])
@@ -832,7 +835,7 @@ class Daemon:
         for problem in assembly.degraded:
             log.warning("degraded: %s: %s", problem.what, problem.why)
         self._plan_refresh(assembly.now, datetime.fromisoformat(meta["expires"]))
-        self._remember_read(assembly)
+        self._remember_read(assembly, before)
         return assembly, lines
 
     def _check_sources(self) -> None:
@@ -850,14 +853,19 @@ class Daemon:
             self._schedule_change("transcript", self.config.workspace)
         self._sync_watches()
 
-    def _remember_read(self, assembly: Assembly) -> None:
-        """Record the signatures of the transcripts an assembly read (and their write-ahead
-        logs), so that the events our own reads cause are recognised as no change."""
+    def _remember_read(
+        self, assembly: Assembly, before: dict[Path, tuple[int, int, int] | None]
+    ) -> None:
+        """Given an assembly and the signatures its transcripts had before it read them,
+        record those, so that the events our own reads cause are recognised as no change,
+        while a write during the run (a signature other than the one before) still counts."""
         paths = [Path(s.path) for s in assembly.transcripts.sources if not s.error]
         paths += [Path(f"{path}-wal") for path in paths]
         with self._lock:
+            self._read = paths
             for path in paths:
-                self._seen[path] = _signature(path)
+                if path in before:
+                    self._seen[path] = before[path]
 
     def _finish_run(self, wrote: bool = True) -> None:
         """Record what our run wrote (a dry run wrote nothing), then decide on the events held
