@@ -274,7 +274,9 @@ def test_a_resumed_session_with_an_unchanged_scratchpad_gets_no_second_copy(
     assert _count(request, before["block"].strip()) == 1
 
 
-def test_a_stale_scratchpad_is_not_sent_at_all(claude_code: MakeClaudeCode) -> None:
+def test_a_stale_scratchpad_is_not_sent_only_one_line_saying_so(
+    claude_code: MakeClaudeCode,
+) -> None:
     setup = claude_code()
     # Rendered two hours ago: it expired 90 minutes ago.
     setup.assemble("--once", "--now", (datetime.now(UTC) - timedelta(hours=2)).isoformat())
@@ -285,9 +287,10 @@ def test_a_stale_scratchpad_is_not_sent_at_all(claude_code: MakeClaudeCode) -> N
     (request,) = setup.model.turn_calls()
     assert _count(request, setup.goal) == 0, _occurrences(request, setup.goal)
     assert _count(request, HEADER) == 0
-    # The hook did run for this session, and sent nothing.
+    # Instead of silence, one line: the model can tell "nothing new" from "not running".
+    assert _count(request, "[Scratchpad stale since") == 1
     record = setup.sessions()[result["session_id"]]
-    assert "transcript_path" in record and "sent" not in record
+    assert "transcript_path" in record and "sent" in record
 
 
 def test_what_the_model_saves_with_the_mcp_tool_is_in_the_journal_and_the_next_prompt(
