@@ -4,12 +4,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from assembler.hosts.formats import GENERIC
+from assembler.hosts.host import PlainHost
 from assembler.transcripts.message import (
     Message,
     Role,
@@ -22,10 +23,7 @@ from assembler.transcripts.message import (
 from assembler.transcripts.reader import Node, Reader, Verdict
 
 if TYPE_CHECKING:
-    from assembler.config.schema import Config
-    from assembler.hosts.host import StoreReader
-    from assembler.pad.sections import ExternalEntries
-    from assembler.transcripts.reader import SourceReport
+    pass
 
 
 _GENERIC_ROLES: Final[dict[str, Role]] = {
@@ -74,12 +72,11 @@ class GenericReader(Reader):
         return self._said(message) if role == "user" else self._reply(message)
 
 
-class Generic:
+class Generic(PlainHost):
     """Any agent that writes its conversation as generic JSONL, named in the config."""
 
     label = "generic JSONL"
     formats: tuple[str, ...] = (GENERIC,)
-    store_formats: tuple[str, ...] = ()
 
     def sources(self, workspace: Path, state_dir: Path, environ: Mapping[str, str]) -> list[str]:
         return []  # only where the config says
@@ -97,17 +94,3 @@ class Generic:
         until: datetime | None,
     ) -> Reader:
         return GenericReader(source, cutoff, limit, session_id, until)
-
-    def is_side_file(self, folder: Path, name: str, cache: dict[Any, Any]) -> bool:
-        return False
-
-    def store_reader(self, path: Path, magic: bytes, fmt: str) -> StoreReader | None:
-        return None
-
-    def section_entries(
-        self, config: Config, sources: Sequence[SourceReport], now: datetime
-    ) -> ExternalEntries | None:
-        return None
-
-    def names_project(self, cwd: str) -> bool:
-        return True

@@ -74,3 +74,25 @@ class Host(Protocol):
         """Given the working folder the host recorded for a session, return whether it names
         the human's project (rather than the host's own folder)."""
         ...
+
+
+class PlainHost:
+    """The answers of a host that keeps no session database, writes nothing beside its
+    sessions, holds no scratchpad entries for the agent's sections and records working folders
+    as they are: the defaults a host overrides where it differs."""
+
+    store_formats: tuple[str, ...] = ()
+
+    def is_side_file(self, folder: Path, name: str, cache: dict[Any, Any]) -> bool:
+        return False
+
+    def store_reader(self, path: Path, magic: bytes, fmt: str) -> StoreReader | None:
+        return None
+
+    def section_entries(
+        self, config: Config, sources: Sequence[SourceReport], now: datetime
+    ) -> ExternalEntries | None:
+        return None
+
+    def names_project(self, cwd: str) -> bool:
+        return True

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -10,20 +10,17 @@ from typing import TYPE_CHECKING, Any
 from assembler.hosts.claude_code.reader import ClaudeCodeReader
 from assembler.hosts.claude_code.sessions import claude_code_sources
 from assembler.hosts.formats import CLAUDE_CODE
+from assembler.hosts.host import PlainHost
 
 if TYPE_CHECKING:
-    from assembler.config.schema import Config
-    from assembler.hosts.host import StoreReader
-    from assembler.pad.sections import ExternalEntries
-    from assembler.transcripts.reader import Reader, SourceReport
+    from assembler.transcripts.reader import Reader
 
 
-class ClaudeCode:
+class ClaudeCode(PlainHost):
     """Claude Code 1.x and 2.x project transcripts."""
 
     label = "Claude Code"
     formats: tuple[str, ...] = (CLAUDE_CODE,)
-    store_formats: tuple[str, ...] = ()
 
     def sources(self, workspace: Path, state_dir: Path, environ: Mapping[str, str]) -> list[str]:
         return claude_code_sources(workspace, state_dir, environ)
@@ -50,17 +47,3 @@ class ClaudeCode:
         until: datetime | None,
     ) -> Reader:
         return ClaudeCodeReader(source, cutoff, limit, session_id, until)
-
-    def is_side_file(self, folder: Path, name: str, cache: dict[Any, Any]) -> bool:
-        return False
-
-    def store_reader(self, path: Path, magic: bytes, fmt: str) -> StoreReader | None:
-        return None
-
-    def section_entries(
-        self, config: Config, sources: Sequence[SourceReport], now: datetime
-    ) -> ExternalEntries | None:
-        return None
-
-    def names_project(self, cwd: str) -> bool:
-        return True
