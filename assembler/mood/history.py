@@ -36,8 +36,10 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from assembler.errors import UnsafePathError, WorkspaceError
+from assembler.fsutil import load_json
 from assembler.mood.window import (
     DEFAULT_WINDOW_CALIBRATION,
+    MOODS,
     MessageMood,
     MoodReport,
     Scorer,
@@ -208,7 +210,7 @@ class MoodHistory:
             ).fetchall()
         if not rows:
             return 0
-        records = [_record(row) for row in rows]
+        records = [mood_record(row) for row in rows]
         moods = scorer.score_many([record.text for record in records])
         version = scorer.version
         with self._lock:
@@ -266,7 +268,7 @@ class MoodHistory:
                 "SELECT * FROM moods WHERE at >= ? AND at <= ? ORDER BY at, rowid",
                 (start.timestamp(), end.timestamp()),
             ).fetchall()
-        return [_record(row) for row in rows]
+        return [mood_record(row) for row in rows]
 
     def moods_of(
         self, messages: Sequence[Message], version: str | None = None
@@ -285,7 +287,7 @@ class MoodHistory:
                 for row in rows.fetchall():
                     if version is not None and row[-1] != version:
                         continue
-                    record = _record(row)
+                    record = mood_record(row)
                     found[by_id[record.id].text] = record.mood
         return found
 
@@ -359,13 +361,15 @@ def _upgrade(path: Path) -> None:
         conn.close()
 
 
-def _record(row: Sequence[Any]) -> MoodRecord:
+def mood_record(row: Sequence[Any]) -> MoodRecord:
+    """Given a row of the moods table (its columns in order, a trailing scorer allowed),
+    return its record; labels that are missing or no JSON count 0 (the agent can write the
+    file)."""
     (rid, at, speaker, session, source, text, length, primary, primary_score) = row[:9]
     (secondary, secondary_score, valence, arousal, compound, scores) = row[9:15]
-    try:
-        labels = {str(k): float(v) for k, v in json.loads(scores).items()}
-    except (ValueError, TypeError, AttributeError):
-        labels = {}
+    labels = dict.fromkeys(MOODS, 0.0)
+    with contextlib.suppress(ValueError, TypeError, AttributeError):
+        labels.update({str(k): float(v) for k, v in load_json(scores).items()})
     mood = MessageMood(
         valence=float(valence),
         arousal=float(arousal),
@@ -377,7 +381,7 @@ def _record(row: Sequence[Any]) -> MoodRecord:
         secondary_score=float(secondary_score),
     )
     stamp = datetime.fromtimestamp(at, UTC) if at is not None else None
-    return MoodRecord(rid, stamp, speaker, session, source, text, int(length), mood)
+    return MoodRecord(rid, stamp, speaker, session, source, str(text), int(length), mood)
 
 
 class StoredMoods:

@@ -11,7 +11,6 @@ images off (`render_markdown`).
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import math
 import sqlite3
@@ -37,9 +36,15 @@ from assembler.memory.recall import (
     recall_memories,
     shown_hit,
 )
-from assembler.mood.history import MoodHistory, MoodRecord, history_path, window_report
+from assembler.mood.history import (
+    MoodHistory,
+    MoodRecord,
+    history_path,
+    mood_record,
+    window_report,
+)
 from assembler.mood.strategy import choose_strategy
-from assembler.mood.window import MIN_SECONDARY, MOODS, MessageMood, MoodState
+from assembler.mood.window import MIN_SECONDARY, MoodState
 from assembler.observations.store import store_for
 from assembler.pad.journal import ordered
 from assembler.pad.sections import scratchpad_for
@@ -213,7 +218,7 @@ class Pages:
             ).fetchall()
         page = rows[:limit]
         cursor = MoodCursor(float(page[-1][2]), int(page[-1][0])) if len(rows) > limit else None
-        return [_mood_record(row[1:]) for row in reversed(page)], cursor
+        return [mood_record(row[1:]) for row in reversed(page)], cursor
 
 
 _MOOD_COLUMNS = (
@@ -243,28 +248,6 @@ class MoodCursor:
         if not math.isfinite(cursor.at):
             raise ValueError(f"before={text!r}: give the `next` of an earlier answer")
         return cursor
-
-
-def _mood_record(row: Sequence[Any]) -> MoodRecord:
-    """Given a row of `_MOOD_COLUMNS`, return its record (labels that are no JSON: all 0)."""
-    (rid, at, speaker, session, source, text, length, primary, primary_score) = row[:9]
-    (secondary, secondary_score, valence, arousal, compound, scores) = row[9:]
-    # Every label scored, as the model gives them: a row the agent wrote may lack some.
-    labels = dict.fromkeys(MOODS, 0.0)
-    with contextlib.suppress(ValueError, TypeError, AttributeError):
-        labels.update({str(k): float(v) for k, v in load_json(scores).items()})
-    mood = MessageMood(
-        valence=float(valence),
-        arousal=float(arousal),
-        scores=labels,
-        compound=float(compound),
-        primary=str(primary),
-        primary_score=float(primary_score),
-        secondary=secondary,
-        secondary_score=float(secondary_score),
-    )
-    stamp = datetime.fromtimestamp(at, UTC) if at is not None else None
-    return MoodRecord(rid, stamp, speaker, session, source, str(text), int(length), mood)
 
 
 @lru_cache(maxsize=1)
