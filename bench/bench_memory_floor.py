@@ -32,6 +32,9 @@ relevant_memories) and counts the lines that are left.
   of a sweep; the one chosen is the most precise whose recall is at least TARGET_RECALL on the
   whole set and loses at most MAX_RECALL_LOSS against no floor on the small memory (30
   sampled notes; there the cases whose notes are missing count as no-answer).
+
+Then, at the hybrid floor chosen, the same on the whole set under each section cap of CAPS
+(the default's included): how many topics a smaller section still finds, and its tokens.
 """
 
 from __future__ import annotations
@@ -210,13 +213,15 @@ class Tally:
         )
 
 
-def capped_paths(result: RecallResult, before: bool) -> list[str]:
+def capped_paths(
+    result: RecallResult, before: bool, cap: int = SECTION_CAP, tokens: list[int] | None = None
+) -> list[str]:
     """Given what recall picked, return the paths of the lines the section shows once fitted
     to its cap: as an assembly does now, or (`before`) as it did (items ranked by their
-    position, cut whole, no subject)."""
+    position, cut whole, no subject). The section's tokens go to `tokens` when given."""
     recall = MemoryRecall(result, 0, 0)
     renderer = Renderer()
-    caps = {"relevant_memories": SECTION_CAP}
+    caps = {"relevant_memories": cap}
     if before:
         hits = [*result.hits, *result.spare]
         items = tuple(
@@ -231,6 +236,8 @@ def capped_paths(result: RecallResult, before: bool) -> list[str]:
         fitted = _fit_without_repeats(
             sections, renderer, estimate_tokens, cap=10**6, section_caps=caps, memories=K
         )
+    if tokens is not None:
+        tokens.append(fitted.tokens)
     return [
         item.text.split(":", 1)[0].strip("`")
         for section in fitted.sections
@@ -239,7 +246,13 @@ def capped_paths(result: RecallResult, before: bool) -> list[str]:
 
 
 def measure(
-    index: MemoryIndex, all_cases: Sequence[Case], floor: Floor | None, *, before: bool
+    index: MemoryIndex,
+    all_cases: Sequence[Case],
+    floor: Floor | None,
+    *,
+    before: bool,
+    cap: int = SECTION_CAP,
+    tokens: list[int] | None = None,
 ) -> Row:
     now = datetime.now(UTC)
     defaults = MemoryConfig()
@@ -259,8 +272,30 @@ def measure(
         hits.add(case, [hit.path for hit in result.hits])
         hits.newer += sum(line.endswith(", same subject") for line in result.explain)
         hits.newer += sum(line.endswith("shown in its place") for line in result.explain)
-        capped.add(case, capped_paths(result, before))
+        capped.add(case, capped_paths(result, before, cap, tokens))
     return Row(hits.figures(), capped.figures())
+
+
+# The section caps compared for the floor chosen (the default is SECTION_CAP).
+CAPS = (50, 80, 120, 160)
+
+
+def cap_sweep(index: MemoryIndex, all_cases: Sequence[Case], floor: Floor) -> None:
+    """Print, for the chosen floor, what the section shows under each cap of CAPS: lines,
+    precision, recall, and the section's mean tokens in the cases that show it."""
+    print(f"-- the section's cap, at the chosen floor ({_floor(floor, 'hybrid')}), all notes")
+    print(f"  {'cap':>5} {'lines':>6} {'precision':>9} {'recall':>7} {'tokens (mean)':>14}")
+    for cap in CAPS:
+        tokens: list[int] = []
+        row = measure(index, all_cases, floor, before=False, cap=cap, tokens=tokens)
+        shown = [t for t in tokens if t]
+        mean = sum(shown) / len(shown) if shown else 0.0
+        c = row.capped
+        default = " (default)" if cap == SECTION_CAP else ""
+        print(
+            f"  {cap:>5} {c.shown:>6} {100 * c.precision:8.1f}% {100 * c.recall:6.1f}% "
+            f"{mean:>14.1f}{default}"
+        )
 
 
 Setting = tuple[float, float]  # (absolute floor, relative floor)
@@ -440,6 +475,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     for i, (name, notes) in enumerate(sizes)
                 ]
                 chosen_floors[mode] = sweep(memories, absolutes, RELATIVE_FLOORS, mode)
+                floor = _make(mode, *chosen_floors[mode])
+                if mode == "hybrid" and floor is not None:
+                    _, whole_index, whole_cases = memories[0]
+                    cap_sweep(whole_index, whole_cases, floor)
     defaults = MemoryConfig()
     hybrid, keyword = chosen_floors["hybrid"], chosen_floors["keyword"]
     print(

@@ -1,7 +1,12 @@
 """Benchmark: the mood model, with the embedding head and without (the n-gram model alone, the
-fallback and the earlier model), next to plain VADER on the development data.
+fallback and the earlier model), next to the embedding head before the gate and plain VADER on
+the development data.
 
-    python bench/bench_mood_eval.py [--data PATH] [--no-cache]
+    python bench/bench_mood_eval.py [--data PATH] [--no-cache] [--baseline REV]
+
+"before" is the embedding head of git revision REV (`BASELINE_REV` by default: the head without
+the gate, format 1), read under this code with the same n-gram model; the column is left out
+when git or the revision is not at hand.
 
 The embedding head reads the bundled embedding model's vectors (all-MiniLM-L6-v2); they are
 cached in `EMBEDDING_CACHE` (the same vectors: a cache per model id), which `--no-cache` skips.
@@ -41,6 +46,9 @@ DEFAULT_DATA = REPO.parent / "shared" / "data"
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+# The revision whose embedding head the benchmarks show as "before": the head without the gate.
+BASELINE_REV = "3127dc8"
+BASELINE_PATH = "assembler/mood/weights/mood_embedding.npz"
 # Where `CachedEmbedder` keeps the vectors it computed (embedding the corpora takes minutes).
 EMBEDDING_CACHE = Path(os.environ.get("MOOD_EMBEDDING_CACHE", "/tmp/assembler-mood-embeddings"))
 
@@ -244,10 +252,13 @@ def figures_of(model: Any, texts: list[str], gold: list[str], emo: EmoRows) -> F
     )
 
 
-def table(ours: Figures, vader: Figures, old: Figures | None = None) -> str:
-    """Given the figures of ours, VADER's and optionally the n-gram model's alone, return the
-    comparison table as text."""
-    columns = [("ours", ours)] + ([("n-gram", old)] if old else []) + [("VADER", vader)]
+def table(
+    ours: Figures, vader: Figures, old: Figures | None = None, before: Figures | None = None
+) -> str:
+    """Given the figures of ours, VADER's and optionally the n-gram model's alone and the
+    baseline head's, return the comparison table as text."""
+    columns = [("ours", ours)] + ([("before", before)] if before else [])
+    columns += ([("n-gram", old)] if old else []) + [("VADER", vader)]
     head = "".join(f"{name:>8}" for name, _ in columns)
     lines = [f"{'metric':<34}{head}{'target':>8}"]
 
@@ -278,10 +289,41 @@ def embedding_model(cache: bool = True) -> Any:
     return model
 
 
+def baseline_model(rev: str = BASELINE_REV, cache: bool = True) -> Any | None:
+    """Given a git revision, return the mood model with that revision's embedding head (and
+    this checkout's n-gram model), reading the bundled embedding model's vectors; None when git
+    or the revision's file is not at hand."""
+    import subprocess
+    import tempfile
+
+    from assembler.memory.embeddings import load_embedder
+    from assembler.mood.model import SEMANTIC_DENSE, MoodModel, load_mood_model
+    from assembler.mood.semantic import read_semantic_weights
+
+    try:
+        found = subprocess.run(
+            ["git", "show", f"{rev}:{BASELINE_PATH}"], cwd=REPO, capture_output=True, check=True
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "mood_embedding.npz"
+        path.write_bytes(found)
+        base = load_mood_model()
+        semantic = read_semantic_weights(path, dense=SEMANTIC_DENSE, classes=base.weights.classes)
+    embedder: Any = load_embedder("bundled")
+    if cache:
+        embedder = CachedEmbedder(embedder)
+    return MoodModel(
+        base.weights, source=f"{rev}:{BASELINE_PATH}", semantic=semantic, embedder=embedder
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="development data folder")
     parser.add_argument("--no-cache", action="store_true", help="embed every text again")
+    parser.add_argument("--baseline", default=BASELINE_REV, help="git revision of 'before'")
     args = parser.parse_args(argv)
     from assembler.mood.model import DEFAULT_MODEL_PATH, load_mood_model
     from assembler.mood.semantic import DEFAULT_SEMANTIC_PATH
@@ -305,14 +347,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"  {data / 'emobank' / 'emobank-train-dev.csv'}: {len(emo.texts)} rows with split=dev")
     print(f"ours: {DEFAULT_SEMANTIC_PATH} mixed with {DEFAULT_MODEL_PATH}, reading the bundled")
     print("  embedding model's vectors (all-MiniLM-L6-v2)")
+    before_model = baseline_model(args.baseline, not args.no_cache)
+    if before_model is not None:
+        print(f"before: {before_model.source} (the head without the gate), same n-gram model")
     print(f"n-gram: {DEFAULT_MODEL_PATH} alone (the fallback without an embedder; the old model)")
     print("VADER baseline: mood = happy if compound >= 0.05, frustrated if <= -0.05, else")
     print("  neutral; valence = compound; arousal = |compound|")
     started = time.perf_counter()
     ours, vader = evaluate(embedding_model(not args.no_cache), data)
     old, _ = evaluate(load_mood_model(), data)
+    before = evaluate(before_model, data)[0] if before_model is not None else None
     print()
-    print(table(ours, vader, old))
+    print(table(ours, vader, old, before))
     print(f"\n({time.perf_counter() - started:.1f} s)")
     return 0
 

@@ -1,8 +1,10 @@
 """Benchmark: the mood of a conversation window, ours (with the embedding head) next to the
+embedding head before the gate ("before": `bench_mood_eval.BASELINE_REV`'s, under this code), the
 n-gram model alone (the fallback without an embedder, and the earlier model) and VADER on the
 last message.
 
     python bench/bench_mood_window.py [--data PATH] [--k 8] [--limit N] [--no-cache]
+                                      [--baseline REV]
 
 Reads (never copies) the emotion-labelled dialogues of the development data, by default from
 `../shared/data/dialogues` next to the repo (see its SOURCE.md): MELD dev (`meld/
@@ -383,10 +385,15 @@ def evaluate(
 
 
 def table(
-    name: str, definition: str, ours: Figures, vader: Figures, old: Figures | None = None
+    name: str,
+    definition: str,
+    ours: Figures,
+    vader: Figures,
+    old: Figures | None = None,
+    before: Figures | None = None,
 ) -> str:
     """Given a corpus name, the definition and the figures of ours, VADER and optionally the
-    n-gram model alone, return the comparison as text."""
+    n-gram model alone and the baseline head, return the comparison as text."""
     if definition == "state":
         head = f"{name}, gold = the speaker's state now: {ours.windows} windows, "
         head += f"{ours.emotional} emotional now, {ours.neutral} neutral (calm), "
@@ -396,7 +403,8 @@ def table(
         head = f"{name}, gold = the latest utterance's label: {ours.windows} windows, "
         head += f"{ours.emotional} emotional, {ours.neutral} neutral"
         neutral = "fires on neutral windows"
-    columns = [("ours", ours)] + ([("n-gram", old)] if old else []) + [("VADER", vader)]
+    columns = [("ours", ours)] + ([("before", before)] if before else [])
+    columns += ([("n-gram", old)] if old else []) + [("VADER", vader)]
     names = "".join(f"{column:>8}" for column, _ in columns)
     lines = [head, f"  {'metric':<44}{names}{'target':>8}"]
     rows: list[tuple[str, Callable[[Figures], float], str]] = [
@@ -429,6 +437,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--k", type=int, default=DEFAULT_K, help="utterances per window")
     parser.add_argument("--limit", type=int, default=0, help="dialogues per corpus (0: all)")
     parser.add_argument("--no-cache", action="store_true", help="embed every text again")
+    parser.add_argument("--baseline", default=None, help="git revision of 'before'")
     args = parser.parse_args(argv)
     data: Path = args.data
     meld = data / "dialogues" / "meld" / "dev_sent_emo.csv"
@@ -441,7 +450,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "training/README.md) there, or pass --data PATH"
         )
         return 0
-    from bench_mood_eval import embedding_model
+    from bench_mood_eval import BASELINE_REV, baseline_model, embedding_model
 
     from assembler.config.schema import MoodConfig, StrategyConfig
     from assembler.mood.model import DEFAULT_MODEL_PATH, load_mood_model
@@ -461,6 +470,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "listed in overlap_with_test.tsv)"
     )
     print(f"ours: {DEFAULT_SEMANTIC_PATH} mixed with {DEFAULT_MODEL_PATH} (embedding head)")
+    before_model = baseline_model(args.baseline or BASELINE_REV, not args.no_cache)
+    if before_model is not None:
+        print(f"before: {before_model.source} (the head without the gate), same n-gram model")
     print(f"n-gram: {DEFAULT_MODEL_PATH} alone (the fallback; the old model)")
     print(
         f"window: the last {args.k} utterances up to each utterance, one minute apart, read by "
@@ -485,10 +497,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         started = time.perf_counter()
         results = evaluate(found, model, args.k)
         old = evaluate(found, old_model, args.k)
+        before = evaluate(found, before_model, args.k) if before_model is not None else None
         for definition in DEFINITIONS:
             print()
             ours, vader = results[definition]
-            print(table(name, definition, ours, vader, old[definition][0]))
+            was = before[definition][0] if before is not None else None
+            print(table(name, definition, ours, vader, old[definition][0], was))
         print(f"  ({time.perf_counter() - started:.1f} s)")
     return 0
 

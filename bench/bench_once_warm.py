@@ -10,8 +10,11 @@ each reads the same 45 messages and writes the same file; warm and cold runs alt
 
 - warm: a fresh `assemble` process that asks the daemon over `.scratchpad/daemon.sock`
   (Python's start, the CLI's imports, the config, the round trip, the daemon's warm cycle);
-- cold: `assemble --once --no-daemon`, which loads the mood model, the embedding model and
-  the index itself;
+- cold: `assemble --once --no-daemon`, which loads the mood model and the index itself, and
+  the embedding model only for texts the index keeps no vector of (`text_vectors`: the
+  queries, the sentences of the hits shown);
+- cold, nothing kept (the old way): the same, with `text_vectors` emptied before each run, so
+  the model loads and embeds the queries and the sentences of every hit shown;
 - floor: `assemble --version`, a fresh process that does nothing.
 
 The daemon's VmRSS (and its peak, VmHWM) comes from /proc/PID/status: once it says READY=1
@@ -23,9 +26,12 @@ The daemon's VmRSS (and its peak, VmHWM) comes from /proc/PID/status: once it sa
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import resource
 import shutil
 import socket
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -50,13 +56,29 @@ def _memory(pid: int) -> dict[str, float]:
     return fields
 
 
-def _timed(argv: list[str]) -> tuple[float, subprocess.CompletedProcess[str]]:
+# The CPU time (user and system) of each run, by kind: on a busy machine the wall time grows
+# with the wait for a core, the CPU time stays what the run costs.
+CPU: dict[str, list[float]] = {}
+
+
+def _timed(argv: list[str], kind: str = "other") -> tuple[float, subprocess.CompletedProcess[str]]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     began = time.perf_counter()
     result = subprocess.run(argv, capture_output=True, text=True, timeout=WAIT)
     elapsed = (time.perf_counter() - began) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+    CPU.setdefault(kind, []).append(cpu)
     if result.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed ({result.returncode}):\n{result.stderr}")
     return elapsed, result
+
+
+def _forget_text_vectors(workspace: Path) -> None:
+    """Empty the index's kept vectors of short texts, as an index before them had none."""
+    with contextlib.closing(sqlite3.connect(workspace / ".scratchpad" / "index.sqlite")) as db:
+        db.execute("DELETE FROM text_vectors")
+        db.commit()
 
 
 def _describe(workspace: Path) -> str:
@@ -108,14 +130,19 @@ def main() -> None:
 
             warm: list[float] = []
             cold: list[float] = []
+            old: list[float] = []
             for _ in range(args.runs):
-                elapsed, result = _timed(once)
+                elapsed, result = _timed(once, "warm")
                 warm.append(elapsed)
                 same = same and result.stdout == first.stdout
-                elapsed, result = _timed([*once, "--no-daemon"])
+                elapsed, result = _timed([*once, "--no-daemon"], "cold")
                 cold.append(elapsed)
                 same = same and result.stdout == first.stdout
-            floor = [_timed([str(ASSEMBLE), "--version"])[0] for _ in range(args.runs)]
+                _forget_text_vectors(workspace)
+                elapsed, result = _timed([*once, "--no-daemon"], "old")
+                old.append(elapsed)
+                same = same and result.stdout == first.stdout
+            floor = [_timed([str(ASSEMBLE), "--version"], "floor")[0] for _ in range(args.runs)]
             served = sum(1 for line in Path(log.name).read_text().splitlines() if "(once)" in line)
         finally:
             daemon.terminate()
@@ -123,7 +150,7 @@ def main() -> None:
             log.close()
             notify.close()
 
-    warm_ms, cold_ms, floor_ms = (statistics.median(v) for v in (warm, cold, floor))
+    warm_ms, cold_ms, old_ms, floor_ms = (statistics.median(v) for v in (warm, cold, old, floor))
     print(f"output: {first.stdout.strip()}")
     print(f"        the same from the daemon and from a cold run: {'yes' if same else 'NO'}")
     print(f"daemon: ready (models and index loaded) {ready_ms:.0f} ms after its start")
@@ -132,9 +159,17 @@ def main() -> None:
     print(f"\nmedians of {args.runs} fresh processes each:")
     print(f"  warm (answered by the daemon)   {warm_ms:8.0f} ms")
     print(f"  cold (--no-daemon)              {cold_ms:8.0f} ms")
+    print(f"  cold, nothing kept (old way)    {old_ms:8.0f} ms")
+    print(f"  cold old way / cold             {old_ms / cold_ms:8.2f} x")
     print(f"  floor (assemble --version)      {floor_ms:8.0f} ms")
     print(f"  cold / warm                     {cold_ms / warm_ms:8.1f} x")
     print(f"  warm over the floor             {warm_ms - floor_ms:8.0f} ms")
+    cpu = {kind: statistics.median(values) for kind, values in CPU.items()}
+    print(f"\nCPU time (user + system) of the fresh process, medians of {args.runs}:")
+    print(
+        f"  warm {cpu['warm']:.0f} ms, cold {cpu['cold']:.0f} ms, cold old way {cpu['old']:.0f} ms"
+    )
+    print(f"  floor {cpu['floor']:.0f} ms; cold old way / cold {cpu['old'] / cpu['cold']:.2f} x")
     print("\ndaemon memory (from /proc/PID/status):")
     print(f"  at READY=1                 VmRSS {at_ready['VmRSS']:6.0f} MB")
     print(

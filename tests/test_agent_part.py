@@ -103,14 +103,14 @@ def test_a_subsystem_section_leaves_the_file_when_its_ttl_runs_out(ws: Path) -> 
 def test_the_total_cap_shrinks_the_auto_part_first_and_keeps_the_agent_part_whole(
     tmp_path: Path,
 ) -> None:
-    ws = make_workspace(tmp_path / "ws", "[caps]\ntotal = 450\nauto = 300\nagent = 350\n")
+    ws = make_workspace(tmp_path / "ws", "[caps]\ntotal = 400\nauto = 300\nagent = 350\n")
     text = "\n".join(f"- finding {i}: the api pod restarted with exit code {i}" for i in range(20))
     workspace_pad(ws).write(text, section="findings")
 
     meta = render(ws)
 
     tokens = meta["tokens"]
-    assert tokens["total"] <= 450
+    assert tokens["total"] <= 400
     assert tokens["auto"] < 300 - 100, "the auto part gave way"
     assert meta["dropped"], "the auto part says what it dropped"
     assert meta["agent_omitted"] == []
@@ -289,3 +289,58 @@ def test_the_agents_own_headings_are_nested_below_the_sections_heading_in_the_fi
     assert "\n## Main (updated 5m ago)\n" in text
     assert "\n### Plan\n" in text and "\n### Findings\n" in text and "\n## Plan" not in text
     assert pad.read("main").data["content"] == "## Plan\n1. deploy\n\n## Findings\n- port 8080"
+
+
+def write_session(workspace: Path, minutes_ago: list[int]) -> None:
+    """A generic JSONL transcript with a human message (and its answer) that many minutes
+    before RENDER_NOW, for each."""
+    import json
+
+    folder = workspace / "chat"
+    folder.mkdir(exist_ok=True)
+    with (folder / "session.jsonl").open("w") as handle:
+        for minutes in minutes_ago:
+            stamp = RENDER_NOW - timedelta(minutes=minutes)
+            for role, text in (("user", "is the staging port fixed?"), ("assistant", "Yes.")):
+                line = {"role": role, "content": text, "timestamp": stamp.isoformat()}
+                handle.write(json.dumps(line) + "\n")
+                stamp += timedelta(seconds=30)
+
+
+def test_a_section_written_before_this_session_says_so_and_one_written_in_it_does_not(
+    ws: Path,
+) -> None:
+    import json
+
+    # An earlier stretch 5h ago, a pause of hours, then this session from 60m ago.
+    write_session(ws, [300, 290, 60, 30, 2])
+    workspace_pad(ws, RENDER_NOW - timedelta(hours=3)).write("the old plan", section="goal")
+    workspace_pad(ws, RENDER_NOW - timedelta(minutes=20)).write("port 8080", section="findings")
+
+    meta = render(ws)
+
+    text = file_text(ws)
+    assert "\n## Goal (updated 3h ago, before this session: check it)\n" in text
+    assert "\n## Findings (updated 20m ago)\n" in text
+    assert meta["session_start"] == (RENDER_NOW - timedelta(minutes=60)).isoformat()
+    block = json.loads((ws / ".scratchpad" / "prefix.json").read_text())["block"]
+    assert "\n## Goal (updated 3h ago, before this session: check it)\n" in block
+    # A pad write publishes the block again without an assembly: the old section still says it.
+    workspace_pad(ws, RENDER_NOW + timedelta(minutes=1)).write("port 8081", section="findings")
+    from assembler.config.files import load_config
+    from assembler.file.ready import publish_ready, scratchpad_with_ready
+
+    later = RENDER_NOW + timedelta(minutes=1)
+    config = load_config(ws)
+    publish_ready(config, later, scratchpad_with_ready(config).state())
+    block = json.loads((ws / ".scratchpad" / "prefix.json").read_text())["block"]
+    assert "\n## Goal (updated 3h ago, before this session: check it)\n" in block
+    assert "\n## Findings (updated just now)\n" in block
+
+
+def test_without_a_session_read_no_section_is_called_older_than_it(ws: Path) -> None:
+    workspace_pad(ws, RENDER_NOW - timedelta(days=2)).write("the old plan", section="goal")
+
+    render(ws)
+
+    assert "\n## Goal (updated 2d ago)\n" in file_text(ws)

@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from assembler.assembly.pipeline import _fit_without_repeats, assemble
 from assembler.assembly.sections import MemoryRecall, memories_section
@@ -15,6 +18,7 @@ from assembler.config.files import load_config
 from assembler.file.render import Renderer, Section
 from assembler.memory.recall import RecallResult
 from assembler.memory.search import Hit
+from assembler.mood.window import MoodReport, MoodState, TrajectoryPoint
 from assembler.tokens import estimate_tokens
 
 NOW = datetime.fromisoformat("2026-03-02T23:25:00+11:00")
@@ -62,16 +66,20 @@ def test_the_section_shows_the_current_topic_first_as_path_and_line_range(
 ) -> None:
     assembly = assemble(load_config(make_workspace(workspace)), now=NOW)
     lines = memories_lines(assembly.text)
-    assert lines[0].startswith("- `memory/infra/helm.md:1-3` ")
-    assert "api-db-credentials" in lines[0]
+    # Self-contained: where, the note's subject (its heading), the sentence, quoted.
+    assert lines[0] == (
+        "- `memory/infra/helm.md:1-3` Helm: “The api chart reads DATABASE_URL from the Secret "
+        "api-db-credentials.”"
+    )
     assert assembly.meta["memory"]["hits"] == len(lines)
     assert assembly.meta["memory"]["chunks"] >= 3
     assert "relevant_memories" in assembly.meta["sections"]
 
 
 def test_a_hit_that_the_daily_context_already_shows_is_not_repeated(workspace: Path) -> None:
-    # The garden note shares one word with its question: weak, shown only without a floor.
-    config = 'model = "none"\nkeyword_floor = 0.0'
+    # The garden note shares one word with its question: weak, shown only without a floor; the
+    # section's cap is raised so that both topics' lines fit and only the repeat is left out.
+    config = 'model = "none"\nkeyword_floor = 0.0\n[caps.sections]\nrelevant_memories = 160'
     assembly = assemble(load_config(make_workspace(workspace, config)), now=NOW)
     assert "tomatoes planted" in assembly.text.split("## Daily Context", 1)[1]
     assert not any("2026-03-02.md" in line for line in memories_lines(assembly.text))
@@ -185,6 +193,176 @@ def test_a_memory_line_that_does_not_fit_is_shortened_before_it_is_dropped() -> 
     assert lines[1].startswith("`memory/ci.md:1-9` “Deploys are manual")
     assert lines[1].endswith("…") and len(lines[1]) < len(whole[1])
     assert len(lines) == 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    scores=st.lists(st.integers(10, 99), min_size=2, max_size=6, unique=True),
+    lengths=st.lists(st.integers(1, 6), min_size=6, max_size=6),
+    cap=st.integers(10, 200),
+)
+def test_under_any_cap_the_memory_lines_kept_are_the_best_scoring_ones(
+    scores: list[int], lengths: list[int], cap: int
+) -> None:
+    hits = [
+        _memory_hit(f"memory/n{i}.md", score / 100, f"Fact {i} about the staging box. " * size)
+        for i, (score, size) in enumerate(zip(scores, lengths, strict=False))
+    ]
+    lines = _fitted_memories(hits, cap)
+    kept = {line.split(":", 1)[0].lstrip("`") for line in lines}
+    best_first = [h.path for h in sorted(hits, key=lambda h: -h.score)]
+    # Whatever the cap leaves, it is the best few: no weaker line stays in a stronger one's place.
+    assert kept == set(best_first[: len(kept)])
+    # And in the order of their scores.
+    assert [line.split(":", 1)[0].lstrip("`") for line in lines] == best_first[: len(kept)]
+
+
+def test_when_no_note_bears_on_the_conversation_no_memory_section_is_shown(
+    workspace: Path,
+) -> None:
+    make_workspace(workspace)
+    write_chat(
+        workspace,
+        [
+            (6, "user", "can you draft a birthday message for my aunt, she turns ninety"),
+            (5, "assistant", "Sure."),
+            (1, "user", "make it warmer and mention her garden roses"),
+        ],
+    )
+    for name in ("garden.md", "2026-03-02.md"):
+        (workspace / "memory" / name).unlink()  # the notes left are about helm only
+
+    assembly = assemble(load_config(workspace), now=NOW)
+
+    assert "## Relevant Memories" not in assembly.text
+    assert assembly.recall is not None and assembly.recall.result.queries  # it did search
+
+
+# --- Each line of the auto part carries something -------------------------------------------------
+
+
+def _state(primary: str, confidence: float, **more: Any) -> MoodState:
+    fields: dict[str, Any] = {
+        "primary": primary,
+        "primary_score": 0.44,
+        "secondary": "tired",
+        "secondary_score": 0.37,
+        "valence": -0.13,
+        "arousal": 0.35,
+        "confidence": confidence,
+        "messages": 22,
+        "trajectory": "frustrated from 19:47; tired from 23:06; no clear emotion now (since 23:14)",
+        "points": [
+            TrajectoryPoint(NOW - timedelta(minutes=30), "frustrated", 0.8, -0.5),
+            TrajectoryPoint(NOW - timedelta(minutes=19), "tired", 0.6, -0.3),
+            TrajectoryPoint(NOW - timedelta(minutes=11), "neutral", 0.6, 0.0),
+        ],
+    }
+    return MoodState(**{**fields, **more})
+
+
+def _mood_lines(state: MoodState) -> list[str]:
+    """The lines of the Emotional Context and Response Strategy sections for a mood state."""
+    from assembler.assembly.sections import mood_section, strategy_section
+    from assembler.config.schema import StrategyConfig
+    from assembler.mood.strategy import choose_strategy
+
+    rules = StrategyConfig()
+    strategy = choose_strategy(
+        state, rules.rules, min_confidence=rules.min_confidence, fallback=rules.fallback
+    )
+    sections = [mood_section(MoodReport(state), strategy, NOW), strategy_section(strategy)]
+    texts = [Renderer().section(s) for s in sections if s is not None]
+    return [line for text in texts for line in text.splitlines() if line.startswith("- ")]
+
+
+def test_without_a_clear_emotion_mood_and_strategy_are_one_line() -> None:
+    (line,) = _mood_lines(_state("neutral", 0.56))
+    assert line == "- **Mood:** no clear emotion now (tired at 23:06) — answer as usual"
+    # An emotion read too weakly to act on is one line too.
+    (weak,) = _mood_lines(_state("frustrated", 0.1))
+    assert weak.startswith("- **Mood:** not clear (maybe frustrated, confidence 0.10)")
+    assert weak.endswith("answer as usual")
+
+
+def test_a_clear_emotion_keeps_its_mood_and_strategy_lines_but_no_repeats() -> None:
+    lines = _mood_lines(_state("frustrated", 0.9, secondary="neutral"))
+    labels = [line.split(":**", 1)[0].removeprefix("- **") for line in lines]
+    assert labels == ["Primary", "Trajectory", "Style", "Tone", "Verbosity"]
+    assert lines[0] == (
+        "- **Primary:** frustrated (0.44; neutral valence, moderate arousal; confidence 0.90)"
+    )
+    # "Preamble: NO" is said by the style ("skip preamble"); a neutral secondary says nothing.
+    tired = _mood_lines(_state("tired", 0.9))
+    assert "- **Preamble:** NO" in tired and "- **Secondary:** neutral" not in tired
+
+
+def test_a_long_trajectory_shows_where_it_began_and_its_newest_steps_without_quotes() -> None:
+    from assembler.assembly.sections import TRAJECTORY_CHARS, recent_trajectory
+
+    story = "; ".join(f"step {n} at 2{n % 4}:0{n}" for n in range(9)) + "; tired now (since 23:06)"
+    shown = recent_trajectory(story)
+    assert shown.startswith("step 0 at 20:00; …; ") and shown.endswith("; tired now (since 23:06)")
+    assert len(shown) <= TRAJECTORY_CHARS
+    assert recent_trajectory("frustrated now since 19:41") == "frustrated now since 19:41"
+    evening = (
+        'frustrated from 19:47; urgent at 20:06; eased at 21:14 ("one more for the same PR"); '
+        "tired now (since 23:06)"
+    )
+    assert recent_trajectory(evening) == (
+        "frustrated from 19:47; urgent at 20:06; eased at 21:14; tired now (since 23:06)"
+    )
+
+
+def test_lines_that_carry_nothing_are_left_out() -> None:
+    from assembler.assembly.routing import RoutingHint
+    from assembler.assembly.sections import active_section, routing_section
+    from assembler.context.active import ActiveContext
+
+    def active(**more: Any) -> ActiveContext:
+        fields: dict[str, Any] = {
+            "working_on": "the staging deploy (in api)",
+            "last_topic": None,
+            "topics": [],
+            "last_message_at": NOW - timedelta(minutes=10),
+            "session_gap": None,
+            "gap_note": "continuous session, no break in the window",
+            "messages_read": 45,
+            "human_messages": 22,
+            "sessions": 2,
+        }
+        return ActiveContext(**{**fields, **more})
+
+    section = active_section(active())
+    assert section is not None
+    # A continuous session, and how many messages were read (the frontmatter's source): no line.
+    assert [item.label for item in section.items] == ["Working on"]
+    assert active_section(active(working_on=None)) is None  # not "nothing identified"
+    paused = active_section(active(session_gap=timedelta(hours=5), gap_note="medium"))
+    assert paused is not None and [i.label for i in paused.items] == ["Working on", "Session gap"]
+
+    def hint(complexity: str, tier: str, sensitivity: str = "low") -> RoutingHint:
+        return RoutingHint(sensitivity, "why", [], complexity, "why", tier)
+
+    # The default tier, or an ordinary task's complexity alone, says nothing to a router.
+    assert routing_section(hint("medium", "standard"), "standard") is None
+    assert routing_section(hint("low", "standard"), "standard") is None
+    fast = routing_section(hint("low", "fast"), "standard")
+    assert fast is not None and [i.label for i in fast.items] == ["Suggested model"]
+
+
+def test_the_title_is_one_short_line_that_says_when_to_ignore_the_file(workspace: Path) -> None:
+    assembly = assemble(load_config(make_workspace(workspace)), now=NOW)
+    body = assembly.text.split("---\n", 2)[2]
+    title = body.strip().splitlines()[0]
+    assert title == (
+        "# SCRATCHPAD.md — valid until 23:55 AEDT; rewritten each run, your notes go at the end"
+    )
+    assert body.strip().splitlines()[1] == ""  # one line, then the sections
+    assert estimate_tokens(title) <= 25
+    # Valid into tomorrow: the date is said too.
+    late = assemble(load_config(workspace), now=NOW + timedelta(minutes=25))
+    assert "\n# SCRATCHPAD.md — valid until 2026-03-03 00:20 AEDT;" in late.text
 
 
 # --- The write: compare before replace, never through a link ------------------------------------

@@ -18,7 +18,7 @@ def test_defaults_apply_when_no_config_file_exists(workspace: Path) -> None:
     config = load_config(workspace)
     assert config.source is None
     assert config.output.ttl_minutes == 30
-    assert config.caps.auto == 500
+    assert config.caps.auto == 350
     assert config.output_path == workspace / "SCRATCHPAD.md"
 
 

@@ -9,20 +9,22 @@ import contextlib
 import json
 import logging
 import os
+import re
 import socket
 import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
 import pytest
 
 import assembler.daemon.control as control
 import assembler.daemon.service as service
+from assembler.assembly.pipeline import with_prompt
 from assembler.cli.main import main
 from assembler.config.files import load_config
 from assembler.daemon.control import (
@@ -31,11 +33,15 @@ from assembler.daemon.control import (
     NotServed,
     OnceOutput,
     OnceRequest,
+    PromptRequest,
     ask_daemon,
+    ask_prompt,
     captured_log,
     options_digest,
 )
 from assembler.daemon.service import Daemon, DaemonLock, DaemonRunningError
+from assembler.mood.history import opened
+from assembler.transcripts.message import Message
 
 ASSEMBLE = Path(sys.executable).parent / "assemble"
 ZONE = ZoneInfo("Australia/Sydney")
@@ -624,3 +630,193 @@ def test_captured_log_keeps_this_threads_records_at_the_level_asked() -> None:
         thread.join()
     other.warning("after")
     assert lines == [(logging.WARNING, "assembler.elsewhere", "kept 1")]
+
+
+# --- The prompt request: the block with the message being answered counted ------------------
+
+PROMPT = "third time it fails, just give me the command"
+CONCISE = "- **Style:** concise"
+
+
+def calm_workspace(folder: Path) -> Path:
+    """The workspace of `make_workspace` whose chat is one question, no clear emotion in it."""
+    make_workspace(folder)
+    (folder / "chat" / "session.jsonl").write_text(
+        _message(3, "user", "why does the deploy keep failing on staging")
+    )
+    return folder
+
+
+def _prompt(text: str = PROMPT, session: str | None = "s1") -> PromptRequest:
+    return PromptRequest("claude-code", session, text, len(text))
+
+
+def test_a_prompt_is_answered_with_it_counted_and_nothing_about_it_written_or_logged(
+    tmp_path: Path, serve: Callable[[Path], Daemon], caplog: pytest.LogCaptureFixture
+) -> None:
+    ws = calm_workspace(tmp_path / "ws")
+    daemon = serve(ws)
+    state = ws / ".scratchpad"
+    kept = [ws / "SCRATCHPAD.md", state / "prefix.json"]
+    before = [path.read_bytes() for path in kept]
+    caplog.set_level(logging.DEBUG)
+
+    answer = ask_prompt(state, _prompt(), budget=WAIT, pid=os.getpid())
+
+    # The prompt is the newest human message: the strategy and the task follow it.
+    assert CONCISE in answer.block and f"“{PROMPT}”" in answer.block
+    assert answer.block.startswith("[Session Scratchpad") and answer.expires > answer.updated
+    ready = json.loads((state / "prefix.json").read_text())
+    assert CONCISE not in ready["block"] and answer.digest != ready["digest"]
+    # Not published, not kept, not logged: the transcript line the host writes is its record.
+    assert [path.read_bytes() for path in kept] == before
+    with opened(state) as history:
+        texts = [r.text for r in history.between(datetime(2000, 1, 1, tzinfo=UTC), FAR)]
+    assert texts == ["why does the deploy keep failing on staging"]
+    assert not [r for r in caplog.records if "just give me" in r.getMessage()]
+    assert daemon.stats.assemblies["prompt"] == 1
+
+
+FAR = datetime(2999, 1, 1, tzinfo=UTC)
+
+
+def test_a_prompt_the_transcript_holds_already_is_counted_once(
+    tmp_path: Path, serve: Callable[[Path], Daemon]
+) -> None:
+    ws = calm_workspace(tmp_path / "ws")
+    with (ws / "chat" / "session.jsonl").open("a") as chat:
+        chat.write(_message(0, "user", f"  {PROMPT}\n"))  # as the host wrote it, spaces and all
+    serve(ws)
+    state = ws / ".scratchpad"
+    ready = json.loads((state / "prefix.json").read_text())["block"]
+
+    answer = ask_prompt(state, _prompt(session=None), budget=WAIT)
+
+    def content(block: str) -> list[str]:  # but the clock's lines
+        return [line for line in block.splitlines() if not re.search(r"\d\d:\d\d", line)]
+
+    # The same as the block of the transcript alone: a second copy of the prompt would weigh
+    # in the mood's figures.
+    assert CONCISE in ready
+    assert content(answer.block) == content(ready)
+
+
+def test_a_prompt_joins_the_window_once_as_its_newest_human_message() -> None:
+    said = datetime(2026, 3, 2, 12, tzinfo=UTC)
+
+    def message(role: Literal["user", "assistant"], text: str, session: str | None) -> Message:
+        return Message(role, text, said, f"{session}.jsonl", session_id=session)
+
+    window = [message("user", "why does it fail", "a"), message("assistant", "Checking.", "a")]
+    prompt = Message("user", PROMPT, said, "claude-code prompt", session_id="a")
+    joined = with_prompt(window, prompt)
+    assert joined[:2] == window
+    assert (joined[2].text, joined[2].source, joined[2].session_id) == (PROMPT, "a.jsonl", "a")
+    # Written by the host already (spaces aside): not again.
+    written = [*window, message("user", f" {PROMPT}\n", "a")]
+    assert with_prompt(written, prompt) == written
+    # The same words in another session, or before the last answer, are another message.
+    assert len(with_prompt([*window[:1], message("user", PROMPT, "b")], prompt)) == 3
+    assert len(with_prompt([message("user", PROMPT, "a"), window[1]], prompt)) == 3
+
+
+def test_the_claude_code_hook_sends_the_block_the_daemon_answers_for_the_prompt(
+    tmp_path: Path, serve: Callable[[Path], Daemon]
+) -> None:
+    from assembler.hosts.claude_code.hook import current_block, run_claude_code_hook
+
+    ws = calm_workspace(tmp_path / "ws")
+    serve(ws)
+    event = {"hook_event_name": "UserPromptSubmit", "session_id": "s1", "cwd": str(ws)}
+    stdin = json.dumps({**event, "prompt": PROMPT})
+
+    output = run_claude_code_hook(stdin, workspace=None, config_path=None, budget=WAIT)
+
+    context = json.loads(output)["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("[Session Scratchpad") and CONCISE in context
+    # What the hook would have sent without the daemon: the ready block, written before.
+    config = load_config(ws)
+    assert CONCISE not in current_block(config, datetime.now(ZONE)).text
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ({"prompt": "x" * 6000, "length": 6000}, "prompt must be text"),
+        ({"length": 1}, "length must be"),
+        ({"length": "46"}, "length must be"),
+        ({"host": ""}, "host must be"),
+        ({"host": "a\nb"}, "host must be"),
+        ({"session": 5}, "session must be"),
+        ({"session": "s" * 300}, "session must be"),
+        ({"extra": 1}, "the fields are"),
+    ],
+)
+def test_a_malformed_prompt_request_is_refused_without_quoting_it(
+    ws: Path, serve: Callable[[Path], Daemon], change: dict[str, Any], why: str
+) -> None:
+    daemon = serve(ws)
+    good = _prompt().to_request()
+
+    answer = _talk(ws / ".scratchpad", json.dumps({**good, **change}).encode() + b"\n")
+
+    assert (answer["ok"], answer["error"]) == (False, "bad request")
+    assert why in answer["message"] and "xxxx" not in answer["message"]
+    assert _talk(ws / ".scratchpad", json.dumps(good).encode() + b"\n")["ok"] is True
+    assert daemon.stats.assemblies["prompt"] == 1
+
+
+def test_a_daemon_busy_with_an_assembly_declines_a_prompt_rather_than_keep_it_waiting(
+    ws: Path, serve: Callable[[Path], Daemon]
+) -> None:
+    daemon = serve(ws)
+    with daemon._assembly, pytest.raises(NotServed) as declined:
+        ask_prompt(ws / ".scratchpad", _prompt(), budget=WAIT)
+    assert declined.value.reason == "busy"  # at once: not the caller's timeout
+
+
+def test_with_no_daemon_a_prompt_fails_at_once_without_waiting_for_its_budget(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".scratchpad").mkdir()
+    with pytest.raises(NotServed) as declined:
+        ask_prompt(tmp_path / ".scratchpad", _prompt(), budget=WAIT)
+    assert declined.value.reason == "absent"  # no socket: not a timeout
+
+
+def test_a_server_without_a_prompt_answer_refuses_prompts(tmp_path: Path) -> None:
+    server = ControlServer(tmp_path, lambda request: OnceOutput("ok\n"))
+    server.start()
+    try:
+        with pytest.raises(NotServed, match="refused: this daemon answers no prompts"):
+            ask_prompt(tmp_path, _prompt(), budget=WAIT)
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize(
+    ("reply", "why"),
+    [
+        (b'{"ok": true, "block": 5}\n', "bad answer: fields"),
+        (
+            b'{"ok": true, "block": "b", "digest": "d", "updated": "now", "expires": "later",'
+            b' "expires_ms": 1}\n',
+            "bad answer: updated and expires",
+        ),
+        (b"[" * 100_000 + b"\n", "bad answer: not a JSON line"),
+        (b'{"ok": true, "block": "' + b"x" * 300 + b'"', "bad answer: the answer is over"),
+    ],
+)
+def test_a_listener_that_answers_a_prompt_with_garbage_is_not_used(
+    ws: Path, held_lock: Path, monkeypatch: pytest.MonkeyPatch, reply: bytes, why: str
+) -> None:
+    monkeypatch.setattr(control, "MAX_PROMPT_ANSWER_BYTES", 200_000 if b"[[" in reply else 200)
+    listener = FakeListener(held_lock, lambda request: reply)
+    try:
+        with pytest.raises(NotServed, match=why):
+            ask_prompt(held_lock, _prompt(), budget=WAIT, pid=os.getpid())
+    finally:
+        listener.close()
+    sent = json.loads(listener.requests[0])
+    assert sent == {"op": "prompt", "host": "claude-code", "session": "s1", "prompt": PROMPT,
+                    "length": len(PROMPT)}  # fmt: skip

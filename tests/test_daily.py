@@ -4,6 +4,7 @@ first) and the Daily Context section beside Relevant Memories in a whole assembl
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -116,8 +117,9 @@ def make_workspace(folder: Path, daily_cap: int) -> Path:
 
 
 def section(text: str, title: str) -> str:
-    """The section's text, "" when the file has no such section."""
-    parts = text.split(f"## {title}\n", 1)
+    """The section's text, "" when the file has no such section (its heading may name a source
+    in parentheses: "## Daily Context (memory/2026-03-02.md, newest lines)")."""
+    parts = re.split(rf"^## {re.escape(title)}(?: \([^\n]*\))?\n", text, maxsplit=1, flags=re.M)
     return parts[1].split("\n## ", 1)[0] if len(parts) == 2 else ""
 
 

@@ -16,7 +16,9 @@ What the real program showed (2.1.331), which the hook and the setup text follow
   before. The setup runs SessionStart only for "clear|compact" (its matcher), so a prompt
   costs one hook run.
 - MCP tools are deferred: the model sees their names in a message and loads a tool with
-  ToolSearch before calling it. Without an allow rule, `claude -p` refuses the call.
+  ToolSearch before calling it, except a tool whose `_meta` says `anthropic/alwaysLoad` (the
+  server's `scratchpad`), whose schema every request carries. Without an allow rule,
+  `claude -p` refuses the call.
 - `claude -p` connects its MCP servers in the background and its first request waits for those
   still connecting 2 s at most, then goes without their tools. The harness sets that wait
   (CLAUDE_CODE_MCP_STARTUP_WAIT_MS, see `e2e.turns.claude_env`), so the first request of each
@@ -37,9 +39,17 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
+from e2e.daemon import RunningDaemon
 from e2e.hosts import Hosts
 from e2e.mock_model import LoggedRequest, MockModel, Reply, Text, ToolCall
-from e2e.turns import HostRun, claude_session_files, run_claude, run_claude_command_line, run_host
+from e2e.turns import (
+    HostRun,
+    claude_env,
+    claude_session_files,
+    run_claude,
+    run_claude_command_line,
+    run_host,
+)
 
 from assembler.assembly.pipeline import run_once
 from assembler.config.files import load_config
@@ -59,6 +69,7 @@ MCP_TOOLS = (
     "mcp__scratchpad__memory_search",
 )
 HEADER = "[Session Scratchpad - your persistent working memory]"
+ALWAYS_LOADED = "mcp__scratchpad__scratchpad"  # its schema in every request, never deferred
 
 
 @dataclass
@@ -238,8 +249,11 @@ def test_the_first_prompt_sends_the_model_the_scratchpad_exactly_once(
     assert _count(request, HEADER) == 1
     assert _count(request, setup.goal) == 1
     assert "## Emotional Context" in block and setup.goal in block
-    # The MCP server connected: its tools are offered (deferred: a line each in a list).
-    unlisted = [name for name in MCP_TOOLS if _count(request, f"\n{name}\n") != 1]
+    # The MCP server connected: its tools are offered, `scratchpad` loaded, the others
+    # deferred (a line each in a list).
+    assert ALWAYS_LOADED in request.tool_names()
+    deferred = [name for name in MCP_TOOLS if name != ALWAYS_LOADED]
+    unlisted = [name for name in deferred if _count(request, f"\n{name}\n") != 1]
     assert unlisted == [], _occurrences(request, "mcp__")
     # The hook saw the session and remembered what it sent and where the transcript is.
     record = setup.sessions()[result["session_id"]]
@@ -302,15 +316,13 @@ def test_what_the_model_saves_with_the_mcp_tool_is_in_the_journal_and_the_next_p
 
     first = setup.turn(
         "remember the port (e2e)",
-        # The MCP tools are deferred: the model loads the tool's schema before calling it.
-        ToolCall("ToolSearch", {"query": "select:mcp__scratchpad__scratchpad", "max_results": 5}),
+        # The scratchpad tool is always loaded: no ToolSearch before calling it.
         ToolCall("mcp__scratchpad__scratchpad", arguments, text="Saving it."),
         Text("Saved."),
     )
 
-    search, call, answer = setup.model.turn_calls()
-    assert "mcp__scratchpad__scratchpad" not in search.tool_names()
-    assert "mcp__scratchpad__scratchpad" in call.tool_names()  # ToolSearch loaded it
+    call, answer = setup.model.turn_calls()
+    assert "mcp__scratchpad__scratchpad" in call.tool_names()
     assert any('"ok":true' in text and "findings" in text for text in answer.tool_results()), (
         answer.tool_results()
     )
@@ -332,8 +344,12 @@ def test_what_the_model_saves_with_the_mcp_tool_is_in_the_journal_and_the_next_p
     )
 
     (request,) = setup.requests_since(mark)
-    assert _count(request, block) == 1, _occurrences(request, block)
-    assert _count(request, setup.goal) == 2  # the first turn's copy, and this new one
+    # The first turn's copy, and after it what changed: the finding, not the block again.
+    assert _count(request, block) == 0 and _count(request, setup.goal) == 1
+    assert _count(request, "[Scratchpad update since ") == 1
+    assert _count(request, f"## Findings (updated just now) (new section)\n{finding}\n") == 1, (
+        _occurrences(request, finding)
+    )
 
 
 def test_a_compacted_session_gets_the_scratchpad_again_once(claude_code: MakeClaudeCode) -> None:
@@ -379,4 +395,119 @@ def test_the_session_claude_code_wrote_reads_back_and_feeds_the_next_assembly(
     assert [(s.path, s.format, s.messages) for s in assembly.transcripts.sources] == [
         (str(transcript), "claude-code", 4)
     ]
-    assert "- **Messages read:** 4 (2 from the human, 1 session)" in assembly.text
+    assert assembly.frontmatter["source"].startswith("1 transcript, 4 messages;")
+
+
+CONCISE = "- **Style:** concise"
+
+
+def test_with_the_daemon_running_the_prompt_being_answered_counts_in_its_own_turn(
+    claude_code: MakeClaudeCode, tmp_path: Path
+) -> None:
+    setup = claude_code()
+    # The hook's wait for the daemon's answer: long, so that a loaded machine cannot make this
+    # test race it (the budget's default is measured in bench/bench_prompt_answer.py).
+    settings_path = setup.home / ".claude" / "settings.json"
+    settings = json.loads(settings_path.read_text())
+    settings.setdefault("env", {})["ASSEMBLER_PROMPT_BUDGET_MS"] = "10000"
+    settings_path.write_text(json.dumps(settings, indent=2) + "\n")
+    prompt = "third time it fails, just give me the command"
+
+    # Without a daemon: the ready block written before the prompt, which it cannot count.
+    setup.turn(prompt, Text("Here it is."))
+    (before,) = setup.model.turn_calls()
+    assert _count(before, setup.goal) == 1 and _count(before, CONCISE) == 0
+
+    with RunningDaemon(setup.workspace, tmp_path, _assemble_env(setup.home)) as daemon:
+        mark = len(setup.model.turn_calls())
+        setup.turn(prompt, Text("Here it is again."))
+        log = daemon.log_text()
+
+    (request,) = setup.requests_since(mark)
+    # The hook sent the prompt to the daemon, which answered the block with it counted.
+    assert _count(request, CONCISE) == 1, _occurrences(request, "Style")
+    assert _count(request, setup.goal) == 1 and _count(request, HEADER) == 1
+    assert _count(request, f"“{prompt}”") == 1  # the task the block names: this prompt
+    assert CONCISE not in setup.ready()["block"]  # not published: the transcript is the record
+    assert prompt not in log  # nor logged
+
+
+def test_after_the_first_copy_a_session_gets_only_what_changed(
+    claude_code: MakeClaudeCode,
+) -> None:
+    setup = claude_code()
+    first = setup.turn("first prompt (e2e)", Text("First answer."))
+    finding = _unique("finding: staging uses port 8443")
+    setup.assemble("pad", "append", "--section", "findings", finding)
+    mark = len(setup.model.turn_calls())
+
+    setup.turn("second prompt (e2e)", Text("Second."), args=("--resume", first["session_id"]))
+
+    (request,) = setup.requests_since(mark)
+    # One whole copy (the first turn's, in the history) and the change after it, not two.
+    assert _count(request, HEADER) == 1 and _count(request, setup.goal) == 1
+    assert _count(request, "[Scratchpad update since ") == 1
+    assert _count(request, f"(new section)\n{finding}\n") == 1, _occurrences(request, finding)
+    assert _count(request, "## Active Context") == 1
+
+
+def test_a_slow_mcp_server_still_offers_the_scratchpad_tool_in_the_first_request_of_every_turn(
+    claude_code: MakeClaudeCode,
+) -> None:
+    # Only the printed settings make claude wait: not the harness's own wait in the
+    # environment. The server starts 3 s late (Claude Code's own wait is 2 s), so without the
+    # printed wait the first request of each turn would go without its tools.
+    setup = claude_code()
+    _register_slow_server(setup, delay_s=3)
+    env = claude_env(setup.hosts, setup.home, setup.model)
+    del env["CLAUDE_CODE_MCP_STARTUP_WAIT_MS"]
+    finding = _unique("finding: the cache lives in /var/cache/app")
+    arguments = {"action": "append", "section": "findings", "content": finding}
+    turns = [
+        [Text("First.")],
+        [ToolCall("ToolSearch", {"query": "scratchpad", "max_results": 5}), Text("Second.")],
+        [ToolCall(ALWAYS_LOADED, arguments, text="Saving it."), Text("Saved.")],
+    ]
+    session: list[str] = []
+    firsts = []
+
+    for number, replies in enumerate(turns):
+        mark = len(setup.model.turn_calls())
+        setup.model.script(*replies)
+        argv = [str(setup.hosts.claude), "-p", f"turn {number} (e2e)", "--output-format", "json"]
+        run = run_host([*argv, *session], env=env, cwd=setup.project, timeout=120)
+        assert run.returncode == 0 and run.json()["is_error"] is False, setup.failure(run)
+        session = ["--resume", run.json()["session_id"]]
+        requests = setup.requests_since(mark)
+        assert len(requests) == len(replies), setup.failure(run)
+        firsts.append(requests[0])
+        for request in requests:
+            assert "still connecting" not in request.dump(), setup.failure(run)
+            assert "no longer available" not in request.dump(), setup.failure(run)
+
+    for request in firsts:
+        assert ALWAYS_LOADED in request.tool_names(), request.tool_names()
+    # Tool Search for "scratchpad" loads the deferred ones.
+    after_search = setup.model.turn_calls()[2]
+    assert set(MCP_TOOLS) <= set(after_search.tool_names()), after_search.tool_names()
+    # The always loaded tool is called without a search, and saves.
+    journal = setup.workspace / ".scratchpad" / "sections.jsonl"
+    saved = [json.loads(line) for line in journal.read_text().splitlines()]
+    assert (saved[-1]["section"], saved[-1]["content"], saved[-1]["source"]) == (
+        "findings",
+        finding,
+        "mcp",
+    )
+
+
+def _register_slow_server(setup: ClaudeCode, delay_s: int) -> None:
+    """Register the MCP server again, as printed (scope user), behind a shell that starts it
+    `delay_s` seconds late."""
+    printed = claude_code_setup(setup.workspace, assemble_executable()).mcp_add_user
+    split = printed.index("--") + 1  # `claude mcp add ... scratchpad --` | the server's argv
+    slow = ["/bin/sh", "-c", f'sleep {delay_s}; exec "$0" "$@"', *printed[split:]]
+    for line in ("claude mcp remove --scope user scratchpad", shlex.join(printed[:split] + slow)):
+        run = run_claude_command_line(
+            setup.hosts, setup.model, home=setup.home, cwd=setup.project, line=line
+        )
+        assert run.returncode == 0, run.describe()

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from e2e.hosts import (
+    CODEX_PINS,
     MARKER,
     PINS,
     Hosts,
@@ -176,10 +177,11 @@ def test_without_npm_the_hosts_are_unavailable_with_a_reason_that_says_so(tmp_pa
 
 def _fake_install(cache: Path, pins: dict[str, str]) -> Hosts:
     hosts = installed_hosts(cache)
-    for path in (hosts.node_bin / "node", hosts.openclaw, hosts.claude):
+    for path in (hosts.node_bin / "node", hosts.openclaw, hosts.claude, hosts.codex):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("#!/bin/sh\n")
     (cache / MARKER).write_text(json.dumps({"pins": pins}))
+    (cache / "codex" / MARKER).write_text(json.dumps({"pins": CODEX_PINS}))
     return hosts
 
 

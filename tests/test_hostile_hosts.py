@@ -19,6 +19,7 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -193,6 +194,115 @@ def test_the_working_folder_is_found_after_a_long_first_line_but_not_past_the_fi
 
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(NODE is None, reason="no `node` on PATH to run the plugin with")
+
+# -- Named pipes wherever a transcript, a memory note or a config is read --------------------
+
+# Long enough for a loaded machine's cold start; a run blocked on a pipe never ends at all.
+HANG = 60
+TODAY = NOW.strftime("%Y-%m-%d")
+
+
+def plant_pipe(where: str, home: Path, workspace: Path) -> Path:
+    """Make a named pipe at the place `where` names, with what the place needs around it (the
+    hook's record, a session beside it); return the pipe."""
+    claude = home / ".claude" / "projects" / "-ws"
+    places = {
+        "a transcript a glob matches": workspace / "chats" / "pipe.jsonl",
+        "an OpenClaw session file": home / ".openclaw" / "agents" / "main" / "sessions" / "p.jsonl",
+        "a Claude Code transcript the hook recorded": claude / "pipe.jsonl",
+        "the hook's record of sessions": workspace / ".scratchpad" / "claude-code-sessions.json",
+        "Claude Code's settings": home / ".claude" / "settings.json",
+        "a memory note": workspace / "memory" / "pipe.md",
+        "MEMORY.md": workspace / "MEMORY.md",
+        "today's note": workspace / "memory" / f"{TODAY}.md",
+        "the workspace's config": workspace / "assembler.toml",
+        "the user's config": home / "xdg_config_home" / "scratchpad-assembler" / "config.toml",
+    }
+    pipe = places[where]
+    if where == "a Claude Code transcript the hook recorded":
+        record_sessions(workspace, [pipe], str(workspace))
+    if where == "Claude Code's settings":  # asked about a session run in another folder
+        record_sessions(workspace, [write_session(claude.parent, "/srv/other", SECRET)], "/w")
+    pipe.parent.mkdir(parents=True, exist_ok=True)
+    pipe.unlink(missing_ok=True)
+    os.mkfifo(pipe)
+    return pipe
+
+
+FIFO_PLACES = [
+    "a transcript a glob matches",
+    "an OpenClaw session file",
+    "a Claude Code transcript the hook recorded",
+    "the hook's record of sessions",
+    "Claude Code's settings",
+    "a memory note",
+    "MEMORY.md",
+    "today's note",
+    "the workspace's config",
+    "the user's config",
+]
+
+
+@pytest.mark.parametrize("where", FIFO_PLACES)
+def test_a_named_pipe_where_a_file_is_read_is_skipped_and_said_never_waited_on(
+    tmp_path: Path, isolated_home: Path, where: str
+) -> None:
+    workspace = tmp_path / "ws"
+    (workspace / "memory").mkdir(parents=True)
+    (workspace / "MEMORY.md").write_text("# Notes\n\nStaging deploys use the v2 tag.\n")
+    (workspace / "memory" / "deploys.md").write_text("# Deploys\n\nRollback: helm rollback.\n")
+    config = '[memory]\nmodel = "none"\n[time]\ntimezone = "UTC"\n'
+    if where == "a transcript a glob matches":
+        chat = workspace / "chats" / "chat.jsonl"
+        chat.parent.mkdir()
+        said = {"role": "user", "content": "the deploy failed", "timestamp": NOW.isoformat()}
+        chat.write_text(json.dumps(said) + "\n")
+        config = '[transcripts]\nsources = ["chats/*.jsonl"]\nlookback = "none"\n' + config
+    (workspace / "assembler.toml").write_text(config)
+    pipe = plant_pipe(where, isolated_home, workspace)
+    argv = [sys.executable, "-m", "assembler", "--once", "--json", "--explain", "--no-daemon"]
+    argv += ["-w", str(workspace), "--now", NOW.isoformat()]
+
+    # Never waited on: a read that blocked on the pipe would never end.
+    run = subprocess.run(argv, capture_output=True, text=True, timeout=HANG, env=os.environ)
+
+    assert "Traceback" not in run.stderr, run.stderr[-3000:]
+    if where.endswith("config"):  # nothing to assemble from: one line, naming the file
+        assert run.returncode == 1
+        assert run.stderr.strip() == (
+            f"assemble: error: {pipe} is a named pipe, not a regular file; it is not read: "
+            "replace it with a config file, or remove it"
+        )
+        return
+    summary = json.loads(run.stdout)
+    said = "\n".join(summary["explain"])
+    if where == "a transcript a glob matches":  # counted as a source that failed
+        assert run.returncode == 1 and summary["messages_read"] == 1
+        (failed,) = [source for source in summary["sources"] if "error" in source]
+        assert failed["path"] == "chats/pipe.jsonl" and "named pipe" in failed["error"]
+    elif where == "an OpenClaw session file":
+        assert run.returncode == 1
+        (failed,) = summary["sources"]
+        assert "is a named pipe, not a regular file" in failed["error"]
+    elif where == "a Claude Code transcript the hook recorded":
+        assert run.returncode == 0
+        assert f"recorded {pipe}: skipped, a named pipe, not a regular file" in said
+    elif where == "the hook's record of sessions":
+        assert run.returncode == 0
+        assert f"{pipe}: cannot be read ({pipe} is a named pipe, not a regular file" in said
+    elif where == "Claude Code's settings":  # they do not make the other folder's session ours
+        assert run.returncode == 0 and summary["messages_read"] == 0
+        assert "its session ran in /srv/other, not in this workspace" in said
+    elif where == "today's note":
+        assert run.returncode == 0
+        (problem,) = [d for d in summary["degraded"] if d["what"] == "daily note"]
+        assert f"{pipe} is a named pipe, not a regular file" in problem["why"]
+    else:  # a memory note: skipped and said, the one note the run could not index
+        assert run.returncode == 0
+        name = pipe.relative_to(workspace).as_posix()
+        skipped = [d["why"] for d in summary["degraded"] if d["what"] == "memory file"]
+        assert skipped == [f"{name}: not a regular file; skipped"]
+
 
 # Calls the plugin's before_prompt_build handler on each case: node probe.mjs <entry> <cases>.
 PROBE = """

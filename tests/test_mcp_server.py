@@ -595,3 +595,66 @@ def test_any_request_the_server_could_write_reads_back_unchanged(
     request = types.JSONRPCRequest(jsonrpc="2.0", id=request_id, method=method, params=params)
     line = request.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
     assert read_message(line) == request
+
+
+# --- The answer to initialize before the SDK is imported -------------------------------------
+
+
+def first_answers(workspace: Path, home: Path, lines: list[dict[str, Any]]) -> list[Any]:
+    """Start `assemble mcp`, write the lines, close stdin, return every answer it wrote."""
+    process = subprocess.run(
+        server_command(workspace),
+        input=b"".join(json.dumps(line).encode() + b"\n" for line in lines),
+        env=server_environment(home),
+        cwd=REPO,
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
+    assert b"differs" not in process.stderr
+    return [json.loads(line) for line in process.stdout.splitlines()]
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-06-18", "2025-11-25", "1999-01-01"])
+def test_the_early_answer_to_initialize_is_the_one_the_sdk_gives(
+    tmp_path: Path, version: str
+) -> None:
+    workspace = make_workspace(tmp_path)
+    initialize = {**INITIALIZE, "params": {**INITIALIZE["params"], "protocolVersion": version}}
+    # Answered early: initialize is the first line.
+    (early,) = first_answers(workspace, tmp_path / "home", [initialize])
+    # Answered by the SDK alone: a ping comes first, so nothing is answered before it starts.
+    ping = {"jsonrpc": "2.0", "id": 0, "method": "ping"}
+    _, by_sdk = first_answers(workspace, tmp_path / "home", [ping, initialize])
+    assert early == by_sdk
+    expected = "2025-11-25" if version == "1999-01-01" else version
+    assert early["result"]["protocolVersion"] == expected
+
+
+def test_an_initialize_out_of_the_ordinary_is_left_to_the_sdk(tmp_path: Path) -> None:
+    workspace = make_workspace(tmp_path)
+    odd = {**INITIALIZE, "params": {"protocolVersion": "2025-11-25"}}  # no clientInfo
+    (answer,) = first_answers(workspace, tmp_path / "home", [odd])
+    assert answer["id"] == 1
+    assert answer["error"]["code"] == -32602
+
+
+def test_the_early_answer_negotiates_the_versions_the_sdk_does() -> None:
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    from assembler.hosts.mcp.handshake import HANDSHAKE_VERSIONS
+
+    assert HANDSHAKE_VERSIONS == HANDSHAKE_PROTOCOL_VERSIONS
+
+
+def test_what_was_read_before_the_server_started_is_read_first() -> None:
+    from assembler.hosts.mcp.server import _lines
+
+    async def stdin() -> Any:
+        for line in (b"rest of two\n", b"three\n"):
+            yield line
+
+    async def read() -> list[bytes]:
+        return [line async for line in _lines(b"one\ntwo, ", stdin())]
+
+    assert anyio.run(read) == [b"one\n", b"two, rest of two\n", b"three\n"]

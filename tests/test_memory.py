@@ -981,3 +981,147 @@ def test_more_distinct_queries_than_the_cache_holds_are_all_answered(notes: Path
         again = index.search_many(queries[:5], k=2)
     assert len(results) == 150 and all(results)
     assert again == results[:5]
+
+
+# --- Kept vectors of short texts (queries, sentences) ----------------------------------------
+
+
+def test_a_fresh_index_embeds_a_query_once_and_a_later_process_reads_its_vector(
+    workspace: Path,
+) -> None:
+    write(workspace / "memory" / "a.md", note(1))
+    first = FakeEmbedder()
+    with make_index(workspace, first) as index:
+        index.sync()
+        hits = index.search("tomatoes basil shade", k=1)
+        assert index.embedder is not None
+        sentence_vectors = index.embedder.encode(sentences(hits[0].text))
+    later = FakeEmbedder()
+    with make_index(workspace, later) as index:
+        again = index.search("tomatoes basil shade", k=1)
+        assert index.embedder is not None
+        kept = index.embedder.encode(sentences(hits[0].text))
+    assert later.calls == 0  # neither the query nor the sentences needed the model
+    assert [h.chunk_hash for h in again] == [h.chunk_hash for h in hits]
+    assert again[0].score == pytest.approx(hits[0].score)
+    np.testing.assert_array_equal(kept, sentence_vectors)
+
+
+def test_only_the_texts_without_a_kept_vector_are_encoded(workspace: Path) -> None:
+    fake = FakeEmbedder()
+    with make_index(workspace, fake) as index:
+        assert index.embedder is not None
+        index.embedder.encode(["one sentence", "two sentence"])
+        encoded = fake.texts_encoded
+        mixed = index.embedder.encode(["two sentence", "three sentence", "one sentence"])
+    assert fake.texts_encoded - encoded == 1
+    np.testing.assert_allclose(
+        mixed, FakeEmbedder().encode(["two sentence", "three sentence", "one sentence"]), atol=1e-6
+    )
+
+
+def test_kept_vectors_are_per_model(workspace: Path) -> None:
+    with make_index(workspace, FakeEmbedder()) as index:
+        assert index.embedder is not None
+        index.embedder.encode(["a sentence"])
+    other = FakeEmbedder(model_id="fake/other", dim=64)
+    with make_index(workspace, other) as index:
+        assert index.embedder is not None
+        vectors = index.embedder.encode(["a sentence"])
+    assert other.calls == 1
+    assert vectors.shape == (1, 64)
+
+
+def test_chunks_are_embedded_by_the_model_itself_and_not_kept_as_short_texts(
+    workspace: Path,
+) -> None:
+    write(workspace / "memory" / "a.md", note(1))
+    with make_index(workspace, FakeEmbedder()) as index:
+        report = index.sync()
+    with sqlite3.connect(workspace / ".scratchpad" / "index.sqlite") as db:
+        kept = db.execute("SELECT count(*) FROM text_vectors").fetchone()[0]
+    assert report.chunks_embedded == 2
+    assert kept == 0
+
+
+def test_an_index_that_cannot_be_written_still_encodes_with_the_model(workspace: Path) -> None:
+    fake = FakeEmbedder()
+    index = make_index(workspace, fake)
+    embedder = index.embedder
+    index.close()
+    assert embedder is not None
+    vectors = embedder.encode(["still answered"])
+    assert vectors.shape == (1, fake.dim)
+    assert fake.calls == 1
+
+
+def test_the_daemons_wrapper_of_the_embedder_is_not_wrapped_twice(workspace: Path) -> None:
+    from assembler.memory.index import KnownVectors
+    from assembler.memory.recall import RememberedQueries
+
+    with make_index(workspace, FakeEmbedder()) as index:
+        assert index.embedder is not None
+        remembered = RememberedQueries(index.embedder)
+        index.embedder = remembered
+        assert index.embedder is remembered
+        assert isinstance(remembered.embedder, KnownVectors)
+
+
+def test_loading_the_model_encodes_with_the_model_even_when_its_text_is_kept(
+    workspace: Path,
+) -> None:
+    with make_index(workspace, FakeEmbedder()) as index:
+        index.load_model()
+    fake = FakeEmbedder()
+    with make_index(workspace, fake) as index:
+        index.load_model()
+    assert fake.calls == 1
+
+
+def test_a_version_1_index_is_upgraded_in_place_keeping_its_chunks_and_vectors(
+    workspace: Path,
+) -> None:
+    from assembler.memory import index as index_module
+
+    write(workspace / "memory" / "a.md", note(1))
+    db_path = workspace / ".scratchpad" / "index.sqlite"
+    with make_index(workspace, FakeEmbedder()) as index:
+        index.sync()
+    with sqlite3.connect(db_path) as db:  # back to what version 1 made
+        db.execute("DROP TABLE text_vectors")
+        db.execute("PRAGMA user_version = 1")
+        vectors = db.execute("SELECT chunk_hash, vector FROM embeddings").fetchall()
+    assert len(vectors) == 2
+    fake = FakeEmbedder()
+    with make_index(workspace, fake) as index:
+        report = index.sync()
+        hits = index.search("nightly backup dump", k=1)
+    with sqlite3.connect(db_path) as db:
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        after = db.execute("SELECT chunk_hash, vector FROM embeddings").fetchall()
+    assert version == index_module.SCHEMA_VERSION == 2
+    assert sorted(after) == sorted(vectors)
+    assert report.chunks_embedded == 0 and report.files_changed == 0
+    assert not report.skipped
+    assert hits and "Postgres" in hits[0].heading
+    assert not list(db_path.parent.glob("index.sqlite.*"))
+
+
+def test_a_version_1_index_holding_a_foreign_object_is_moved_aside_not_upgraded(
+    workspace: Path,
+) -> None:
+    write(workspace / "memory" / "a.md", note(1))
+    db_path = workspace / ".scratchpad" / "index.sqlite"
+    with make_index(workspace, FakeEmbedder()) as index:
+        index.sync()
+    with sqlite3.connect(db_path) as db:
+        db.execute("DROP TABLE text_vectors")
+        db.execute("CREATE TRIGGER planted AFTER INSERT ON chunks BEGIN SELECT 1; END")
+        db.execute("PRAGMA user_version = 1")
+    with make_index(workspace, FakeEmbedder()) as index:
+        report = index.sync()
+    assert any("planted" in w and "rebuilt" in w for w in report.skipped)
+    assert report.chunks_total == 2
+    with sqlite3.connect(db_path) as db:
+        triggers = db.execute("SELECT count(*) FROM sqlite_master WHERE type = 'trigger'")
+        assert triggers.fetchone()[0] == 0

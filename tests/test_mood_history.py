@@ -432,3 +432,37 @@ def test_a_history_of_schema_2_is_upgraded_in_place_and_its_moods_rescored(
         [record] = history.between(NOW - timedelta(hours=1), NOW)
         assert record.mood.scores == pytest.approx(model.score(said.text).scores, abs=1e-4)
         assert history.missing([said], model.version) == []
+
+
+class SureGate(OneMood):
+    """A scorer whose moods carry their own P(emotional), as the embedding head's gate gives."""
+
+    def score_many(self, texts: Sequence[str]) -> list[MessageMood]:
+        moods = super().score_many(texts)
+        return [MessageMood(**{**vars(m), "emotional": 0.875}) for m in moods]
+
+
+def test_a_messages_emotional_mass_is_kept_and_a_window_from_the_history_reads_it(
+    history: MoodHistory,
+) -> None:
+    scorer = SureGate("gate:1", "frustrated")
+    window = [message(3, "that is the wrong branch")]
+    history.record(window, scorer)
+
+    [record] = history.between(NOW - timedelta(hours=1), NOW)
+    assert record.mood.emotional == pytest.approx(0.875)
+    assert record.mood.scores == scorer.score_many(["x"])[0].scores  # no extra label
+    report = window_report([record], now=NOW, half_life=timedelta(minutes=20))
+    # the default calibration: P(emotional now) is the latest message's own mass
+    assert report.combined.confidence == pytest.approx(0.875, abs=1e-3)
+    assert report.combined.primary == "frustrated"
+
+
+def test_a_stored_emotional_mass_out_of_range_is_not_trusted(history: MoodHistory) -> None:
+    history.record([message(3, "hello there")], SureGate("gate:1", "neutral"))
+    with history._lock:
+        history._db.execute("UPDATE moods SET scores = ?", ('{"neutral": 1.0, "_emotional": 7}',))
+        history._db.commit()
+    [record] = history.between(NOW - timedelta(hours=1), NOW)
+    assert record.mood.emotional is None
+    assert record.mood.scores["neutral"] == 1.0

@@ -198,6 +198,8 @@ TIRED_EXAMPLES = (
     "pulled an all-nighter",
     "*yawn*",
     "zzzz",
+    "night",
+    "ok, I'm off to bed",
 )
 FRUSTRATED_EXAMPLES = (
     "why is this STILL broken?!",
@@ -231,6 +233,7 @@ HAPPY_EXAMPLES = (
     "honestly you're a wizard",
     "hell yes, ship it",
     "it finally works!",
+    "holy crap, the whole thing passes",
     "das ist genial",
     "ich freue mich auf morgen",
     "太好了，谢谢你",
@@ -666,11 +669,6 @@ def test_the_issues_two_messages_read_as_the_human_meant_them(
     assert state.combined.confidence > 0.35
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap: one 'I'm fried' and a 'night' 8 minutes later read 0.40 that an emotion "
-    "shows, under the one half that makes tired the primary",
-)
 def test_a_goodnight_after_saying_so_keeps_the_human_tired(model: MoodModel) -> None:
     window = [
         user("all green now, thanks, that was painful", 38),
@@ -725,6 +723,108 @@ def test_the_embedding_head_reads_what_a_message_means(
         assert scored.valence < 0.0
     if mood == "happy":
         assert scored.valence > -0.3  # swearing pulls VADER down; the meaning pulls it up
+
+
+# The surface forms a mood reader gets wrong when it reads words and not meaning: an insult put as
+# a question, swearing in joy, a death named in a request, exasperation that asks for brevity.
+# Written for these tests, in other words than MEANINGS and the lexicons' examples.
+SURFACE_FORMS = [
+    ("are you dense? I asked for the config AND the tests??", "frustrated"),
+    ("you idiot, now the build folder is gone", "frustrated"),
+    ("holy shit it all passes now, you absolute machine", "happy"),
+    ("oh wow everything is green, you beautiful monster", "happy"),
+    ("I lost my dad on tuesday. can you help me word the email to my team", "sad"),
+    ("still erroring!! honestly this is ridiculous, short answer please", "frustrated"),
+]
+
+
+@pytest.mark.model
+@pytest.mark.parametrize(("text", "mood"), SURFACE_FORMS)
+def test_the_reader_takes_a_message_for_what_it_means_not_its_surface(
+    reader: MoodModel, text: str, mood: str
+) -> None:
+    scored = reader.score(text)
+    assert scored.primary == mood, scored.scores
+    # and the window, where the strategy reads it, shows the same clear emotion
+    state = analyze([user(text, 1)], now=NOW, half_life=timedelta(minutes=20), model=reader)
+    assert state.combined.primary == mood, state.combined.explain
+
+
+@pytest.mark.model
+def test_with_the_reader_a_goodnight_after_a_long_day_is_tired(reader: MoodModel) -> None:
+    window = [
+        user("all green now, thanks, that was painful", 38),
+        user("long day, I'm fried. can the rest wait till tomorrow?", 19),
+        user("night", 11),
+    ]
+    state = analyze(window, now=NOW, half_life=timedelta(minutes=20), model=reader).combined
+    assert state.primary == "tired"
+    assert state.trajectory.endswith("tired now (since 11:41)")
+
+
+def test_a_goodnight_is_tired_only_as_a_whole_message(model: MoodModel) -> None:
+    assert rule_hits("good night!")["tired"] == 1
+    assert rule_hits("the night build failed again")["tired"] == 0
+    assert rule_hits("design the bed table")["tired"] == 0
+    assert model.score("night").primary == "tired"
+
+
+def test_the_window_reads_a_messages_own_emotional_mass_when_its_scorer_gives_one() -> None:
+    # The same moods, once with the calm moods' scores as the emotional mass and once with a
+    # gate that is sure the line shows an emotion: only the second is a clear emotion.
+    scores = {**dict.fromkeys(MOODS, 0.0), "neutral": 0.55, "frustrated": 0.45}
+    plain = MessageMood(-0.3, 0.6, scores, -0.3, "neutral", 0.55, "frustrated", 0.45)
+    gated = MessageMood(-0.3, 0.6, scores, -0.3, "neutral", 0.55, "frustrated", 0.45, 0.97)
+
+    class Fixed:
+        window_calibration = DEFAULT_WINDOW_CALIBRATION
+        version = "fixed"
+
+        def __init__(self, mood: MessageMood) -> None:
+            self.mood = mood
+
+        def score_many(self, texts: Sequence[str]) -> list[MessageMood]:
+            return [self.mood for _ in texts]
+
+    window = [user("that is not what I asked for", 1)]
+    states = [
+        analyze(window, now=NOW, half_life=timedelta(minutes=20), model=Fixed(mood)).combined
+        for mood in (plain, gated)
+    ]
+    assert states[0].primary == "neutral" and states[0].confidence == pytest.approx(0.45)
+    assert states[1].primary == "frustrated" and states[1].confidence == pytest.approx(0.97)
+
+
+def test_a_head_without_a_gate_still_reads_and_gives_no_emotional_mass(
+    model: MoodModel, tmp_path: Path
+) -> None:
+    import json
+
+    with np.load(semantic.DEFAULT_SEMANTIC_PATH, allow_pickle=False) as data:
+        arrays = {name: data[name] for name in data.files}
+    meta = json.loads(str(arrays["meta"]))
+    assert meta["format"] == 2
+    meta["format"] = 1
+    arrays.update(
+        coef=arrays["coef"][:, :-1], bias=arrays["bias"][:-1], meta=np.array(json.dumps(meta))
+    )
+    old = tmp_path / "mood_embedding.npz"
+    np.savez(old, **arrays)
+    head = semantic.read_semantic_weights(old, dense=SEMANTIC_DENSE, classes=model.weights.classes)
+    assert head.coef.shape[1] == len(model.weights.classes) + 2
+    outputs = head.outputs(
+        np.zeros((1, head.dim), np.float32), np.zeros((1, len(SEMANTIC_DENSE)), np.float32)
+    )
+    assert head.emotional(outputs) is None
+    with_gate = semantic.read_semantic_weights(
+        semantic.DEFAULT_SEMANTIC_PATH, dense=SEMANTIC_DENSE, classes=model.weights.classes
+    )
+    gate = with_gate.emotional(
+        with_gate.outputs(
+            np.zeros((1, head.dim), np.float32), np.zeros((1, len(SEMANTIC_DENSE)), np.float32)
+        )
+    )
+    assert gate is not None and 0.0 < float(gate[0]) < 1.0
 
 
 @pytest.mark.model

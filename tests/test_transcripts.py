@@ -29,6 +29,7 @@ from assembler.transcripts.read import (
     default_sources,
     read_recent,
     resolve_explicit_sources,
+    where_looked,
 )
 from assembler.transcripts.reader import Format
 
@@ -2861,6 +2862,127 @@ def test_default_sources_use_claude_config_dir_and_ignore_a_linked_record(
 
     assert default_sources(workspace, workspace / ".scratchpad") == [str(transcript)]
     assert default_sources(linked, linked / ".scratchpad") == []
+
+
+def looked_lines(workspace: Path, configured: Sequence[str] = ()) -> list[str]:
+    from assembler.config.files import user_config_dir
+
+    user_config = user_config_dir() / "config.toml"
+    return where_looked(workspace, workspace / ".scratchpad", user_config, configured)
+
+
+def test_where_looked_names_each_recorded_transcript_and_why_it_was_skipped(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    projects = isolated_home / ".claude" / "projects"
+    inside = write_claude_code_2(projects / "-w" / f"{CC_SESSION}.jsonl")
+    elsewhere = write_claude_code_1(tmp_path / "elsewhere" / "-w" / "a.jsonl")
+    workspace = tmp_path / "w"
+    missing = projects / "-w" / "missing.jsonl"
+    write_hook_sessions(
+        workspace / ".scratchpad", [str(inside), str(elsewhere), str(missing), "/etc/passwd"]
+    )
+
+    lines = looked_lines(workspace)
+
+    record = workspace / ".scratchpad" / "claude-code-sessions.json"
+    assert "transcripts: Claude Code: 1 found" in lines
+    assert (
+        f"transcripts: Claude Code: the sessions the hook recorded in {record}, read only "
+        f"inside {projects}"
+    ) in lines
+    assert f"transcripts: Claude Code: recorded {inside}: read" in lines
+    assert (
+        f"transcripts: Claude Code: recorded {elsewhere}: skipped, outside {projects}, the only "
+        f'folder a recorded path is read from; to read it, add "{elsewhere.parent}/*.jsonl" to '
+        "transcripts.sources in your own config"
+    ) in lines
+    assert f"transcripts: Claude Code: recorded {missing}: skipped, no such file" in lines
+    assert "transcripts: Claude Code: recorded /etc/passwd: skipped, not a .jsonl file" in lines
+    # The fix names the user's own config, the one place an outside folder may be named.
+    config = isolated_home / "xdg_config_home" / "scratchpad-assembler" / "config.toml"
+    assert lines[-1].startswith(
+        f"transcripts: to read transcripts kept elsewhere, name them in your own config ({config})"
+    )
+
+
+def test_where_looked_says_the_hook_has_not_run_and_honours_claude_config_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace = tmp_path / "w"
+    config = tmp_path / "cc-config"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    config.mkdir()
+
+    lines = looked_lines(workspace)
+
+    record = workspace / ".scratchpad" / "claude-code-sessions.json"
+    assert lines[0] == (
+        "transcripts: none named in the config, so the hosts' own places were looked in"
+    )
+    assert (
+        f"transcripts: Claude Code: the sessions the hook recorded in {record}, read only "
+        f"inside {config / 'projects'} (from CLAUDE_CONFIG_DIR)"
+    ) in lines
+    assert (
+        f"transcripts: Claude Code: {record}: not there: the hook has not run for this "
+        "workspace yet"
+    ) in lines
+    assert looked_lines(workspace, ["chat.jsonl"]) == [
+        "transcripts: named in the config or --transcripts: chat.jsonl"
+    ]
+
+
+def test_a_recorded_transcript_outside_is_read_once_the_users_config_names_its_folder(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    from assembler.assembly.pipeline import run_once
+    from assembler.config.files import load_config, user_config_dir
+    from assembler.errors import ConfigError
+
+    elsewhere = write_claude_code_2(tmp_path / "elsewhere" / "-w" / f"{CC_SESSION}.jsonl")
+    workspace = tmp_path / "w"
+    write_hook_sessions(workspace / ".scratchpad", [str(elsewhere)])
+    (workspace / ".scratchpad" / "config.toml").write_text('[memory]\nmodel = "none"\n')
+    assert run_once(load_config(workspace), now=NOW).meta["messages_read"] == 0
+    [line] = [line for line in looked_lines(workspace) if "skipped, outside" in line]
+    folder_glob = line.split('add "')[1].split('"')[0]
+
+    # Where the line says: the user's own config; the workspace's may not name it.
+    ours = workspace / ".scratchpad" / "config.toml"
+    ours.write_text(f'[memory]\nmodel = "none"\n[transcripts]\nsources = [{folder_glob!r}]\n')
+    with pytest.raises(ConfigError, match="reaches outside the workspace"):
+        load_config(workspace)
+    ours.write_text('[memory]\nmodel = "none"\n')
+    user = user_config_dir() / "config.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text(f'[transcripts]\nsources = [{folder_glob!r}]\nlookback = "none"\n')
+    assembly = run_once(load_config(workspace), now=NOW + timedelta(minutes=1))
+
+    assert [(s["path"], s["messages"]) for s in assembly.meta["sources"]] == [(str(elsewhere), 4)]
+
+
+def test_once_explain_says_where_transcripts_were_looked_for_and_the_file_points_there(
+    isolated_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from assembler.cli.main import main
+
+    elsewhere = write_claude_code_2(tmp_path / "elsewhere" / "-w" / f"{CC_SESSION}.jsonl")
+    workspace = tmp_path / "w"
+    write_hook_sessions(workspace / ".scratchpad", [str(elsewhere)])
+    (workspace / ".scratchpad" / "config.toml").write_text('[memory]\nmodel = "none"\n')
+    argv = ["--once", "--no-daemon", "--workspace", str(workspace), "--now", NOW.isoformat()]
+
+    assert main([*argv, "--explain"]) == 0
+    out = capsys.readouterr().out
+    assert main([*argv, "--explain", "--json"]) == 0
+    explained = json.loads(capsys.readouterr().out)["explain"]
+
+    skipped = f"  transcripts: Claude Code: recorded {elsewhere}: skipped, outside "
+    assert skipped in out
+    assert any(line.startswith(skipped.strip()) for line in explained)
+    written = (workspace / "SCRATCHPAD.md").read_text()
+    assert "no transcripts found yet (`assemble --once --explain` says where it looked)" in written
 
 
 def test_an_empty_sources_setting_means_the_defaults(workspace: Path) -> None:

@@ -51,18 +51,47 @@ def test_the_demo_renders_every_section_from_both_transcripts(
     assert tokens["auto"] <= tokens["caps"]["auto"]
     assert tokens["frontmatter"] <= 50
     assert tokens["total"] <= tokens["caps"]["total"]
-    for title in (
-        "Emotional Context",
-        "Response Strategy",
-        "Active Context",
-        "Daily Context",
-        "Time Context",
-    ):
+    for title in ("Emotional Context", "Active Context", "Daily Context", "Time Context"):
         assert f"## {title}" in post.content
+    # The strategy has its section when an emotion is clear; else the mood's line says it.
+    clear = "- **Primary:** " in post.content
+    assert ("## Response Strategy" in post.content) == clear
+    assert ("- **Mood:** no clear emotion" in post.content) == (not clear)
     # Nothing sensitive and an ordinary task: no routing hint to act on.
     assert "## Routing Hint" not in post.content
     assert "late night" in post.content
     assert "memory/2026-03-02.md" in post.content
+    # The plan was written at 20:12, in this session (from 19:41): its age, no warning.
+    assert "\n## Main (updated 3h ago)\n" in post.content
+
+
+def test_the_demo_file_has_no_line_that_carries_nothing(example: Path) -> None:
+    for clock in (NOW, FRUSTRATED_AT):
+        assert main(["--once", "--workspace", str(example), "--now", clock]) == 0
+        text = (example / "SCRATCHPAD.md").read_text()
+        lines = text.splitlines()
+        # A continuous session, how many messages were read (the frontmatter's source), the
+        # default model tier, the complexity label, a strategy of no signal, a neutral
+        # secondary, the agent part's preamble: none of them is a line.
+        for empty in (
+            "**Session gap:**",
+            "**Messages read:**",
+            "**Suggested model:** standard",
+            "**Task complexity:**",
+            "**No clear signal:**",
+            "**Secondary:** neutral",
+            "**Confidence:**",
+            "> Written by the agent",
+        ):
+            assert empty not in text, (clock, empty)
+        # The title is one line that says until when the file holds.
+        title = next(i for i, line in enumerate(lines) if line.startswith("# "))
+        assert lines[title].startswith("# SCRATCHPAD.md — valid until ")
+        assert lines[title + 1] == "" and lines[title + 2].startswith("## ")
+        # A mood without a clear emotion is one line, and then there is no strategy section.
+        mood = text.split("## Emotional Context\n", 1)[1].split("\n\n", 1)[0].splitlines()
+        if mood[0].startswith("- **Mood:**"):
+            assert len(mood) == 1 and "## Response Strategy" not in text
 
 
 def test_the_demo_sees_frustration_early_and_a_calmer_end(example: Path) -> None:
@@ -80,7 +109,8 @@ def test_the_demo_sees_frustration_early_and_a_calmer_end(example: Path) -> None
     assert state.primary != "frustrated"
     assert "tired" in (state.primary, state.secondary)
     # Told as a person would: from when, and what it is now.
-    assert "tired from" in state.trajectory and "now" in state.trajectory
+    assert re.search(r"tired (from|now \(since) \d\d:\d\d", state.trajectory)
+    assert "now" in state.trajectory
 
 
 def test_at_the_frustrated_moment_the_strategy_fires(example: Path) -> None:

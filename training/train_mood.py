@@ -83,7 +83,12 @@ from assembler.mood.model import (  # noqa: E402
     MoodModel,
     hand_features,
 )
-from assembler.mood.window import MOODS, WINDOW_FEATURES, window_features  # noqa: E402
+from assembler.mood.window import (  # noqa: E402
+    MOODS,
+    WINDOW_FEATURES,
+    read_emotional,
+    window_features,
+)
 
 SEED = 0
 HOLDOUT = 0.15
@@ -358,7 +363,7 @@ def speaker_window(
     scores = np.array([[m.scores[k] for k in MOODS] for m in moods])
     valences = np.array([m.valence for m in moods])
     weights = np.array([0.5 ** ((n - 1 - i) / half_life_minutes) for i in keep])
-    return window_features(scores, valences, weights, not_emotions)
+    return window_features(scores, valences, weights, not_emotions, read_emotional(moods))
 
 
 def fit_window(

@@ -2,12 +2,15 @@
 
 `assemble()` computes everything and returns it without touching the disk; `write()` puts
 the result in place atomically. `run_once()` is both, as `assemble --once` does.
+`assemble_prompt()` is an assembly with a prompt not yet in any transcript counted, for the
+daemon's answer to a host's hook (nothing about the prompt is written).
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -52,6 +55,7 @@ from assembler.file.codec import (
     find_agent_region,
     parse_loosely,
     plain_region,
+    prefix_text,
     read_assembly_state,
     remember_render,
     render_record,
@@ -61,7 +65,7 @@ from assembler.file.codec import (
 from assembler.file.codec import (
     compose as compose_file,
 )
-from assembler.file.ready import Rendered, publish_ready
+from assembler.file.ready import Rendered, digest_of, publish_ready
 from assembler.file.render import Fitted, Item, Renderer, Section, fit_sections, renderer_for
 from assembler.fsutil import (
     Replaced,
@@ -182,6 +186,7 @@ def draft(
     memory: OpenMemory | Problem | None,
     transcript_globs: Sequence[str] | None = None,
     remember_moods: bool = False,
+    prompt: Message | None = None,
 ) -> Draft:
     """Given the config, the clock and the memory index to search (synced; see `memory_for`),
     return the auto part of the assembly (reads only; the index is closed unless kept).
@@ -216,6 +221,9 @@ def draft(
         max_files=config.transcripts.max_files,
         fmt=config.transcripts.format,
     )
+    heard = read.messages  # what the history may keep: a prompt not yet written is not
+    if prompt is not None:
+        read = replace(read, messages=with_prompt(read.messages, prompt))
     degraded: list[Problem] = []
     failed = [s for s in read.sources if s.error]
     for source in failed:
@@ -235,7 +243,7 @@ def draft(
         scorer: Scorer = load_mood_model(embedder=embedder)
         if remember_moods:
             scorer = remembering(
-                config.state_dir, read.messages, scorer, config.routing.extra_secret_patterns
+                config.state_dir, heard, scorer, config.routing.extra_secret_patterns
             )
             moods_kept = isinstance(scorer, RememberedMoods)  # else the history was unusable
         mood = analyze(read.messages, now=now, half_life=half_life, model=scorer)
@@ -255,6 +263,7 @@ def draft(
         now=now,
         half_life=half_life,
         workspace=config.workspace,
+        gap_threshold=SESSION_PAUSE,
     )
     daily: DailyContext | None = None
     try:
@@ -283,17 +292,17 @@ def draft(
     lap("routing")
 
     builders: dict[str, Callable[[], Section | None]] = {
-        "emotional_context": lambda: mood_section(mood),
+        "emotional_context": lambda: mood_section(mood, strategy, now),
         "response_strategy": lambda: strategy_section(strategy),
-        "active_context": lambda: active_section(active, now),
+        "active_context": lambda: active_section(active),
         "relevant_memories": lambda: memories_section(recall),
         "daily_context": lambda: daily_section(daily, config.workspace),
         "time_context": lambda: time_section(times),
-        "routing_hint": lambda: routing_section(routing),
+        "routing_hint": lambda: routing_section(routing, config.routing.tiers.get("medium")),
     }
     sections = [s for name in config.sections.enabled() if (s := builders[name]()) is not None]
     if not read.messages:
-        sections = nothing_read(sections, read)
+        sections = nothing_read(sections, read, active=config.sections.active_context)
     # The file is injected into every turn: a secret or an address the human pasted must not
     # be repeated by it (the Routing Hint says what kind was seen, never the value).
     sections = [redacted(s, config.routing.extra_secret_patterns) for s in sections]
@@ -330,7 +339,7 @@ def compose(config: Config, auto: Draft, agent: AgentInputs) -> Assembly:
     expires = now + timedelta(minutes=config.output.ttl_minutes)
     edited_at = agent.sync.at if agent.sync.auto_edited else None
     page = {
-        "valid_until": f"{expires:%Y-%m-%d %H:%M} {expires.tzname() or ''}".strip(),
+        "valid_until": _valid_until(expires, now),
         "ttl_minutes": config.output.ttl_minutes,
         "generator": GENERATOR,
         "auto_notice": _auto_notice(edited_at.astimezone(tz), agent.sync.auto_saved)
@@ -343,6 +352,7 @@ def compose(config: Config, auto: Draft, agent: AgentInputs) -> Assembly:
     try:
         # The frontmatter is read too (hosts that inject the raw file): the total cap holds it.
         header = count(renderer.page(sections=[], **page)) + frontmatter_tokens
+        began = session_start(auto.transcripts.messages)
         # The agent part comes first: the total cap is met by shrinking the auto part, and the
         # agent part gives way (saying so) only when the auto part is down to its header.
         part = render_agent_part(
@@ -351,6 +361,7 @@ def compose(config: Config, auto: Draft, agent: AgentInputs) -> Assembly:
             count=count,
             agent_cap=config.caps.agent,
             limit=config.caps.total - header - 1,
+            session_start=began,
         )
         page["agent_part"] = part.text
         # The page's own lines (title, validity, blank lines between sections) count towards
@@ -411,6 +422,9 @@ def compose(config: Config, auto: Draft, agent: AgentInputs) -> Assembly:
             ),
         },
         "sections": [s.name for s in fitted.sections],
+        # When the session read began: a pad write's block tells the sections written before
+        # it as this render did (see `ready.agent_text`).
+        "session_start": None if began is None else began.isoformat(timespec="seconds"),
         "dropped": fitted.dropped,
         "agent_sections": part.hashes,
         "agent_omitted": part.omitted,
@@ -439,6 +453,25 @@ def compose(config: Config, auto: Draft, agent: AgentInputs) -> Assembly:
     )
 
 
+# A pause this long between two messages ends a session: the active context's session gap
+# (`context.active.active_context`) and the agent sections' "before this session" agree.
+SESSION_PAUSE = timedelta(minutes=45)
+
+
+def session_start(messages: Sequence[Message], pause: timedelta = SESSION_PAUSE) -> datetime | None:
+    """Given the messages read (any order), return when the current session began: the first
+    message after the last pause of at least `pause` between two of them; None without a
+    timed message."""
+    stamps = sorted(m.timestamp for m in messages if m.timestamp is not None)
+    if not stamps:
+        return None
+    start = stamps[0]
+    for before, after in itertools.pairwise(stamps):
+        if after - before >= pause:
+            start = after
+    return start
+
+
 def _auto_digest(sections: Sequence[Section]) -> str:
     """The hash of what the auto sections say (each line's gist, see `Item`): renders that only
     moved the clock or a score have the same digest, so hosts that send the block once per
@@ -450,6 +483,13 @@ def _auto_digest(sections: Sequence[Section]) -> str:
         if item.gist != ""
     ]
     return hashlib.sha256("\n".join(lines).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _valid_until(expires: datetime, now: datetime) -> str:
+    """When the file expires, as its title says it: the clock time and zone, and the date too
+    when that is not today's ("23:55 AEDT", "2026-03-03 00:10 AEDT")."""
+    when = f"{expires:%H:%M}" if expires.date() == now.date() else f"{expires:%Y-%m-%d %H:%M}"
+    return f"{when} {expires.tzname() or ''}".strip()
 
 
 def _auto_notice(edited_at: datetime, saved: str | None) -> str:
@@ -506,6 +546,78 @@ def assemble(
     agent = read_agent_inputs(config, now=auto.now, seen=seen)
     agent.degraded[:0] = problems
     return compose(config, auto, agent)
+
+
+# A prompt matches a transcript's message when their first this many characters (spaces
+# folded) are the same: the hook may send the head of a long prompt the transcript holds whole.
+_PROMPT_MATCH_CHARS = 500
+
+
+def with_prompt(messages: Sequence[Message], prompt: Message) -> list[Message]:
+    """Given a window's messages (oldest first) and a prompt the host is about to send, return
+    the window with the prompt as its newest human message, unless the transcript holds it
+    already: a human message of the same session (when both name one) whose text begins as
+    the prompt's, said after the last assistant message. The prompt takes the session's
+    source, so it counts in that session."""
+
+    def key(text: str) -> str:
+        return " ".join(text.split())[:_PROMPT_MATCH_CHARS]
+
+    wanted = key(prompt.text)
+    for message in reversed(messages):
+        if message.role == "assistant":
+            break
+        same_session = None in (message.session_id, prompt.session_id) or (
+            message.session_id == prompt.session_id
+        )
+        if same_session and key(message.text) == wanted:
+            return list(messages)
+    peers = [m for m in messages if prompt.session_id in (None, m.session_id)]
+    if peers:
+        last = peers[-1]
+        prompt = replace(
+            prompt, source=last.source, session_id=prompt.session_id or last.session_id
+        )
+    return [*messages, prompt]
+
+
+def assemble_prompt(
+    config: Config,
+    *,
+    now: datetime,
+    prompt: Message,
+    memory: WarmMemory | None = None,
+    transcript_globs: Sequence[str] | None = None,
+) -> Assembly:
+    """Given the config, the clock and a prompt the host is about to send the model, return
+    the assembly with the prompt counted as the newest human message (see `with_prompt`):
+    its mood, task, strategy and memory queries. Nothing is written about the prompt: the file
+    and the ready block stay as they are (the transcript line the host writes is what the next
+    assembly reads), and the mood history keeps only the transcripts' messages. The memory
+    index is the workspace's (kept warm by `memory`), synced as a run syncs it.
+    """
+    synced = memory_for(config, warm=memory)
+    auto = draft(
+        config,
+        now=now,
+        memory=synced,
+        transcript_globs=transcript_globs,
+        remember_moods=True,
+        prompt=prompt,
+    )
+    seen, problems = _read_output(config)
+    agent = read_agent_inputs(config, now=auto.now, seen=seen)
+    agent.degraded[:0] = problems
+    return compose(config, auto, agent)
+
+
+def ready_parts(assembly: Assembly) -> tuple[str, str]:
+    """Given an assembly, return the ready block its file gives (see `assembler.file.ready`)
+    and that block's content digest."""
+    _, body = split_frontmatter(assembly.text)
+    region = find_agent_region(body)
+    agent = plain_region(region) if region is not None else ""
+    return prefix_text([auto_part(body), agent]), digest_of(assembly.auto_digest, agent)
 
 
 # How often a write is tried again when SCRATCHPAD.md changed while it was being rendered.
@@ -759,6 +871,8 @@ def _recall(
 # A memory line the cap would drop is first cut down to this many characters (its place,
 # subject and the start of its line): a shortened answer beats none.
 MEMORY_LINE_SHORTEST = 100
+# The same for a line of today's note: its clock time and what it starts with.
+DAILY_LINE_SHORTEST = 60
 
 
 def _fit_without_repeats(
@@ -787,10 +901,12 @@ def _fit_without_repeats(
             for i in section.items
             if i.priority >= SPARE_PRIORITY and _place(i.text) not in repeated
         ]
-        kept = [*kept, *spares[: len(hits) - len(kept)]][:memories]
+        kept = [*kept, *spares[: len(hits) - len(kept)]]
         # Best first: an item's priority is its hit's rank by relevance (`memories_section`);
-        # a spare line in a repeat's place ranks where its relevance puts it.
+        # a spare line in a repeat's place ranks where its relevance puts it. Sorted before
+        # the count is held to `memories`, so that the lines left out are the weakest.
         kept.sort(key=lambda item: item.priority % SPARE_PRIORITY)
+        kept = kept[:memories]
         items = tuple(replace(item, priority=3 + rank) for rank, item in enumerate(kept))
         return replace(section, items=items)
 
@@ -803,7 +919,10 @@ def _fit_without_repeats(
             count,
             cap=cap,
             section_caps=section_caps,
-            shortest={"relevant_memories": MEMORY_LINE_SHORTEST},
+            shortest={
+                "relevant_memories": MEMORY_LINE_SHORTEST,
+                "daily_context": DAILY_LINE_SHORTEST,
+            },
         )
         drop = _shown_elsewhere(fitted.sections)
         if not drop:

@@ -5,9 +5,10 @@ and the routing hint. Pure: values in, `render.Section`s out."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,7 +19,7 @@ from assembler.context.daily import DailyContext
 from assembler.context.daytime import TimeContext
 from assembler.file.render import Item, Section
 from assembler.memory.recall import RecallResult, relevance
-from assembler.mood.strategy import Strategy
+from assembler.mood.strategy import NO_EMOTION, Strategy
 from assembler.mood.window import MoodReport, MoodState
 from assembler.redact import redact
 from assembler.transcripts.read import TranscriptRead
@@ -100,34 +101,81 @@ def arousal_word(arousal: float) -> str:
     return "high" if arousal >= 0.6 else "low" if arousal <= 0.3 else "moderate"
 
 
-def mood_section(report: MoodReport | None) -> Section | None:
+def mood_section(
+    report: MoodReport | None, strategy: Strategy | None = None, now: datetime | None = None
+) -> Section | None:
+    """The human's mood. With a `strategy` that found no clear emotion (`no_signal`), one line
+    that says so, the last emotion the window showed (told at the clock of `now`) and that the
+    answer is as usual: the Response Strategy section is then left out (see
+    `strategy_section`). Otherwise the lines that say something: the primary mood and how sure
+    the reading is (with its valence and arousal in words), the secondary, the trajectory, the
+    other speakers."""
     if report is None or report.combined.messages == 0:
         return None  # nothing the human said: no mood to report
     state = report.combined
-    primary = f"{state.primary} ({state.primary_score:.2f})"
+    if strategy is not None and strategy.no_signal:
+        return _unclear_mood(report, now)
+    feel = f"{valence_word(state.valence)} valence, {arousal_word(state.arousal)} arousal"
+    primary = f"{state.primary} ({state.primary_score:.2f}; {feel}; "
+    primary += f"confidence {state.confidence:.2f})"
     if state.speaker is not None:  # a group chat: whose state this is
         primary += f", {state.speaker}, the latest to speak"
-    items = [Item(primary, "Primary", 1, gist=state.primary)]
-    if state.secondary:
+    items = [Item(primary, "Primary", 1, gist=f"{state.primary}; {feel}")]
+    if state.secondary and state.secondary != NO_EMOTION:  # "neutral" says nothing more
         score = f"{state.secondary} ({state.secondary_score:.2f})"
         items.append(Item(score, "Secondary", 4, gist=state.secondary))
-    items.append(
-        Item(
-            f"{state.valence:+.2f} ({valence_word(state.valence)}) | **Arousal:** "
-            f"{state.arousal:.2f} ({arousal_word(state.arousal)})",
-            "Valence",
-            2,
-            gist=f"{valence_word(state.valence)} {arousal_word(state.arousal)}",
-        )
-    )
-    plural = "s" if state.messages != 1 else ""
-    confidence = (
-        f"{state.confidence:.2f} that an emotion shows ({state.messages} human message{plural})"
-    )
-    items.append(Item(confidence, "Confidence", 3, gist=""))
-    items.append(Item(state.trajectory, "Trajectory", 3, gist=""))
+    items.append(Item(recent_trajectory(state.trajectory), "Trajectory", 3, gist=""))
     items.extend(
         speaker_item(name, s) for name, s in report.speakers.items() if name != state.speaker
+    )
+    return Section("emotional_context", TITLES["emotional_context"], tuple(items))
+
+
+# The trajectory as a person tells it: where the window began, then its newest steps, up to
+# this many characters; the steps between are left out ("…"). The quotes a step carries as
+# evidence are left out too: how the human feels, and since when, is what the answer adapts to.
+TRAJECTORY_CHARS = 110
+
+_QUOTE = re.compile(r' \(".*?"\)|\s*\(…\)')
+
+
+def recent_trajectory(trajectory: str, width: int = TRAJECTORY_CHARS) -> str:
+    """Given a trajectory in words (steps separated by "; ", oldest first), return its first
+    step and its newest steps within `width` characters (at least the last one), without the
+    quotes they carry, "…" where steps between were left out."""
+    steps = [_QUOTE.sub("", step) for step in trajectory.split("; ") if step != "…"]
+    first = steps.pop(0)
+    if not steps:
+        return first
+    kept = [steps.pop()]
+    while steps and len("; ".join([first, "…", steps[-1], *kept])) <= width:
+        kept.insert(0, steps.pop())
+    if len("; ".join([first, "…", *kept])) > width:
+        return "; ".join(["…", *kept])
+    return "; ".join([first, *(["…"] if steps else []), *kept])
+
+
+def _unclear_mood(report: MoodReport, now: datetime | None) -> Section:
+    """The one line of a window without a clear emotion (see `mood_section`); other speakers
+    who show one keep their line."""
+    state = report.combined
+    if state.primary == NO_EMOTION:
+        said = "no clear emotion"
+        last = next((p for p in reversed(state.points) if p.mood != NO_EMOTION), None)
+        if last is not None and last.at is not None:
+            at = last.at.astimezone(now.tzinfo) if now is not None else last.at
+            said += f" now ({last.mood} at {at:%H:%M})"
+        elif last is not None:
+            said += f" now ({last.mood} earlier)"
+    else:  # read too weakly to act on
+        said = f"not clear (maybe {state.primary}, confidence {state.confidence:.2f})"
+    if state.speaker is not None:
+        said += f", {state.speaker}, the latest to speak"
+    items = [Item(f"{said} — answer as usual", "Mood", 1, gist="no clear emotion")]
+    items.extend(
+        speaker_item(name, s)
+        for name, s in report.speakers.items()
+        if name != state.speaker and s.primary != NO_EMOTION
     )
     return Section("emotional_context", TITLES["emotional_context"], tuple(items))
 
@@ -139,46 +187,43 @@ def speaker_item(name: str, state: MoodState) -> Item:
 
 
 def strategy_section(strategy: Strategy | None) -> Section | None:
-    if strategy is None:
+    """How to answer, when a clear emotion calls for it: the rule's lines, the preamble's left
+    out when the style already says it. Without a clear emotion (`no_signal`) there is nothing
+    to adapt to, and the mood's one line says so (see `mood_section`)."""
+    if strategy is None or strategy.no_signal:
         return None
-    if strategy.no_signal:
-        # Nothing to adapt to: one line instead of the fallback rule's defaults.
-        line = Item(f"{strategy.reason}; answer as usual", "No clear signal", 1, gist="none")
-        return Section("response_strategy", TITLES["response_strategy"], (line,))
     items = [
         Item(strategy.style, "Style", 1),
         Item(strategy.tone, "Tone", 2),
         Item(strategy.verbosity, "Verbosity", 2),
-        Item("yes" if strategy.preamble else "NO", "Preamble", 3),
     ]
+    if "preamble" not in strategy.style.lower():
+        items.append(Item("yes" if strategy.preamble else "NO", "Preamble", 3))
     if strategy.note:
         items.append(Item(strategy.note, "Note", 4))
     return Section("response_strategy", TITLES["response_strategy"], tuple(items))
 
 
-def active_section(active: ActiveContext, now: datetime) -> Section:
-    # The human's own words are quoted material, not instructions (see the guidance).
-    working = _quoted(active.working_on) if active.working_on else "nothing identified"
-    if active.working_on and active.finished:
-        # "(in api)" → "(in api; finished)": one aside, not two
-        working = working[:-1] + "; finished)" if working.endswith(")") else f"{working} (finished)"
-    items = [Item(working, "Working on", 1)]
+def active_section(active: ActiveContext) -> Section | None:
+    """What the session is about: the task (the human's words), the newest topic when it is
+    another, and the pause before this stretch when there was one; None when none is known.
+    How many messages were read is the frontmatter's `source`; a continuous session, or a task
+    not identified, says nothing worth a line."""
+    items: list[Item] = []
+    if active.working_on:
+        # The human's own words are quoted material, not instructions (see the guidance).
+        working = _quoted(active.working_on)
+        if active.finished:
+            # "(in api)" → "(in api; finished)": one aside, not two
+            aside = working.endswith(")")
+            working = working[:-1] + "; finished)" if aside else f"{working} (finished)"
+        items.append(Item(working, "Working on", 1))
     if active.last_topic:
         items.append(Item(active.last_topic, "Last topic", 2))
-    if active.session_gap is not None:  # a continuous session says nothing worth a line
+    if active.session_gap is not None:
         gap = f"{format_duration(active.session_gap)} ({active.gap_note})"
         items.append(Item(gap, "Session gap", 3, gist=active.gap_note))
-    read = f"{active.messages_read} ({active.human_messages} from the human"
-    read += f", {active.sessions} session{'s' if active.sessions != 1 else ''})"
-    if active.last_message_at is not None:
-        since = now - active.last_message_at
-        read += (
-            "; last just now"
-            if since < timedelta(minutes=1)
-            else (f"; last {format_duration(since)} ago")
-        )
-    items.append(Item(read, "Messages read", 5, gist=""))
-    return Section("active_context", TITLES["active_context"], tuple(items))
+    return Section("active_context", TITLES["active_context"], tuple(items)) if items else None
 
 
 def daily_section(daily: DailyContext | None, workspace: Path) -> Section | None:
@@ -188,9 +233,8 @@ def daily_section(daily: DailyContext | None, workspace: Path) -> Section | None
     # the cap: the newest two rank with the best memories, older ones go first.
     newness = daily.newness or range(len(daily.lines) - 1, -1, -1)
     items = [Item(line, None, 3 + new) for line, new in zip(daily.lines, newness, strict=True)]
-    source = display_path(daily.path, workspace)
-    omitted = ", older ones omitted" if daily.truncated else ""
-    items.insert(0, Item(f"{source} (newest lines{omitted})", "From", 3, heading=True))
+    # The note's path is shown in the section's heading line (see the template).
+    items.insert(0, Item(display_path(daily.path, workspace), "From", 3, heading=True))
     return Section("daily_context", TITLES["daily_context"], tuple(items), style="quote")
 
 
@@ -210,34 +254,36 @@ def time_section(times: TimeContext) -> Section:
     )
 
 
-def nothing_read(sections: Sequence[Section], read: TranscriptRead) -> list[Section]:
+def nothing_read(
+    sections: Sequence[Section], read: TranscriptRead, *, active: bool = True
+) -> list[Section]:
     """Given the sections of a window without a message (a new workspace), return what is
-    worth saying: one line that nothing is known yet in place of the conversation's sections
-    (no strategy, routing or context computed from nothing); the notes and the clock stay."""
+    worth saying: one line that nothing is known yet (when the Active Context section is on,
+    `active`) in place of the conversation's sections (no strategy, routing or context computed
+    from nothing); the notes and the clock stay."""
     if not read.sources:
-        why = "no transcripts found yet"
+        why = "no transcripts found yet (`assemble --once --explain` says where it looked)"
     else:
         why = f"no messages in the window of the {count_of(len(read.sources), 'transcript')} read"
     line = Item(f"{why}, so nothing about the conversation", "Nothing known yet", 1)
-    quiet = ("emotional_context", "response_strategy", "routing_hint")
-    return [
-        Section("active_context", TITLES["active_context"], (line,))
-        if section.name == "active_context"
-        else section
-        for section in sections
-        if section.name not in quiet
-    ]
+    quiet = ("emotional_context", "response_strategy", "active_context", "routing_hint")
+    kept = [section for section in sections if section.name not in quiet]
+    if active:
+        kept.insert(0, Section("active_context", TITLES["active_context"], (line,)))
+    return kept
 
 
-def routing_section(hint: RoutingHint) -> Section | None:
+def routing_section(hint: RoutingHint, default_tier: str | None = None) -> Section | None:
     """The routing hint, when it says something to act on: sensitive content was seen, or the
-    task calls for a model other than the default. The complexity label alone is not shown."""
+    task calls for a model other than the default (`default_tier`, an ordinary task's). The
+    complexity label alone is not shown."""
     items: list[Item] = []
     if hint.sensitivity != "low":
         reason = f"{hint.sensitivity.upper()} ({hint.sensitivity_reason})"
         items.append(Item(reason, "Content sensitivity", 3, gist=hint.sensitivity))
     # The tier of an ordinary (moderate) task is the default: naming it tells a router nothing.
-    if hint.complexity != "medium" or hint.sensitivity == "high":
+    other = hint.complexity != "medium" and hint.tier != default_tier
+    if other or hint.sensitivity == "high":
         items.append(Item(f"{hint.tier} ({hint.complexity_reason})", "Suggested model", 4))
     return Section("routing_hint", TITLES["routing_hint"], tuple(items)) if items else None
 

@@ -6,28 +6,41 @@ server load only their own."""
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
-from assembler.cli.common import load, read_stdin
+from assembler.cli.common import load, parse_now, read_stdin
 from assembler.config.files import init_config, resolve_workspace, to_toml, user_config_dir
+from assembler.config.schema import Config
+from assembler.errors import AssemblerError
 
 
 def _cmd_hook(args: argparse.Namespace) -> int:
-    from assembler.hosts.claude_code.hook import run_claude_code_hook
+    if args.host == "codex":
+        from assembler.hosts.codex.hook import run_codex_hook as run
+    else:
+        from assembler.hosts.claude_code.hook import run_claude_code_hook as run
 
-    output = run_claude_code_hook(
-        read_stdin("hook claude-code"), workspace=args.workspace, config_path=args.config
-    )
+    output = run(read_stdin(f"hook {args.host}"), workspace=args.workspace, config_path=args.config)
     sys.stdout.write(output)
     return 0
 
 
 def _cmd_mcp(args: argparse.Namespace) -> int:
-    from assembler.hosts.mcp.server import serve
+    from assembler.hosts.mcp.handshake import answer_first_line
 
-    serve(load(args))
+    config = load(args)
+
+    def server() -> ModuleType:  # the MCP SDK's import: while `initialize` is answered
+        from assembler.hosts.mcp import server
+
+        return server
+
+    early, module = answer_first_line(server)
+    module.serve(config, early)
     return 0
 
 
@@ -35,13 +48,96 @@ def _cmd_setup(args: argparse.Namespace) -> int:
     from assembler.daemon.systemd import assemble_executable
     from assembler.hosts.setup import setup_text
 
-    sys.stdout.write(setup_text(args.host, load(args), assemble_executable()))
+    remove = getattr(args, "remove", False)
+    if remove:
+        return _remove_host(args)
+    created = _create_workspace(args.workspace) if not remove else None
+    config = load(args)
+    if created is not None:
+        print(f"created the workspace folder {shlex.quote(str(created))}")
+    if not remove and not args.no_assemble:
+        _first_assembly(config)
+    sys.stdout.write(setup_text(args.host, config, assemble_executable()))
     return 0
 
 
-def _cmd_systemd(args: argparse.Namespace) -> int:
-    from assembler.daemon.systemd import install_units
+def _create_workspace(given: str | None) -> Path | None:
+    """Create the folder --workspace names when it does not exist yet (a fresh host makes its
+    own only at its first run); return it, or None when there was nothing to create."""
+    if given is None:
+        return None
+    folder = Path(given).expanduser()
+    if folder.exists():
+        return None
+    try:
+        folder.mkdir(parents=True)
+    except OSError as error:
+        raise AssemblerError(
+            f"Cannot create the workspace {shlex.quote(str(folder))} "
+            f"({error.strerror or error}); create it with: mkdir -p {shlex.quote(str(folder))}"
+        ) from error
+    return folder.absolute()
 
+
+def _first_assembly(config: Config) -> None:
+    """Assemble once so that the host's first turn finds a file; say so, or why not, in a
+    line: the setup text is printed either way."""
+    from assembler.hosts.setup import first_assembly
+
+    once = shlex.join(["assemble", "--once", "--workspace", str(config.workspace)])
+    try:
+        path = first_assembly(config, parse_now(None, config))
+    except Exception as error:  # the setup text matters more; the user can run it again
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        print(f"first assembly failed: {reason}; run {once} to see why")
+        return
+    print(f"assembled {shlex.quote(str(path))} once, so the first turn has a scratchpad")
+
+
+def _remove_host(args: argparse.Namespace) -> int:
+    from assembler.daemon.systemd import assemble_executable
+    from assembler.hosts.removal import apply_removal
+    from assembler.hosts.setup import host_removal, removal_text
+
+    assemble = assemble_executable()
+    removal = host_removal(args.host, _removal_config(args), assemble)
+    if not args.apply:
+        sys.stdout.write(removal_text(args.host, removal, assemble))
+        return 0
+    failed = 0
+    for outcome in apply_removal(removal):
+        print(f"{outcome.status}: {outcome.step.what}: {outcome.detail}")
+        failed += outcome.status == "failed"
+    for note in removal.notes:
+        print(note)
+    uninstall = shlex.join([str(assemble), "systemd", "uninstall"])
+    print(f"the daemon, if no other host uses it: {uninstall}")
+    return 1 if failed else 0
+
+
+def _removal_config(args: argparse.Namespace) -> Config:
+    """The config of the workspace to disconnect; a workspace deleted already is still named
+    in the host's settings, so its path alone will do."""
+    if args.workspace is not None and not Path(args.workspace).expanduser().exists():
+        from assembler.config.files import validate
+
+        return validate({}, source=None, workspace=Path(args.workspace).expanduser().absolute())
+    return load(args)
+
+
+def _cmd_systemd(args: argparse.Namespace) -> int:
+    from assembler.daemon.systemd import install_units, uninstall_units
+
+    if args.systemd_command == "uninstall":
+        removed = uninstall_units()
+        for path in removed.removed:
+            print(f"removed {path}")
+        for path in removed.kept:
+            print(f"kept {path} (not written by assemble systemd install)")
+        if not removed.removed and not removed.kept:
+            print(f"no units of ours in {removed.folder}")
+        print(f"stop what runs and let systemd forget them:\n  {removed.stop_command}")
+        return 0
     config = load(args)
     installed = install_units(
         timer=args.timer,

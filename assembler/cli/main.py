@@ -511,11 +511,28 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         "print the exact commands that connect an agent host to this workspace",
         "Print what connects a host to the workspace, with this install's absolute paths:\n"
         "  claude-code  hooks that add the scratchpad before each prompt, and the MCP tools\n"
+        "  codex        hooks that add the scratchpad before each prompt, and the MCP tools\n"
         "  openclaw     the plugin that adds it before each prompt, and how to enable it\n"
         "  mcp          the mcpServers entry for Claude Desktop, Cursor and other MCP hosts\n"
-        "Nothing is changed: run or paste what it prints.",
+        "Nothing of the host's is changed: run or paste what it prints. The workspace folder\n"
+        "is created if missing, and assembled once (--no-assemble: not). --remove prints\n"
+        "what disconnects the host; --remove --apply does it.",
     )
-    setup.add_argument("host", choices=("claude-code", "openclaw", "mcp"), help="the host")
+    setup.add_argument("host", choices=("claude-code", "codex", "openclaw", "mcp"), help="the host")
+    setup.add_argument(
+        "--remove", action="store_true", help="print what disconnects the host instead"
+    )
+    setup.add_argument(
+        "--apply",
+        action="store_true",
+        help="with --remove: remove it yourself (settings files edited where an entry is ours; "
+        "the host's commands run when its program is on PATH, else printed)",
+    )
+    setup.add_argument(
+        "--no-assemble",
+        action="store_true",
+        help="skip the first assembly that setup runs so that the first turn has a file",
+    )
 
     daemon = command(
         "daemon",
@@ -557,7 +574,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     if only in (None, "hook"):
         _add_hook_command(commands)
 
-    systemd = command("systemd", "install the systemd user units")
+    systemd = command("systemd", "install or uninstall the systemd user units")
     systemd_actions = systemd.add_subparsers(
         dest="systemd_command", metavar="ACTION", required=True
     )
@@ -577,6 +594,15 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         "--force", action="store_true", help="replace unit files that differ from these"
     )
     _add_common(install, suppress=True)
+    uninstall = systemd_actions.add_parser(
+        "uninstall",
+        help="remove the units that install wrote, and print how to stop them",
+        description="Remove the units `assemble systemd install` wrote to\n"
+        "$XDG_CONFIG_HOME/systemd/user (and the links that enabled them); a unit of the same\n"
+        "name that it did not write is kept. Prints the command that stops them.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_common(uninstall, suppress=True)
 
     config = command("config", "validate, show or create the configuration")
     actions = config.add_subparsers(dest="config_command", metavar="ACTION", required=True)
@@ -612,7 +638,8 @@ def _add_hook_command(commands: Any) -> None:
     hook = commands.add_parser(
         "hook",
         help="print the fresh scratchpad for an agent host's hook",
-        description="For Claude Code's settings.json hooks: reads the hook's JSON from stdin "
+        description="For Claude Code's settings.json and Codex's hooks.json hooks: reads the "
+        "hook's JSON from stdin "
         "and, for\nUserPromptSubmit and SessionStart, prints the fresh scratchpad as\n"
         '{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}; nothing when\n'
         "it is stale or missing, or for other events. Nudges a running daemon. The workspace\n"
@@ -621,7 +648,7 @@ def _add_hook_command(commands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_common(hook, suppress=True)
-    hook.add_argument("host", choices=("claude-code",), help="the agent host")
+    hook.add_argument("host", choices=("claude-code", "codex"), help="the agent host")
 
 
 # The top-level options as `_command_word` reads them: those that take a value, and flags.

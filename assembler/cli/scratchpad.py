@@ -33,7 +33,29 @@ def _cmd_once(args: argparse.Namespace) -> int:
     output = None if getattr(args, "no_daemon", False) else _served(args, config, globs)
     if output is None:
         output = _assembled_here(args, config, now, globs)
+    if args.explain:
+        output = _with_where_looked(output, config, globs, as_json=args.json)
     return _print_once(output)
+
+
+def _with_where_looked(
+    output: OnceOutput, config: Config, globs: list[str] | None, *, as_json: bool
+) -> OnceOutput:
+    """Return --once's output with where the transcripts were looked for added to its reasons
+    (looked up here, served or not: the daemon's environment may not be this shell's)."""
+    from dataclasses import replace
+
+    from assembler.config.files import user_config_dir
+    from assembler.transcripts.read import where_looked
+
+    configured = globs or config.transcripts.sources
+    user_config = user_config_dir() / "config.toml"
+    lines = where_looked(config.workspace, config.state_dir, user_config, configured)
+    if as_json:
+        summary = json.loads(output.stdout)
+        summary["explain"] = [*summary.get("explain", []), *lines]
+        return replace(output, stdout=json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+    return replace(output, stdout=output.stdout + "".join(f"  {line}\n" for line in lines))
 
 
 def _served(args: argparse.Namespace, config: Config, globs: list[str] | None) -> OnceOutput | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from assembler.config.schema import (
     folder_checks,
 )
 from assembler.errors import ConfigError, WorkspaceError
-from assembler.fsutil import atomic_write, is_within
+from assembler.fsutil import atomic_write, describe_kind, is_within, read_regular
 
 # The settings of a config in the workspace that name code or places: the agent can edit that
 # file, so they may only keep to the workspace (`_PLACES`, and relative globs) and name no code.
@@ -271,7 +272,7 @@ def config_files(
         return [(path, trusted(path))], True
     files: list[tuple[Path, bool]] = []
     user = user_config_dir() / "config.toml"
-    if user.is_file():
+    if _is_config_file(user):
         files.append((user, trusted(user)))
     for name in WORKSPACE_CONFIG_NAMES:
         candidate = workspace / name
@@ -281,10 +282,25 @@ def config_files(
                 "workspace (the agent could point a link anywhere): replace it with a copy, or "
                 f"move its settings to {user}"
             )
-        if candidate.is_file():
+        if _is_config_file(candidate):
             files.append((candidate, False))
             break
     return files, False
+
+
+def _is_config_file(path: Path) -> bool:
+    """Given a config file's place, return whether a config file is there. Raise ConfigError
+    if something other than a regular file is (a named pipe would block the read)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return stat.S_ISREG(mode)
+    raise ConfigError(
+        f"{path} is {describe_kind(mode)}, not a regular file; it is not read: replace it with "
+        "a config file, or remove it"
+    )
 
 
 def find_config_file(workspace: Path, explicit: str | os.PathLike[str] | None) -> Path | None:
@@ -298,7 +314,11 @@ def read_config_file(path: Path) -> dict[str, Any]:
     """Given a config file, return its parsed TOML. Raise ConfigError if it cannot be read or
     is not valid TOML."""
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        # Not blocking: a named pipe put there after it was found is refused, not waited on.
+        data = read_regular(path, follow_links=True).data
+        if data is None:
+            raise ConfigError(f"{path} is gone; run again")
+        return tomllib.loads(data.decode("utf-8"))
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path} is not valid TOML ({error}); fix the syntax") from error
     except (OSError, UnicodeDecodeError) as error:

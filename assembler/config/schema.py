@@ -26,7 +26,6 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from assembler.hosts.formats import TRANSCRIPT_FORMATS
-from assembler.pad.journal import is_valid_section_name
 
 APP_NAME = "scratchpad-assembler"
 STATE_DIR = ".scratchpad"
@@ -407,10 +406,14 @@ class SectionsConfig:
 @dataclass
 class CapsConfig:
     total: int = field(default=2600, metadata=_check(positive))
-    auto: int = field(default=500, metadata=_check(positive))
+    # The auto part is read before every turn: a few lines of each kind, not pages. The memory
+    # lines and today's note are held to about one or two lines each (the agent reads more with
+    # `assemble search` or the note itself); the auto cap is a bound that the other sections
+    # reach only with long quotes.
+    auto: int = field(default=350, metadata=_check(positive))
     agent: int = field(default=2000, metadata=_check(positive))
     sections: dict[str, int] = field(
-        default_factory=lambda: {"daily_context": 150, "relevant_memories": 160}
+        default_factory=lambda: {"daily_context": 40, "relevant_memories": 50}
     )
 
     @property
@@ -432,6 +435,10 @@ class CapsConfig:
                 f"At 'caps.agent': {self.agent} is larger than 'caps.total' "
                 f"({self.total}); raise caps.total or lower caps.agent"
             )
+        # Here, not at the top: the journal's imports (its locks, its temp files) are not what
+        # reading a config needs, and `assemble check` should start fast.
+        from assembler.pad.journal import is_valid_section_name
+
         for name, cap in self.sections.items():
             # Agent and subsystem sections are capped here too, by their (slug) names.
             if name not in AUTO_SECTIONS and not is_valid_section_name(name):

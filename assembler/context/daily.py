@@ -51,8 +51,8 @@ def daily_context(workspace: Path, folder: str, today: datetime, tail_bytes: int
     """
 
     path = workspace / folder / f"{today:%Y-%m-%d}.md"
-    if not path.is_file():
-        return DailyContext(path, [], False)
+    if not path.exists() or path.is_dir():
+        return DailyContext(path, [], False)  # a named pipe is refused below, and said
     root = allowed_root(folder, workspace)
     if not resolves_within(path, root):
         raise UnsafePathError(

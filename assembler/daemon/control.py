@@ -15,6 +15,16 @@ answers only its own uid, by SO_PEERCRED).
 - answer: `{"ok": true, "stdout": str, "log": [[level, logger, message], ...], "warnings":
   [str], "errors": [str]}` (the exit code is 1 when `errors` is not empty), or `{"ok": false,
   "error": REASON, "message": str}`.
+- prompt request (the Claude Code hook, the OpenClaw plugin, before the model is called):
+  `{"op": "prompt", "host": str, "session": str or null, "prompt": str, "length": int}`, the
+  prompt's head and tail (`clip_prompt`) and its whole length; answer `{"ok": true, "block":
+  str, "digest": str, "updated": ISO, "expires": ISO, "expires_ms": int}`: the ready block
+  assembled with the prompt counted as the newest human message (see
+  `assembly.pipeline.assemble_prompt`), or a refusal ("busy" while an assembly runs). The
+  caller waits PROMPT_BUDGET in all, then uses `.scratchpad/prefix.json` as it is. The prompt
+  is not written anywhere nor logged: the transcript line the host writes is what the next
+  assembly reads, and the answer is not published as the ready block (that block stays the
+  one of SCRATCHPAD.md, which the transcript feeds).
 
 The agent can write the state folder, so whatever listens there is not trusted: the client
 checks the peer's uid (and pid, against the daemon lock's), reads at most MAX_ANSWER_BYTES,
@@ -60,13 +70,27 @@ ANSWER_TIMEOUT = 60.0
 READ_TIMEOUT = 5.0
 # The daemon's wait for a client to take its answer.
 SEND_TIMEOUT = 30.0
-MAX_REQUEST_BYTES = 16 * 1024
+# A prompt request carries the prompt's head and tail (PROMPT_HEAD_CHARS + PROMPT_TAIL_CHARS),
+# JSON-escaped; a --once request is far smaller.
+MAX_REQUEST_BYTES = 64 * 1024
 # A dry run's answer holds the whole file; far over any cap, far under a memory problem.
 MAX_ANSWER_BYTES = 32 * 1024 * 1024
+# A prompt's answer holds the block alone: a few KiB under the caps.
+MAX_PROMPT_ANSWER_BYTES = 1024 * 1024
 MAX_CONNECTIONS = 8
 # The reasons a request is not served; the client says "options" at -v, the rest at -vv.
 REASONS = frozenset(
-    {"absent", "refused", "timeout", "bad request", "bad answer", "options", "stopping", "failed"}
+    {
+        "absent",
+        "refused",
+        "timeout",
+        "bad request",
+        "bad answer",
+        "options",
+        "stopping",
+        "failed",
+        "busy",
+    }
 )
 _NOW_CHARS = 64
 _LOGGER_CHARS = 200
@@ -302,6 +326,118 @@ class OnceRequest:
         return parsed if parsed.tzinfo else parsed.replace(tzinfo=zone)
 
 
+# --- The prompt request: the block, with the message being answered counted -----------------
+
+# What the hook or plugin sends of a prompt: its head and tail (a pasted log's middle says
+# nothing about the mood or the task), and its whole length.
+PROMPT_HEAD_CHARS = 2500
+PROMPT_TAIL_CHARS = 2500
+# The caller's wait for the answer, in all (connect, send, answer): past it the prompt goes on
+# with the ready block as it is.
+PROMPT_BUDGET = 0.150
+_HOST_CHARS = 40
+_SESSION_CHARS = 200
+
+
+@dataclass(frozen=True)
+class PromptRequest:
+    """A hook's or plugin's prompt, sent before the host calls the model: the host's name, the
+    session's id (None: not known), the prompt's text (at most its head and tail, see
+    `clip_prompt`) and the whole prompt's length in characters."""
+
+    host: str
+    session: str | None
+    prompt: str
+    length: int
+
+    def to_request(self) -> dict[str, Any]:
+        """Return the request line's data."""
+        return {
+            "op": "prompt",
+            "host": self.host,
+            "session": self.session,
+            "prompt": self.prompt,
+            "length": self.length,
+        }
+
+    @classmethod
+    def from_request(cls, data: dict[str, Any]) -> PromptRequest:
+        """Given a request line's parsed JSON object (op "prompt"), return the request. Raise
+        NotServed ("bad request") naming what is wrong with it (never quoting the prompt)."""
+        fields = {"op", "host", "session", "prompt", "length"}
+        if set(data) != fields:
+            raise NotServed("bad request", f"the fields are {sorted(fields)}")
+        host, session, prompt, length = (data[k] for k in ("host", "session", "prompt", "length"))
+        if not (isinstance(host, str) and 0 < len(host) <= _HOST_CHARS and host.isprintable()):
+            raise NotServed("bad request", f"host must be a name of at most {_HOST_CHARS} chars")
+        if session is not None and not (
+            isinstance(session, str) and 0 < len(session) <= _SESSION_CHARS
+        ):
+            raise NotServed("bad request", f"session must be null or at most {_SESSION_CHARS}")
+        most = PROMPT_HEAD_CHARS + PROMPT_TAIL_CHARS + 16
+        if not isinstance(prompt, str) or len(prompt) > most:
+            raise NotServed("bad request", f"prompt must be text of at most {most} characters")
+        if type(length) is not int or not len(prompt) <= length < 1 << 40:
+            raise NotServed("bad request", "length must be the whole prompt's length")
+        return cls(host, session, prompt, length)
+
+
+def clip_prompt(text: str) -> tuple[str, int]:
+    """Given a prompt, return what a prompt request carries of it (its head and tail, joined as
+    `transcripts.message.clip_middle` joins them) and its whole length."""
+    from assembler.transcripts.message import clip_middle
+
+    return clip_middle(text, PROMPT_HEAD_CHARS, PROMPT_TAIL_CHARS), len(text)
+
+
+@dataclass(frozen=True)
+class PromptAnswer:
+    """The daemon's answer to a prompt: the block with the prompt counted, its content digest
+    (see `file.ready.digest_of`), when it was made and until when it is valid."""
+
+    block: str
+    digest: str
+    updated: datetime
+    expires: datetime
+
+    def to_answer(self) -> dict[str, Any]:
+        """Return the answer line's data."""
+        return {
+            "ok": True,
+            "block": self.block,
+            "digest": self.digest,
+            "updated": self.updated.isoformat(),
+            "expires": self.expires.isoformat(),
+            "expires_ms": int(self.expires.timestamp() * 1000),
+        }
+
+    @classmethod
+    def from_answer(cls, data: dict[str, Any]) -> PromptAnswer:
+        """Given an answer's data with `ok` true, return it. Raise NotServed ("bad answer") if
+        a field is missing, extra or of the wrong type."""
+        if set(data) != {"ok", "block", "digest", "updated", "expires", "expires_ms"}:
+            raise NotServed("bad answer", f"fields {sorted(data)}")
+        block, digest = data["block"], data["digest"]
+        if not isinstance(block, str) or not isinstance(digest, str) or len(digest) > 128:
+            raise NotServed("bad answer", "block and digest must be text")
+        try:
+            updated = datetime.fromisoformat(str(data["updated"])[:_NOW_CHARS])
+            expires = datetime.fromisoformat(str(data["expires"])[:_NOW_CHARS])
+        except ValueError:
+            raise NotServed("bad answer", "updated and expires must be ISO-8601 times") from None
+        if updated.tzinfo is None or expires.tzinfo is None:
+            raise NotServed("bad answer", "updated and expires must carry their offset")
+        return cls(block, digest, updated, expires)
+
+
+def parse_request(data: Any) -> OnceRequest | PromptRequest:
+    """Given a request line's parsed JSON, return the request it is. Raise NotServed ("bad
+    request") when it is none."""
+    if isinstance(data, dict) and data.get("op") == "prompt":
+        return PromptRequest.from_request(data)
+    return OnceRequest.from_request(data)
+
+
 @contextlib.contextmanager
 def captured_log(level: int) -> Iterator[list[LogLine]]:
     """Collect the log records at or above `level` that this thread emits meanwhile (the
@@ -394,20 +530,23 @@ class ControlServer:
     """The daemon's side: listens on `.scratchpad/daemon.sock` and answers each --once request
     with `serve(request)`, one thread per connection (at most `max_connections`); a request
     that is not one gets an error answer, a client that says nothing within `read_timeout`
-    is dropped. `serve` may raise NotServed to decline; anything else it raises is logged and
-    answered as "failed". Only `uid` (ours) is answered."""
+    is dropped. A prompt request is answered with `prompt(request)` (without one: declined).
+    Either may raise NotServed to decline; anything else they raise is logged and answered as
+    "failed". Only `uid` (ours) is answered."""
 
     def __init__(
         self,
         state_dir: Path,
         serve: Callable[[OnceRequest], OnceOutput],
         *,
+        prompt: Callable[[PromptRequest], PromptAnswer] | None = None,
         read_timeout: float = READ_TIMEOUT,
         uid: int | None = None,
         max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         self.state_dir = state_dir
         self.serve = serve
+        self.prompt = prompt
         self.read_timeout = read_timeout
         self.uid = os.geteuid() if uid is None else uid
         self._slots = threading.BoundedSemaphore(max_connections)
@@ -549,17 +688,21 @@ class ControlServer:
         if line is None:
             return None
         try:
-            request = OnceRequest.from_request(json.loads(line))
+            request = parse_request(json.loads(line))
         except ValueError as error:  # not JSON, or not UTF-8
             return _refusal("bad request", f"not a JSON line ({error})")
         except NotServed as error:
             return _refusal(error.reason, error.message)
         try:
+            if isinstance(request, PromptRequest):
+                if self.prompt is None:
+                    return _refusal("refused", "this daemon answers no prompts")
+                return self.prompt(request).to_answer()
             return self.serve(request).to_answer()
         except NotServed as error:
             return _refusal(error.reason, error.message)
         except Exception as error:
-            log.exception("serving --once (pid %d) failed", pid)
+            log.exception("serving a request (pid %d) failed", pid)
             return _refusal("failed", f"{type(error).__name__}: {error}")
 
 
@@ -606,6 +749,49 @@ def ask_daemon(
     return _parse_answer(line)
 
 
+def ask_prompt(
+    state_dir: Path,
+    request: PromptRequest,
+    *,
+    budget: float = PROMPT_BUDGET,
+    pid: int | None = None,
+) -> PromptAnswer:
+    """Given the state folder, a prompt request, the caller's budget in seconds (for the
+    connection, the request and the answer in all) and the pid of the daemon that holds the
+    workspace's lock (None: not known), return the daemon's answer.
+
+    Raise NotServed when there is none: no socket (at once: nothing is waited for), nobody
+    listening, a listener of another user or process, no answer within the budget, an answer
+    that is not one, or the daemon declining (busy with an assembly, stopping, failed).
+    """
+    deadline = time.monotonic() + budget
+    sock = _connect(state_dir, budget)
+    with sock:
+        peer_pid, peer_uid = _peer(sock)
+        if peer_uid != os.geteuid():
+            raise NotServed("refused", f"the socket is served by uid {peer_uid}")
+        if pid and peer_pid != pid:
+            raise NotServed("refused", f"the socket is served by pid {peer_pid}, not {pid}")
+        try:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            sock.settimeout(left)
+            sock.sendall(_line(request.to_request()))
+            left = max(deadline - time.monotonic(), 1e-3)
+            line = _read_line(sock, MAX_PROMPT_ANSWER_BYTES, left)
+        except TimeoutError:
+            raise NotServed("timeout", f"no answer within {budget} s") from None
+        except _TooLong as error:
+            raise NotServed("bad answer", f"the answer is {error}") from None
+        except OSError as error:
+            raise NotServed("absent", f"the connection failed ({error})") from None
+    if line is None:
+        raise NotServed("bad answer", "the connection closed without an answer")
+    data = _answer_data(line)
+    return PromptAnswer.from_answer(data)
+
+
 def _connect(state_dir: Path, timeout: float) -> socket.socket:
     try:
         dir_fd = _open_dir(state_dir)
@@ -633,14 +819,20 @@ def _connect(state_dir: Path, timeout: float) -> socket.socket:
 
 
 def _parse_answer(line: bytes) -> OnceOutput:
+    return OnceOutput.from_answer(_answer_data(line))
+
+
+def _answer_data(line: bytes) -> dict[str, Any]:
+    """Given an answer line, return its data when `ok` is true. Raise NotServed with the
+    daemon's reason for a refusal, "bad answer" for anything else."""
     try:
         data = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: a forged line of nested brackets
         raise NotServed("bad answer", "not a JSON line") from None
     if not isinstance(data, dict):
         raise NotServed("bad answer", "not a JSON object")
     if data.get("ok") is True:
-        return OnceOutput.from_answer(data)
+        return data
     reason, message = data.get("error"), data.get("message")
     if data.get("ok") is not False or reason not in REASONS or not isinstance(message, str):
         raise NotServed("bad answer", "neither an output nor a refusal")

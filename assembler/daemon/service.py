@@ -7,7 +7,8 @@ SCRATCHPAD.md (agent edits), the sections journal and a nudge file the hooks tou
 file's TTL lapses (`daemon.refresh_before`), so a live daemon never leaves a stale file. Its own
 writes do not trigger it again. The memory index and its model stay loaded between runs:
 they are loaded at start, before the first change arrives, and `assemble --once` runs in the
-daemon with them when it listens (`daemon.control`), one assembly at a time.
+daemon with them when it listens (`daemon.control`), one assembly at a time; so does the
+block a host's hook asks for with the prompt about to be sent (`serve_prompt`).
 
 The decisions (active hours, debounce, refresh time) are the pure `ActiveHours`, `Debouncer`
 and `Planner`, given the clock; `Daemon` only wires them to APScheduler, watchdog, signals and
@@ -45,6 +46,8 @@ from assembler.daemon.control import (
     NotServed,
     OnceOutput,
     OnceRequest,
+    PromptAnswer,
+    PromptRequest,
     captured_log,
     once_output,
     options_digest,
@@ -74,6 +77,9 @@ SOURCES_CHECK = timedelta(seconds=20)
 # index of a large memory can: while loading, the daemon asks for this much more, this often.
 EXTEND_START = timedelta(minutes=1)
 EXTEND_EVERY = timedelta(seconds=20)
+# A prompt request waits this long for an assembly in progress, then is declined: its caller
+# (a hook before a prompt) has a budget of about 150 ms in all.
+PROMPT_LOCK_WAIT = timedelta(milliseconds=100)
 _GLOB_CHARS = frozenset("*?[")
 
 
@@ -588,8 +594,7 @@ class Daemon:
                 log.warning("the memory index did not open: %s", memory.why)
             elif memory is not None:
                 with memory as index:
-                    if index.embedder is not None:
-                        index.embedder.encode(["warm"])  # loads the model, if not yet
+                    index.load_model()  # the model itself, not the vectors the index keeps
         except Exception as error:
             log.warning("the memory search did not load: %s", error)
         finally:
@@ -611,7 +616,7 @@ class Daemon:
         """Answer `assemble --once` on the state folder's socket. Without it (a folder in its
         place, a path too long for a socket where /proc is missing) --once runs in its own
         process, as it always could."""
-        server = ControlServer(self.config.state_dir, self.serve_once)
+        server = ControlServer(self.config.state_dir, self.serve_once, prompt=self.serve_prompt)
         try:
             server.start()
         except OSError as error:
@@ -786,6 +791,57 @@ class Daemon:
             assembly, as_json=request.as_json, explain=request.explain, dry_run=request.dry_run
         )
         return dataclasses.replace(output, log=lines)
+
+    def serve_prompt(self, request: PromptRequest) -> PromptAnswer:
+        """Given a prompt a hook or plugin is about to send the model, return the ready block
+        assembled with it counted as the newest human message, with the warm models and index
+        (see `assembly.pipeline.assemble_prompt`): nothing is written, and neither the prompt
+        nor anything about it is logged (the request is hostile input, and the transcript the
+        host writes is the record of what was said).
+
+        Raise NotServed ("busy") when an assembly holds the lock past PROMPT_LOCK_WAIT (the
+        caller's budget would be gone), ("stopping") when we are stopping, ("failed") when the
+        assembly fails.
+        """
+        from assembler.assembly.pipeline import assemble_prompt, ready_parts
+        from assembler.memory.index import stopping_syncs
+        from assembler.transcripts.message import Message, message_text
+
+        if not self._assembly.acquire(timeout=PROMPT_LOCK_WAIT.total_seconds()):
+            raise NotServed("busy", "an assembly is running")
+        try:
+            if self._stop.is_set():
+                raise NotServed("stopping", "the daemon is stopping")
+            now = self.clock()
+            text, clipped = message_text(request.prompt)
+            whole = max(request.length, clipped or len(text))
+            prompt = Message(
+                "user",
+                text,
+                now.astimezone(UTC),
+                f"{request.host} prompt",
+                session_id=request.session,
+                original_length=whole if whole != len(text) else None,
+            )
+            try:
+                with stopping_syncs(self._stop.is_set):
+                    assembly = assemble_prompt(
+                        self.config,
+                        now=now,
+                        prompt=prompt,
+                        memory=self._memory,
+                        transcript_globs=self.transcript_globs,
+                    )
+            except Exception as error:
+                # The type alone: a message could quote what the prompt said.
+                log.warning("answering a prompt failed (%s)", type(error).__name__)
+                raise NotServed("failed", type(error).__name__) from None
+        finally:
+            self._assembly.release()
+        self.stats.assemblies["prompt"] += 1
+        block, digest = ready_parts(assembly)
+        expires = datetime.fromisoformat(assembly.meta["expires"])
+        return PromptAnswer(block, digest, assembly.now, expires)
 
     def _cycle(
         self, reason: str, now: datetime, *, dry_run: bool = False, log_level: int | None = None

@@ -195,3 +195,61 @@ def install_units(
     start = TIMER_UNITS[-1] if timer else DAEMON_UNITS[0]
     command = f"systemctl --user daemon-reload && systemctl --user enable --now {start}"
     return Installed(written, unchanged, command)
+
+
+# The line every unit we write starts its second line with: how a unit of ours is told from
+# one the user wrote under the same name.
+_OURS = "# Written by `assemble systemd install"
+# Where `systemctl --user enable` links each unit that has an [Install] section.
+_WANTED_BY = {
+    DAEMON_UNITS[0]: "default.target.wants",
+    TIMER_UNITS[1]: "timers.target.wants",
+}
+
+
+@dataclass(frozen=True)
+class Uninstalled:
+    """The unit files (and their enablement links) removed, those of the same names kept as
+    not ours, and the command that stops what runs and makes systemd forget the units."""
+
+    folder: Path
+    removed: list[Path]
+    kept: list[Path]
+    stop_command: str
+
+
+def uninstall_units(unit_dir: Path | None = None) -> Uninstalled:
+    """Given the user's unit folder (default: `user_unit_dir()`), remove the unit files that
+    `install_units` wrote there (told by their header line; a file of the same name without it
+    is kept) and the links that enabled them; return what was removed and kept.
+
+    Raise AssemblerError if a file of ours cannot be removed.
+    """
+    folder = unit_dir or user_unit_dir()
+    removed: list[Path] = []
+    kept: list[Path] = []
+    try:
+        for name in (*DAEMON_UNITS, *TIMER_UNITS):
+            path = folder / name
+            if not path.is_file() or path.is_symlink():
+                continue
+            with path.open(encoding="utf-8", errors="replace") as handle:
+                head = [handle.readline(), handle.readline()]
+            if not any(line.startswith(_OURS) for line in head):
+                kept.append(path)
+                continue
+            link = folder / _WANTED_BY.get(name, "") / name
+            if name in _WANTED_BY and link.is_symlink() and link.resolve() == path.resolve():
+                link.unlink()
+                removed.append(link)
+            path.unlink()
+            removed.append(path)
+    except OSError as error:
+        raise AssemblerError(
+            f"Cannot remove the units in {folder} ({error.strerror or error}); remove "
+            "scratchpad-assembler*.service and .timer there yourself"
+        ) from error
+    # A unit whose file is gone still runs until stopped; the reload makes systemd forget it.
+    units = " ".join((DAEMON_UNITS[0], TIMER_UNITS[1], TIMER_UNITS[0]))
+    command = f"systemctl --user stop {units}; systemctl --user daemon-reload"
+    return Uninstalled(folder, removed, kept, command)

@@ -45,6 +45,7 @@ from assembler.file.codec import (
     plain_region,
     prefix_text,
     quick_read,
+    read_assembly_state,
     read_scratchpad,
     rendered_frontmatter,
 )
@@ -251,8 +252,20 @@ def agent_text(config: Config, states: Mapping[str, SectionState], now: datetime
         limit=config.caps.total - count(auto) - 1,
         markers=False,
         now=now,
+        session_start=_session_start(config),
     )
     return part.text.strip()
+
+
+def _session_start(config: Config) -> datetime | None:
+    """When the session the last assembly read began (its record's `session_start`), or None:
+    the sections written before it say so in the block too. Only a hint for a heading."""
+    state = read_assembly_state(config.state_dir)
+    value = state.diagnostics.get("session_start") if state is not None else None
+    try:
+        return datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
 
 
 def _write(config: Config, now: datetime, rendered: Rendered, agent: str) -> Ready:

@@ -9,6 +9,7 @@ AUTO: Final = "auto"
 OPENCLAW: Final = "openclaw"
 OPENCLAW_STORE: Final = "openclaw-sqlite"
 CLAUDE_CODE: Final = "claude-code"
+CODEX: Final = "codex"
 GENERIC: Final = "generic"
 
-TRANSCRIPT_FORMATS: Final = (AUTO, OPENCLAW, OPENCLAW_STORE, CLAUDE_CODE, GENERIC)
+TRANSCRIPT_FORMATS: Final = (AUTO, OPENCLAW, OPENCLAW_STORE, CLAUDE_CODE, CODEX, GENERIC)

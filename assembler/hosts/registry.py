@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from assembler.hosts.claude_code.host import ClaudeCode
+from assembler.hosts.codex.host import Codex
 from assembler.hosts.generic import Generic
 from assembler.hosts.host import Host, StoreReader
 from assembler.hosts.openclaw.host import OpenClaw
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from assembler.pad.sections import ExternalEntries
     from assembler.transcripts.reader import Reader, SourceReport
 
-HOSTS: Final[tuple[Host, ...]] = (OpenClaw(), ClaudeCode(), Generic())
+HOSTS: Final[tuple[Host, ...]] = (OpenClaw(), ClaudeCode(), Codex(), Generic())
 # The last host reads what no other claims, when a format is forced on it.
 _FALLBACK: Final = HOSTS[-1]
 

@@ -2,14 +2,21 @@
 from `assembler.memory.chunks`; search over them is `assembler.memory.search.MemorySearch`,
 which `MemoryIndex` holds and hands its search calls to.
 
-The index (`.scratchpad/index.sqlite`) holds four tables:
+The index (`.scratchpad/index.sqlite`) holds five tables:
 
 - `files(path, mtime_ns, size, content_hash)`: what each indexed file looked like;
 - `chunks(id, path, start_line, end_line, text, hash, heading)` and `chunks_fts`, an FTS5
   table (porter stemming over unicode61) whose rowid is the chunk id, for BM25;
 - `embeddings(model_id, chunk_hash, vector, created)`: one float32 vector per model and chunk
   hash. Vectors are keyed by content, not by file, so a chunk that did not change is never
-  embedded twice, even after a rename or a rebuild of the chunk table.
+  embedded twice, even after a rename or a rebuild of the chunk table;
+- `text_vectors(model_id, text_hash, vector, created)`: the vectors of the short texts a
+  search embeds (its queries, the sentences of the hits it shows, the messages the mood model
+  reads), kept by `KnownVectors` as they are first encoded, so a later process embeds only
+  what is new, and loads no model at all when nothing is. Kept 30 days from their encoding.
+
+An index of schema version 1 (without `text_vectors`) is upgraded in place: the table is
+added, nothing else changes.
 
 Sync is incremental. A file whose (mtime_ns, size) is unchanged is not even opened. A changed
 file is read and hashed; if its content is the same only the stat is updated, otherwise it is
@@ -47,6 +54,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Unpack
 
+import numpy as np
+
 from assembler.config.schema import STATE_DIR
 from assembler.errors import ConfigError, StoppedError, WorkspaceError
 from assembler.fsutil import (
@@ -58,7 +67,7 @@ from assembler.fsutil import (
     resolves_within,
 )
 from assembler.memory.chunks import CHUNKER_VERSION, Chunk, chunk_markdown
-from assembler.memory.embeddings import Embedder
+from assembler.memory.embeddings import Embedder, FloatMatrix
 from assembler.memory.search import (
     SQL_VARIABLES,
     Hit,
@@ -70,7 +79,7 @@ from assembler.memory.search import (
 from assembler.state_db import aside_path, bound_statements, check_schema, expected_objects
 from assembler.tokens import TokenCounter, estimate_tokens
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 SCRATCHPAD_NAME = "SCRATCHPAD.md"
 
 # Vectors of chunks that no file has any more are kept this long, so a file moved out and
@@ -128,7 +137,7 @@ class _SchemaMismatch(Exception):
         self.problem = problem
 
 
-_SCHEMA = (
+_SCHEMA_V1: tuple[str, ...] = (
     """CREATE TABLE files (
         path TEXT PRIMARY KEY,
         mtime_ns INTEGER NOT NULL,
@@ -157,8 +166,18 @@ _SCHEMA = (
         PRIMARY KEY (model_id, chunk_hash)
     ) WITHOUT ROWID""",
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
-    f"PRAGMA user_version = {SCHEMA_VERSION}",
 )
+_TEXT_VECTORS = """CREATE TABLE text_vectors (
+        model_id TEXT NOT NULL,
+        text_hash TEXT NOT NULL,
+        vector BLOB NOT NULL,
+        created REAL NOT NULL,
+        PRIMARY KEY (model_id, text_hash)
+    ) WITHOUT ROWID"""
+_SCHEMA = (*_SCHEMA_V1, _TEXT_VECTORS, f"PRAGMA user_version = {SCHEMA_VERSION}")
+# What upgrades an index of an older version to this one, by the version it has: its schema
+# (exactly, before anything is written) and the statements that add what it lacks.
+_UPGRADES = {1: (_SCHEMA_V1, (_TEXT_VECTORS,))}
 
 
 class MemoryIndex:
@@ -217,7 +236,8 @@ class MemoryIndex:
         self._lock = threading.RLock()
         self._warnings: list[str] = []
         # The connection is looked up on each use: a repair replaces it and close drops it.
-        self._search = MemorySearch(lambda: self._db, lock=self._lock, embedder=embedder)
+        self._search = MemorySearch(lambda: self._db, lock=self._lock, embedder=None)
+        self.embedder = embedder
         self._conn: sqlite3.Connection | None = self._open()
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -238,13 +258,73 @@ class MemoryIndex:
 
     @property
     def embedder(self) -> Embedder | None:
-        """Return the embedder that sync and search use (None for BM25 alone)."""
+        """Return the embedder that search uses (None for BM25 alone): the one given, reading
+        through the vectors this index keeps of short texts (see `KnownVectors`)."""
         return self._search.embedder
 
     @embedder.setter
     def embedder(self, embedder: Embedder | None) -> None:
         """Given an embedder (None for BM25 alone), use it from now on for sync and search."""
-        self._search.embedder = embedder
+        if embedder is None or self._reads_through(embedder):
+            self._search.embedder = embedder
+        else:
+            self._search.embedder = KnownVectors(embedder, self)
+
+    def _reads_through(self, embedder: Embedder) -> bool:
+        """Return whether an embedder already reads through this index's known vectors: it
+        is one, or wraps one (as the daemon's RememberedQueries wraps the index's own)."""
+        inner = getattr(embedder, "embedder", None)
+        return any(isinstance(e, KnownVectors) and e.index is self for e in (embedder, inner))
+
+    @property
+    def _model(self) -> Embedder | None:
+        """Return the embedder without the known vectors: chunks are embedded once each and
+        kept in `embeddings`, and should not fill the cache of short texts."""
+        embedder = self._search.embedder
+        inner = getattr(embedder, "embedder", None)
+        for candidate in (embedder, inner):
+            if isinstance(candidate, KnownVectors) and candidate.index is self:
+                return candidate.inner
+        return embedder
+
+    def load_model(self) -> None:
+        """Load the embedding model now (one short text encoded), if there is one, rather than
+        at the first search that needs it. Raise what the embedder raises."""
+        if (model := self._model) is not None:
+            model.encode(["warm"])
+
+    def known_vectors(self, model_id: str, keys: Sequence[str]) -> dict[str, bytes]:
+        """Given a model and the hashes of texts (see `text_key`), return the vectors kept of
+        those it has, by hash; none when the database cannot be read (the model then
+        encodes them)."""
+        found: dict[str, bytes] = {}
+        with self._lock:
+            try:
+                for start in range(0, len(keys), SQL_VARIABLES):
+                    part = keys[start : start + SQL_VARIABLES]
+                    marks = ",".join("?" * len(part))
+                    found.update(
+                        self._db.execute(
+                            "SELECT text_hash, vector FROM text_vectors WHERE model_id = ? "
+                            f"AND text_hash IN ({marks})",
+                            (model_id, *part),
+                        ).fetchall()
+                    )
+            except (sqlite3.Error, WorkspaceError):
+                return {}
+        return found
+
+    def keep_vectors(self, model_id: str, vectors: Sequence[tuple[str, bytes]]) -> None:
+        """Given a model and (text hash, vector) pairs just encoded, keep them for later
+        processes; a database that cannot be written (read-only, busy, closed) keeps none."""
+        with self._lock, contextlib.suppress(sqlite3.Error, WorkspaceError):
+            now = self._clock()
+            with self._transaction() as tx:
+                tx.executemany(
+                    "INSERT OR REPLACE INTO text_vectors (model_id, text_hash, vector, created) "
+                    "VALUES (?, ?, ?, ?)",
+                    [(model_id, key, vector, now) for key, vector in vectors],
+                )
 
     @property
     def search_degraded(self) -> str | None:
@@ -330,6 +410,9 @@ class MemoryIndex:
                 if problem is not None:
                     raise _SchemaMismatch(version, problem)
                 return
+            if version in _UPGRADES and names:
+                self._upgrade(conn, version)
+                continue
             if version != 0 or names:
                 raise _SchemaMismatch(version)
             # Two processes may create the schema at once: the second waits for the write
@@ -344,6 +427,28 @@ class MemoryIndex:
                 with contextlib.suppress(sqlite3.Error):
                     conn.execute("ROLLBACK")
                 raise
+
+    @staticmethod
+    def _upgrade(conn: sqlite3.Connection, version: int) -> None:
+        """Given a connection to an index of an older schema version, add what this version
+        adds, in one transaction: nothing it holds is lost. Raise _SchemaMismatch if it holds
+        anything that version's schema does not make."""
+        old, added = _UPGRADES[version]
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Another process may have upgraded it while this one waited for the lock.
+            if conn.execute("PRAGMA user_version").fetchone()[0] == version:
+                problem = check_schema(conn, expected_objects(old))
+                if problem is not None:
+                    raise _SchemaMismatch(version, problem)
+                for statement in added:
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            raise
 
     def _repair_note(self, error: sqlite3.DatabaseError) -> str:
         """Move a corrupt database aside; return the warning that says so."""
@@ -554,7 +659,10 @@ class MemoryIndex:
             for name in names:
                 path = Path(name) if os.path.isabs(name) else self.workspace / name
                 rel = Path(os.path.relpath(path, root)).as_posix()
-                if rel in found or not path.is_file() or self._is_excluded(rel):
+                if rel in found or path.is_dir() or self._is_excluded(rel):
+                    continue
+                if not path.is_file():  # a named pipe (never opened: it would block), a socket
+                    skipped.append(f"{rel}: not a regular file; skipped")
                     continue
                 if not resolves_within(path, allowed):
                     skipped.append(
@@ -648,7 +756,8 @@ class MemoryIndex:
         Each batch is committed as soon as it is encoded, so work survives a kill (and a stop,
         which is looked for before each batch: StoppedError).
         """
-        assert self.embedder is not None
+        model = self._model
+        assert model is not None
         missing = self._db.execute(
             "SELECT hash, heading, text FROM chunks c WHERE NOT EXISTS ("
             "SELECT 1 FROM embeddings e WHERE e.model_id = ? AND e.chunk_hash = c.hash"
@@ -665,7 +774,7 @@ class MemoryIndex:
         for start in range(0, total, self.embed_batch):
             _check_stop(stop)
             batch = items[start : start + self.embed_batch]
-            vectors = checked_vectors(self.embedder.encode([t for _, t in batch]), len(batch))
+            vectors = checked_vectors(model.encode([t for _, t in batch]), len(batch))
             now = self._clock()
             with self._transaction() as tx:
                 tx.executemany(
@@ -682,6 +791,7 @@ class MemoryIndex:
     def _forget_orphan_vectors(self) -> None:
         cutoff = self._clock() - ORPHAN_VECTOR_DAYS * 86400
         with self._transaction() as tx:
+            tx.execute("DELETE FROM text_vectors WHERE created < ?", (cutoff,))
             tx.execute(
                 "DELETE FROM embeddings WHERE created < ? AND NOT EXISTS "
                 "(SELECT 1 FROM chunks WHERE chunks.hash = embeddings.chunk_hash)",
@@ -734,6 +844,56 @@ class MemoryIndex:
         return self._search.best_snippets(
             pairs, vector_weight=vector_weight, bm25_weight=bm25_weight
         )
+
+
+class KnownVectors:
+    """An Embedder over another that keeps, in its index, the vector of every text it encodes
+    (by the model and a hash of the text), and encodes only the texts it has no vector of.
+
+    What a search embeds is short and mostly the same from one run to the next: the recent
+    human messages (its queries), the sentences of the hits it shows, the messages the mood
+    model reads. A fresh process then embeds only what is new, and loads no model at all when
+    nothing is.
+    """
+
+    def __init__(self, inner: Embedder, index: MemoryIndex) -> None:
+        self.inner = inner
+        self.index = index
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def encode(self, texts: Sequence[str]) -> FloatMatrix:
+        """Given texts, return their unit vectors: those kept in the index, the others encoded
+        by the model (and kept). Raise what the model raises."""
+        if not texts:
+            return self.inner.encode(texts)
+        model_id = self.inner.model_id
+        keys = [text_key(text) for text in texts]
+        found = self.index.known_vectors(model_id, list(dict.fromkeys(keys)))
+        todo = {key: text for key, text in zip(keys, texts, strict=True) if key not in found}
+        if todo:
+            encoded = checked_vectors(self.inner.encode(list(todo.values())), len(todo))
+            made = {key: row.tobytes() for key, row in zip(todo, encoded, strict=True)}
+            self.index.keep_vectors(model_id, list(made.items()))
+            found.update(made)
+        width = len(found[keys[0]])
+        if any(len(found[key]) != width for key in keys):
+            # Kept by another export of the model with another size: the model decides.
+            return self.inner.encode(texts)
+        return np.frombuffer(b"".join(found[key] for key in keys), dtype=np.float32).reshape(
+            len(keys), width // 4
+        )
+
+
+def text_key(text: str) -> str:
+    """Given a text, return the hash its vector is kept under."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _glob_matcher(pattern: str) -> Callable[[str], bool]:

@@ -19,8 +19,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -150,6 +151,11 @@ class OnnxModel:
                 "memory.model = 'none' for keyword search alone"
             ) from error
         self._session = self._open_session(onnxruntime)
+        # The arena keeps what a batch needed, hundreds of megabytes for a batch of long
+        # chunks, for the life of the process: shrunk at the end of each run, a daemon holds
+        # the model and little more between its cycles, at the same speed.
+        self._run_options = onnxruntime.RunOptions()
+        self._run_options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
         self._inputs = [node.name for node in self._session.get_inputs()]
         self._check_graph()
         self._tokenizer = self._open_tokenizer(Tokenizer)
@@ -228,7 +234,9 @@ class OnnxModel:
             types[row, :length] = encoding.type_ids
             mask[row, :length] = encoding.attention_mask
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-        tokens = self._session.run([OUTPUT_NAME], {name: feeds[name] for name in self._inputs})[0]
+        tokens = self._session.run(
+            [OUTPUT_NAME], {name: feeds[name] for name in self._inputs}, self._run_options
+        )[0]
         weights = mask[:, :, None].astype(np.float32)
         # sentence-transformers' Pooling (mean) and Normalize, with their floors.
         pooled = (tokens * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
@@ -274,6 +282,7 @@ class OnnxEmbedder:
                     batch = order[start : start + size]
                     result[batch] = self._model.embed([encodings[i] for i in batch])
                     start += size
+                _give_back_freed_memory()
         except Exception as error:
             raise ModelError(
                 f"The embedding model {self.model_id} failed while encoding {len(texts)} texts "
@@ -281,6 +290,30 @@ class OnnxEmbedder:
                 "memory.model = 'none' for keyword search alone"
             ) from error
         return result
+
+
+def _give_back_freed_memory() -> None:
+    """Hand the memory freed after an encode back to the system (glibc keeps it otherwise, and
+    a daemon would hold the peak of its largest batch for good); elsewhere nothing."""
+    global _MALLOC_TRIM
+    if _MALLOC_TRIM is None:
+        _MALLOC_TRIM = _malloc_trim()
+    _MALLOC_TRIM()
+
+
+def _malloc_trim() -> Callable[[], object]:
+    if not sys.platform.startswith("linux"):
+        return lambda: None
+    try:
+        import ctypes
+
+        trim = ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
+        return lambda: None
+    return lambda: trim(0)
+
+
+_MALLOC_TRIM: Callable[[], object] | None = None
 
 
 def _intra_op_threads() -> int:

@@ -305,9 +305,16 @@ class MoodHistory:
             return int(self._db.execute("SELECT count(*) FROM moods").fetchone()[0])
 
 
+# The key of a message's P(emotional) (`MessageMood.emotional`) in the `scores` JSON, beside the
+# moods' (no mood has this name); absent when the scorer gives none.
+EMOTIONAL_KEY = "_emotional"
+
+
 def _mood_columns(mood: MessageMood) -> tuple[Any, ...]:
     """Given a mood, return its columns of a row, from `primary_label` to `scores`."""
     scores = {label: round(float(value), 5) for label, value in mood.scores.items()}
+    if mood.emotional is not None:
+        scores[EMOTIONAL_KEY] = round(float(mood.emotional), 5)
     return (
         mood.primary,
         float(mood.primary_score),
@@ -368,8 +375,12 @@ def mood_record(row: Sequence[Any]) -> MoodRecord:
     (rid, at, speaker, session, source, text, length, primary, primary_score) = row[:9]
     (secondary, secondary_score, valence, arousal, compound, scores) = row[9:15]
     labels = dict.fromkeys(MOODS, 0.0)
+    emotional: float | None = None
     with contextlib.suppress(ValueError, TypeError, AttributeError):
-        labels.update({str(k): float(v) for k, v in load_json(scores).items()})
+        stored = {str(k): float(v) for k, v in load_json(scores).items()}
+        labels.update({k: v for k, v in stored.items() if k in labels})
+        if EMOTIONAL_KEY in stored and 0.0 <= stored[EMOTIONAL_KEY] <= 1.0:
+            emotional = stored[EMOTIONAL_KEY]
     mood = MessageMood(
         valence=float(valence),
         arousal=float(arousal),
@@ -379,6 +390,7 @@ def mood_record(row: Sequence[Any]) -> MoodRecord:
         primary_score=float(primary_score),
         secondary=secondary,
         secondary_score=float(secondary_score),
+        emotional=emotional,
     )
     stamp = datetime.fromtimestamp(at, UTC) if at is not None else None
     return MoodRecord(rid, stamp, speaker, session, source, str(text), int(length), mood)

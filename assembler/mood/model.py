@@ -178,6 +178,11 @@ TIRED_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
         r"\ball[- ]nighter\b",
         r"\byawn",
         r"\bzzz+\b",
+        # A goodnight, or going to bed: the day is over for the human (a whole message of it;
+        # "the night build" is not one).
+        r"^\W*(good\s*)?(night|nite|nighty[- ]night|gn)\W*$",
+        r"\b(going|off|heading|head|go) to (bed|sleep)\b|\bcalling it a (day|night)\b|"
+        r"\bhit the (sack|hay)\b",
     )
 )
 _FAILING = (
@@ -209,10 +214,11 @@ FRUSTRATED_EXTRA_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
         # Insults and reproaches aimed at the agent: Reddit's annotators read "are you stupid?"
         # as a question as often as as anger.
         r"\b(you|u)\s+(absolute\s+|complete\s+|total\s+|fucking\s+|stupid\s+|useless\s+)*"
-        r"(idiot|moron|imbecile|clown|dumbass|muppet)s?\b",
+        r"(idiot|moron|imbecile|clown|dumbass|muppet|dimwit|halfwit|nitwit|fool|numpty)s?\b",
         rf"\b(you{_APOS}?re|you are|ur|are you|r u)\s+(so\s+|such an?\s+|an?\s+|really\s+|"
         r"fucking\s+|completely\s+|totally\s+|just\s+|even\s+)*(stupid|dumb|useless|incompetent|"
-        r"brain ?dead|an idiot|a moron|blind|deaf|clueless|trolling)\b",
+        r"brain ?dead|an idiot|a moron|blind|deaf|clueless|trolling|dense|thick|daft|hopeless|"
+        r"a joke)\b",
         r"\bwhat the (hell|heck|fuck|f)\b",
         r"\b(ridiculous|absurd|unacceptable|pathetic|infuriating|frustrating|annoying)\b",
         rf"\b(you|u) (shouldn{_APOS}?t|should not|were not supposed to|weren{_APOS}?t supposed to) "
@@ -239,11 +245,15 @@ HAPPY_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
         # "you are a monster" anger.
         rf"\b(you{_APOS}?re|you are|ur)\s+(a |an |the |such a |an absolute |a fucking |one )?"
         r"(monster|beast|legend|genius|machine|star|hero|wizard|rock ?star|god|lifesaver|champ)\b|"
-        r"\b(you|u)\s+(absolute\s+|fucking\s+|total\s+)?(legend|genius|beast|wizard|hero|champ|"
-        r"lifesaver|rock ?star)\b(?!\s+(of|at|with|for)\b)",
+        r"\b(you|u)\s+(absolute\s+|fucking\s+|total\s+|beautiful\s+|magnificent\s+)?(legend|genius|"
+        r"beast|wizard|hero|champ|lifesaver|rock ?star|machine|monster|king|goat)\b"
+        r"(?!\s+(of|at|with|for)\b)",
         r"\b(hell|fuck|heck|oh) (yes|yeah)\b|\bnailed it\b|\bworks like a charm\b",
-        r"\b(it|everything|all|that)\s+(finally\s+|now\s+|actually\s+|just\s+)*(works|worked|"
-        r"passes|passed)\b[^?\n]{0,30}!",
+        r"\b(it|everything|all|that|it all|they all|the (whole )?(suite|build|pipeline|tests?))\s+"
+        r"(finally\s+|now\s+|actually\s+|just\s+)*(works|worked|passes|passed)\b[^?\n]{0,30}!",
+        # Swearing in joy at a thing that works
+        r"\b(holy (shit|crap|cow|moly)|hell yeah|omg|oh my god)\b[^?\n]{0,40}"
+        r"\b(works|worked|passes|passed|fixed|green)\b",
         # German
         r"\b(toll|klasse|genial|perfekt|wunderbar|großartig|geil|spitze|hervorragend)\b|"
         r"\bsuper\b(?=\s*([,.!]|$|dann\b|danke\b|gemacht\b|idee\b|sache\b|arbeit\b))",
@@ -264,6 +274,7 @@ SAD_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
     for p in (
         # A death named is sorrow, whatever the message asks for ("the server died" is not one).
         rf"\b(my|our)\s+(\w+\s+)?{_KIN}s?\s+(\w+\s+)?(died|passed|is gone|was killed)\b|"
+        rf"\b(lost|losing) (my|our)\s+(\w+\s+)?{_KIN}\b|"
         r"\b(passed away|funeral|condolences|griev(e|ing)|bereave\w*|memorial service)\b",
         r"\b(traurig\w*|trauer\w*|gestorben|verstorben)\b",
         r"难过|伤心|去世|过世|悲伤|哭了",
@@ -307,6 +318,8 @@ class RawScores:
     arousal_raw: FloatArray  # EmoBank scale, 1..5
     compound: list[float]
     hand: FloatArray  # texts x HAND_FEATURES
+    # P(the text shows an emotion), the embedding head's gate; None without one
+    emotional: FloatArray | None = None
 
 
 def scored_part(text: str) -> str:
@@ -374,6 +387,7 @@ _TIRED_KEYS = (
     "tired", "exhaust", "long ", "think", "sleep", "drowsy", "knackered", "fatigued",
     "worn out", "wiped out", "burned out", "burnt out", "fried", "beat", "spent", "wrecked",
     "zonked", "drained", "brain", "awake", "eyes open", "all night", "nighter", "yawn", "zzz",
+    "night", "nite", "gn", "bed", "calling it", "sack", "hay",
 )  # fmt: skip
 _FRUSTRATED_KEYS = (
     "still", "again", "keep", "kept", "ffs", "wtf", "omfg", "jfc", "fml", "ugh", "argh",
@@ -388,14 +402,16 @@ _FRUSTRATED_EXTRA_KEYS = (
     "垃圾", "卧槽", "说了", "你是不是", "没", "不对",
 )  # fmt: skip
 _HAPPY_KEYS = (
-    "you", "ur ", "yes", "yeah", "nailed", "charm", "work", "pass", "toll", "klasse", "genial",
+    "you", "ur ", "yes", "yeah", "nailed", "charm", "work", "pass", "holy", "omg", "oh my god",
+    "fixed", "green", "toll", "klasse", "genial",
     "perfekt", "wunderbar", "großartig", "geil", "spitze", "hervorragend", "super", "freu",
     "gespannt", "太好了", "太棒", "好棒", "真棒", "完美", "开心", "高兴", "哈哈", "嘿嘿",
     "挺好", "不错",
 )  # fmt: skip
 _GRATEFUL_KEYS = ("danke", "vielen dank", "谢", "感谢")
 _SAD_KEYS = (
-    "died", "passed", "gone", "killed", "funeral", "condolences", "griev", "bereave", "memorial",
+    "died", "passed", "gone", "killed", "lost", "losing", "funeral", "condolences", "griev",
+    "bereave", "memorial",
     "traurig", "trauer", "gestorben", "verstorben", "难过", "伤心", "去世", "过世", "悲伤", "哭了",
 )  # fmt: skip
 _ANXIOUS_KEYS = (
@@ -423,6 +439,20 @@ _EXTENDED_RULES: tuple[_Rule, ...] = (
     ("anxious", ANXIOUS_PATTERNS, _ANXIOUS_KEYS, 1.0, -1.0),
 )
 RULE_MOODS: tuple[str, ...] = tuple(mood for mood, *_ in _EXTENDED_RULES)
+# A command about a process, a server or a table uses words that are violent elsewhere ("kill
+# the process", "stop the server", "drop the table"); the gate, trained on dialogue, reads them
+# as emotion. Such a command, with no rule of a mood hit, counts CALM_COMMAND_DISCOUNT of the
+# gate's evidence.
+CALM_COMMAND = re.compile(
+    r"\b(kill|stop|abort|terminate|nuke|drop|restart|fix|remove|delete|purge|shoot|end)\s+"
+    r"(the\s+|that\s+|this\s+|all\s+|those\s+|these\s+|my\s+|our\s+)?([\w.-]+\s+){0,2}"
+    r"(process|processes|server|servers|job|jobs|container|containers|pod|pods|instance|"
+    r"instances|table|tables|branch|branches|task|tasks|service|services|build|builds|pid|port|"
+    r"session|sessions|worker|workers|thread|threads|query|queries|error|errors|bug|bugs|"
+    r"test|tests|run|daemon|vm|node|nodes|cluster)\b",
+    re.IGNORECASE,
+)
+CALM_COMMAND_DISCOUNT = 0.5
 # The dense features the embedding head reads after the vector, in this order.
 SEMANTIC_DENSE: tuple[str, ...] = HAND_FEATURES + tuple(f"rule_{mood}" for mood in RULE_MOODS)
 
@@ -606,7 +636,9 @@ class MoodModel:
         ]
         if not parts:
             parts = [self._raw_block([])]
+        gates = [p.emotional for p in parts if p.emotional is not None]
         return RawScores(
+            emotional=np.concatenate(gates) if len(gates) == len(parts) else None,
             logits=np.concatenate([p.logits for p in parts]),
             probs=np.concatenate([p.probs for p in parts]),
             valence_raw=np.concatenate([p.valence_raw for p in parts]),
@@ -710,6 +742,7 @@ class MoodModel:
             arousal_raw=arousal,
             compound=raw.compound,
             hand=raw.hand,
+            emotional=semantic.emotional(outputs),
         )
         return mixed, hits, True
 
@@ -731,15 +764,23 @@ class MoodModel:
         probs = raw.probs.astype(np.float64)
         scores = np.zeros((len(texts), len(MOODS)), dtype=np.float64)
         scores[:, self._mood_columns] = probs
+        gate = raw.emotional
+        emotional: list[float | None] = (
+            [None] * len(texts) if gate is None else [float(g) for g in gate]
+        )
         for row, text in enumerate(texts):
             if not text.strip():
                 # Nothing said: neutral, not whatever the intercepts happen to favour.
                 scores[row] = 0.0
                 scores[row, MOODS.index("neutral")] = 1.0
                 valence[row], arousal[row] = 0.0, 0.0
+                emotional[row] = None if gate is None else 0.0
                 continue
             hits = all_hits[row]
             if not any(hits.values()):
+                known = emotional[row]
+                if known is not None and CALM_COMMAND.search(text):
+                    emotional[row] = known * CALM_COMMAND_DISCOUNT
                 continue
             shouting = "!" in text or raw.hand[row, HAND_FEATURES.index("shouting")] > 0
             strength = {
@@ -747,6 +788,10 @@ class MoodModel:
             }
             mass, total = max(strength.values()), sum(strength.values())
             scores[row] *= 1.0 - mass
+            # A lexicon hit is evidence of an emotion in its own right, beside the gate's.
+            known = emotional[row]
+            if known is not None:
+                emotional[row] = 1.0 - (1.0 - known) * (1.0 - mass)
             for mood, _, _, up, pleasant in _EXTENDED_RULES:
                 share = mass * strength[mood] / total
                 scores[row, MOODS.index(mood)] += share
@@ -755,7 +800,9 @@ class MoodModel:
             arousal[row] = min(1.0, max(0.0, arousal[row]))
             valence[row] = min(1.0, max(-1.0, valence[row]))
         return [
-            _message_mood(scores[row], float(valence[row]), float(arousal[row]), compound)
+            _message_mood(
+                scores[row], float(valence[row]), float(arousal[row]), compound, emotional[row]
+            )
             for row, compound in enumerate(raw.compound)
         ]
 
@@ -788,7 +835,11 @@ def _softmax(logits: FloatArray) -> FloatArray:
 
 
 def _message_mood(
-    scores: npt.NDArray[np.float64], valence: float, arousal: float, compound: float
+    scores: npt.NDArray[np.float64],
+    valence: float,
+    arousal: float,
+    compound: float,
+    emotional: float | None = None,
 ) -> MessageMood:
     order = np.argsort(-scores, kind="stable")
     first, second = int(order[0]), int(order[1])
@@ -802,6 +853,7 @@ def _message_mood(
         primary_score=float(scores[first]),
         secondary=MOODS[second] if second_score >= MIN_SECONDARY else None,
         secondary_score=second_score if second_score >= MIN_SECONDARY else 0.0,
+        emotional=emotional,
     )
 
 

@@ -12,7 +12,12 @@ reads (VADER, '!', '?', shouting, length: `HAND_FEATURES`) and the rule lexicons
   `a` is the largest whose held-out macro-F1 is within a tolerance of the best one: the
   embedding generalises past the corpora's wording, the n-grams fit the corpora;
 - valence and arousal: ridge regressions on EmoBank's scales, mixed with the n-gram model's the
-  same way and mapped to the runtime's ranges as the n-gram model maps its own.
+  same way and mapped to the runtime's ranges as the n-gram model maps its own;
+- whether the message shows an emotion at all (format 2): a binary logistic regression, the
+  gate, fitted on emotional against calm utterances of dialogues. A mood classifier trained
+  for macro-F1 over eight moods spreads its mass to win each class; the gate is trained for
+  the one question the window asks (is there an emotion here?) and answers it better
+  (`MessageMood.emotional`). Which mood a message shows is still the mix's.
 
 Weights: `weights/mood_embedding.npz` (with a card, `mood_embedding.card.json`). The runtime is
 numpy only; the vectors come from an `assembler.memory.embeddings.Embedder`.
@@ -34,7 +39,12 @@ from assembler.errors import ModelError
 from assembler.mood.window import MOODS, WINDOW_FEATURES, WindowCalibration
 from assembler.transcripts.message import clip_middle
 
-SEMANTIC_FORMAT = 1
+# 2: a gate column (does the message show an emotion) after valence and arousal; 1 has none
+SEMANTIC_FORMAT = 2
+READABLE_FORMATS = (1, 2)
+# The moods that are no emotion to the gate: neutral, and a question's (the dialogues' annotators
+# and the agent read a plain question as calm; Reddit's labelled it curious or confused).
+CALM: tuple[str, ...] = ("neutral", "curious", "confused")
 DEFAULT_SEMANTIC_PATH = Path(__file__).with_name("weights") / "mood_embedding.npz"
 # The model reads at most 256 word pieces (about 1,000 characters of prose, fewer of a log): of
 # a long message, its first and last words, where the human speaks before and after a paste.
@@ -72,8 +82,9 @@ def rule_features(hits: dict[str, int], moods: tuple[str, ...]) -> list[float]:
 class SemanticWeights:
     """The arrays and settings of a trained embedding head, as `mood_embedding.npz` stores them."""
 
-    coef: FloatArray  # (dim + dense features) x (classes + 2): mood logits, valence, arousal
-    bias: FloatArray  # (classes + 2,)
+    # (dim + dense features) x (classes + 2 [+ 1]): mood logits, valence, arousal [, the gate]
+    coef: FloatArray
+    bias: FloatArray  # (columns of coef,)
     classes: tuple[str, ...]  # the moods of the logits, the n-gram model's classes
     embedding_model: str  # the `Embedder.model_id` whose vectors it reads
     dim: int
@@ -116,6 +127,16 @@ class SemanticWeights:
         arousal += (1.0 - self.arousal_fusion) * ngram_arousal
         return logits, valence.astype(np.float32), arousal.astype(np.float32)
 
+    def emotional(self, outputs: FloatArray) -> FloatArray | None:
+        """Given the head's outputs, return each text's P(it shows an emotion) by the gate, or
+        None for a head without one (format 1)."""
+        column = len(self.classes) + 2
+        if outputs.shape[1] <= column:
+            return None
+        gate = np.clip(outputs[:, column].astype(np.float64), -60.0, 60.0)
+        result: FloatArray = (1.0 / (1.0 + np.exp(-gate))).astype(np.float32)
+        return result
+
 
 def _log_softmax(logits: FloatArray) -> FloatArray:
     shifted = logits - logits.max(axis=1, keepdims=True)
@@ -139,11 +160,12 @@ def read_semantic_weights(
         with np.load(path, allow_pickle=False) as data:
             arrays = {name: data[name] for name in data.files}
         meta = json.loads(str(arrays["meta"]))
-        if meta.get("format") != SEMANTIC_FORMAT:
+        if meta.get("format") not in READABLE_FORMATS:
             raise ModelError(
                 f"Mood embedding head {path} has format {meta.get('format')!r}, this code reads "
-                f"{SEMANTIC_FORMAT}; {_FIX}"
+                f"{' or '.join(map(str, READABLE_FORMATS))}; {_FIX}"
             )
+        gate_columns = 1 if meta["format"] >= 2 else 0
         found_dense = tuple(str(d) for d in arrays["dense"])
         found_classes = tuple(str(c) for c in arrays["classes"])
         if found_dense != dense or found_classes != classes:
@@ -158,7 +180,7 @@ def read_semantic_weights(
         coef = arrays["coef"].astype(np.float32)
         bias = arrays["bias"].astype(np.float32)
         offsets = arrays["offsets"].astype(np.float32)
-        expected = (dim + len(dense), len(classes) + 2)
+        expected = (dim + len(dense), len(classes) + 2 + gate_columns)
         if (
             coef.shape != expected
             or bias.shape != (expected[1],)

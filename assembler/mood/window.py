@@ -7,8 +7,10 @@ It defines the state's vocabulary (`MOODS`, `MoodState`, `MoodReport`), which
 
 The state of one speaker (or of everyone), a distribution over MOODS that its lines all read
 from, with r_i = 0.5 ** (age_i / half_life) the recency weight of message i (oldest first,
-n the newest), e_i = 1 - s_i[neutral] its emotional mass and d_i = r_i / r_n its recency
-relative to the newest message:
+n the newest), e_i its emotional mass (the scorer's own P(the message shows an emotion),
+`MessageMood.emotional`, when it gives one: the embedding head's gate; else 1 - s_i[neutral]
+and the other moods that are no emotion) and d_i = r_i / r_n its recency relative to the
+newest message:
 - c = P(the speaker is emotional now), a logistic function of `WINDOW_FEATURES` fitted by
   training/train_mood.py on emotion-labelled dialogues and stored with the weights
   (`WindowCalibration`). "Emotional now" is what the fit's gold says: one of the speaker's last
@@ -71,6 +73,9 @@ class MessageMood:
     primary_score: float
     secondary: str | None
     secondary_score: float
+    # P(the text shows an emotion at all), when the scorer reads it apart from the moods (the
+    # embedding head's gate, with the rule layer's evidence); None: 1 - the calm moods' scores.
+    emotional: float | None = None
 
 
 @dataclass(frozen=True)
@@ -306,17 +311,33 @@ def _no_emotion(not_emotions: Sequence[str]) -> list[int]:
     return [_NEUTRAL, *(MOODS.index(mood) for mood in not_emotions)]
 
 
-def emotion_shares(
-    scores: FloatArray, weights: FloatArray, not_emotions: Sequence[str] = ()
+def emotional_mass(
+    scores: FloatArray, not_emotions: Sequence[str] = (), emotional: FloatArray | None = None
 ) -> FloatArray:
-    """Given the messages' mood scores (messages x MOODS, oldest first), recency weights and
-    the moods besides neutral that are no emotion, return each mood's share of "the emotion
-    now" (0 for neutral and those; the rest sum to 1, or all 0 when no message has any
-    emotional mass): the moods of the latest emotional message, see the module docstring."""
+    """Given the messages' mood scores (messages x MOODS), the moods besides neutral that are
+    no emotion and, when the scorer reads it apart, each message's P(it shows an emotion),
+    return e_i: that probability, else 1 - the scores of neutral and those moods."""
+    if emotional is None:
+        emotional = 1.0 - scores[:, _no_emotion(not_emotions)].sum(axis=1)
+    result: FloatArray = np.clip(emotional, 0.0, 1.0)
+    return result
+
+
+def emotion_shares(
+    scores: FloatArray,
+    weights: FloatArray,
+    not_emotions: Sequence[str] = (),
+    emotional: FloatArray | None = None,
+) -> FloatArray:
+    """Given the messages' mood scores (messages x MOODS, oldest first), recency weights, the
+    moods besides neutral that are no emotion and optionally each message's P(emotional)
+    (`emotional_mass`), return each mood's share of "the emotion now" (0 for neutral and
+    those; the rest sum to 1, or all 0 when no message has any emotional mass): the moods of
+    the latest emotional message, see the module docstring."""
     none = _no_emotion(not_emotions)
     recency = weights / float(weights[-1]) if float(weights[-1]) > 0.0 else np.ones_like(weights)
     recency = np.minimum(recency, 1.0)
-    emotional = recency * np.clip(1.0 - scores[:, none].sum(axis=1), 0.0, 1.0)
+    emotional = recency * emotional_mass(scores, not_emotions, emotional)
     # prod_{j > i} (1 - d_j e_j): no newer message is the latest emotional one
     later = np.concatenate([np.cumprod((1.0 - emotional)[::-1])[::-1][1:], [1.0]])
     shares: FloatArray = (recency * later) @ scores
@@ -330,15 +351,17 @@ def window_features(
     valences: FloatArray,
     weights: FloatArray,
     not_emotions: Sequence[str] = (),
+    emotional: FloatArray | None = None,
 ) -> FloatArray:
     """Given the messages' mood scores (messages x MOODS, oldest first), valences, recency
-    weights and the moods besides neutral that are no emotion, return the window's
-    `WINDOW_FEATURES`.
+    weights, the moods besides neutral that are no emotion and optionally each message's
+    P(emotional) (`emotional_mass`), return the window's `WINDOW_FEATURES`.
 
     Shared with the training script so that the calibration is fitted on what runtime computes.
     """
     total = float(weights.sum())
-    emotional = np.clip(1.0 - scores[:, _no_emotion(not_emotions)].sum(axis=1), 0.0, 1.0)
+    given = emotional
+    emotional = emotional_mass(scores, not_emotions, given)
     latest = float(emotional[-1])
     recent = latest
     if len(emotional) >= 2 and float(weights[-1]) > 0.0:
@@ -349,12 +372,20 @@ def window_features(
             _logit(float(weights @ emotional) / total),
             _logit(latest),
             _logit(recent),
-            float(emotion_shares(scores, weights, not_emotions).max()),
+            float(emotion_shares(scores, weights, not_emotions, given).max()),
             float(weights @ np.abs(valences)) / total,
             math.log1p(total),
             float(weights @ (scores[:, _CURIOUS] + scores[:, _CONFUSED])) / total,
         ]
     )
+
+
+def read_emotional(moods: Sequence[MessageMood]) -> FloatArray | None:
+    """Given the messages' moods, return their P(emotional) when every one has it (one scorer
+    scored them all), else None: the window reads the calm moods' scores instead."""
+    if not moods or any(m.emotional is None for m in moods):
+        return None
+    return np.array([m.emotional for m in moods], dtype=np.float64)
 
 
 def _logit(p: float) -> float:
@@ -377,12 +408,14 @@ def _mixture(
     arousals: FloatArray,
     weights: FloatArray,
     calibration: WindowCalibration,
+    emotional: FloatArray | None,
 ) -> _Mixture:
     total = float(weights.sum())
-    features = window_features(scores, valences, weights, calibration.not_emotions)
+    none = calibration.not_emotions
+    features = window_features(scores, valences, weights, none, emotional)
     z = calibration.intercept + float(np.dot(calibration.coef, features))
     confidence = 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
-    state = emotion_shares(scores, weights, calibration.not_emotions) * confidence
+    state = emotion_shares(scores, weights, none, emotional) * confidence
     state[_NEUTRAL] = 1.0 - float(state.sum())
     return _Mixture(
         scores=state,
@@ -409,7 +442,8 @@ def _state(
     scores = np.array([[m.scores[k] for k in MOODS] for m in moods], dtype=np.float64)
     valences = np.array([m.valence for m in moods], dtype=np.float64)
     arousals = np.array([m.arousal for m in moods], dtype=np.float64)
-    state = _mixture(scores, valences, arousals, w, calibration)
+    emotional = read_emotional(moods)
+    state = _mixture(scores, valences, arousals, w, calibration, emotional)
     order = np.argsort(-state.scores, kind="stable")
     primary, second = MOODS[int(order[0])], MOODS[int(order[1])]
     primary_score = float(state.scores[int(order[0])])
@@ -448,6 +482,7 @@ def _state(
             state,
             calibration,
             now,
+            emotional,
         ),
         points=[
             TrajectoryPoint(
@@ -469,6 +504,7 @@ def _trajectory(
     state: _Mixture,
     calibration: WindowCalibration,
     now: datetime,
+    emotional: FloatArray | None,
 ) -> str:
     """Tell the window's story as a person would, with times in `now`'s zone: 'frustrated from
     19:47; urgent at 20:06; eased at 20:09 ("ok. prod's back"); …; tired from 23:06; no clear
@@ -483,7 +519,7 @@ def _trajectory(
     another. Of more than _PARTS_SHOWN parts, the first two and the latest ones are told.
     """
     labels = [
-        _reading(scores, valences, arousals, weights, i, calibration)
+        _reading(scores, valences, arousals, weights, i, calibration, emotional)
         for i in range(len(scores) - 1)
     ]
     labels.append(MOODS[int(np.argmax(state.scores))])
@@ -543,6 +579,7 @@ def _reading(
     weights: FloatArray,
     last: int,
     calibration: WindowCalibration,
+    emotional: FloatArray | None,
 ) -> str:
     """Given the window's messages and an index, return the state's primary read right after
     that message: the messages up to it, weighed relative to it."""
@@ -550,7 +587,12 @@ def _reading(
     top = float(head[-1]) if float(head[-1]) > 0.0 else float(head.max())
     head = head / top if top > 0.0 else np.ones_like(head)
     mixture = _mixture(
-        scores[: last + 1], valences[: last + 1], arousals[: last + 1], head, calibration
+        scores[: last + 1],
+        valences[: last + 1],
+        arousals[: last + 1],
+        head,
+        calibration,
+        None if emotional is None else emotional[: last + 1],
     )
     return MOODS[int(np.argmax(mixture.scores))]
 

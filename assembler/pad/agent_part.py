@@ -73,6 +73,9 @@ class ShownSection:
     read_command: str
     # When it was last written, relative to the render's clock ("3h ago"); "" when unknown.
     age: str = ""
+    # Written before the session the render reads began: the agent should check it still
+    # holds before acting on it (the heading says so).
+    stale: bool = False
 
     @property
     def omitted(self) -> bool:
@@ -125,13 +128,18 @@ def written_ago(updated: datetime, now: datetime) -> str:
 
 
 def shown_section(
-    state: SectionState, limit: int | None, count: TokenCounter, now: datetime | None = None
+    state: SectionState,
+    limit: int | None,
+    count: TokenCounter,
+    now: datetime | None = None,
+    session_start: datetime | None = None,
 ) -> ShownSection:
-    """Given a section, the tokens it may show (None: all), a counter and the render's clock
-    (None: no age shown), return it as shown: whole, or a preview of the first `limit` tokens
-    (nothing below a few tokens). Its own headings are shown nested below the section's
-    heading (see `nest_headings`; the begin marker records by how much, so an import of a hand
-    edit gets the text back as written)."""
+    """Given a section, the tokens it may show (None: all), a counter, the render's clock
+    (None: no age shown) and when the current session began (None: not known), return it as
+    shown: whole, or a preview of the first `limit` tokens (nothing below a few tokens), and
+    `stale` when it was last written before the session began. Its own headings are shown
+    nested below the section's heading (see `nest_headings`; the begin marker records by how
+    much, so an import of a hand edit gets the text back as written)."""
     tokens = count(state.content)
     text = state.content
     if limit is not None and tokens > limit:
@@ -154,6 +162,7 @@ def shown_section(
         end=end_marker(state.name),
         read_command=read_command(state.name),
         age=written_ago(state.updated, now) if now is not None else "",
+        stale=session_start is not None and aware(state.updated) < aware(session_start),
     )
 
 
@@ -186,9 +195,11 @@ def plan_agent_part(
     markers: bool = True,
     stray: Mapping[str, Any] | None = None,
     now: datetime | None = None,
+    session_start: datetime | None = None,
 ) -> AgentPart:
-    """Given the folded sections, a renderer, a counter, the caps and the clock each section's
-    age is told from (None: no ages), return the agent part.
+    """Given the folded sections, a renderer, a counter, the caps, the clock each section's
+    age is told from (None: no ages) and when the session the render reads began (None: not
+    known; a section written before it says so), return the agent part.
 
     With `markers` (the file) the sections sit between their markers, escaped, under the
     region's intro and the `stray` notice; without (the prefix block), as written. The agent
@@ -202,7 +213,9 @@ def plan_agent_part(
     limits: dict[str, int | None] = {s.name: None for s in states_in_order}
 
     def build() -> tuple[list[ShownSection], str]:
-        shown = [shown_section(s, limits[s.name], count, now) for s in states_in_order]
+        shown = [
+            shown_section(s, limits[s.name], count, now, session_start) for s in states_in_order
+        ]
         return shown, render(agent_context(shown, markers=markers, stray=stray))
 
     shown, text = build()
@@ -303,9 +316,11 @@ def render_agent_part(
     count: TokenCounter,
     agent_cap: int,
     limit: int,
+    session_start: datetime | None = None,
 ) -> AgentPart:
-    """Given the gathered sections, return the agent part (see `plan_agent_part`), or the
-    previous render's region unchanged when the journal could not be read.
+    """Given the gathered sections and when the session the render reads began (None: not
+    known), return the agent part (see `plan_agent_part`), or the previous render's region
+    unchanged when the journal could not be read.
     """
     if inputs.states is None:
         return carried_part(inputs.sync, count)
@@ -317,4 +332,5 @@ def render_agent_part(
         limit=limit,
         stray=inputs.sync.notice(inputs.now) if inputs.now is not None else None,
         now=inputs.now,
+        session_start=session_start,
     )

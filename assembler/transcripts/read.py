@@ -145,6 +145,40 @@ def default_sources(
     return registry.default_sources(workspace, state_dir, env)
 
 
+def where_looked(
+    workspace: Path,
+    state_dir: Path,
+    user_config: Path,
+    configured: Sequence[str],
+    environ: Mapping[str, str] | None = None,
+) -> list[str]:
+    """Given the workspace, its state folder, the user's own config file, the sources the
+    config (or --transcripts) names and the environment, return where the transcripts were
+    looked for, one line each, for --explain: the globs named, or else each host's places
+    (and, from a host that records candidates, each candidate and why it was skipped), then
+    how to read transcripts kept elsewhere."""
+    if configured:
+        return [f"transcripts: named in the config or --transcripts: {', '.join(configured)}"]
+    env = os.environ if environ is None else environ
+    lines = ["transcripts: none named in the config, so the hosts' own places were looked in"]
+    for host in registry.HOSTS:
+        found = host.sources(workspace, state_dir, env)
+        count = f"{len(found)} found" if found else "none found"
+        lines.append(f"transcripts: {host.label}: {count}")
+        # A host that records candidates says where it looked and why each was skipped.
+        looked = getattr(host, "looked", None)
+        if callable(looked):
+            lines += [
+                f"transcripts: {host.label}: {line}" for line in looked(workspace, state_dir, env)
+            ]
+    lines.append(
+        f"transcripts: to read transcripts kept elsewhere, name them in your own config "
+        f'({user_config}), e.g. transcripts.sources = ["/path/to/folder/*.jsonl"]; a config '
+        "in the workspace may not name places outside it"
+    )
+    return lines
+
+
 def _match_sources(
     sources: Sequence[str], base: Path
 ) -> tuple[list[Path], list[str], list[SourceReport]]:

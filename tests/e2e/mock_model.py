@@ -1,5 +1,6 @@
 """A mock model server for the end-to-end tests: the hosts' real programs talk to it as to
-the Anthropic Messages API or the OpenAI chat completions API.
+the Anthropic Messages API, the OpenAI chat completions API or the OpenAI Responses API (streamed,
+as Codex asks for it).
 
 It binds 127.0.0.1 on a free port, logs every request it gets (method, path, headers, JSON
 body) to `MockModel.requests` and to a JSONL file, and answers what the test scripted:
@@ -63,7 +64,7 @@ class LoggedRequest:
     path: str
     headers: dict[str, str]
     body: Any  # the parsed JSON body; the raw text when it is not JSON; None when empty
-    api: str | None = None  # "anthropic" or "openai" for a model call, else None
+    api: str | None = None  # "anthropic", "openai" or "responses" for a model call, else None
     turn: bool = False  # a model call that offers tools: it took a scripted reply
     reply: dict[str, Any] | None = None  # the reply's kind and content, for model calls
     status: int = 200
@@ -85,7 +86,9 @@ class LoggedRequest:
         found: list[str] = []
         if role == "system":
             found.extend(_block_texts(body.get("system")))
-        for message in body.get("messages") or []:
+            if isinstance(body.get("instructions"), str):  # the Responses API's
+                found.append(body["instructions"])
+        for message in [*(body.get("messages") or []), *_input_items(body)]:
             if isinstance(message, dict) and message.get("role") == role:
                 found.extend(_block_texts(message.get("content")))
         return found
@@ -94,6 +97,10 @@ class LoggedRequest:
         """The text of every tool result the host sent back (either API's shape)."""
         body = self.body if isinstance(self.body, dict) else {}
         found: list[str] = []
+        for item in _input_items(body):
+            if isinstance(item, dict) and item.get("type") == "function_call_output":
+                output = item.get("output")
+                found.append(output if isinstance(output, str) else json.dumps(output))
         for message in body.get("messages") or []:
             if not isinstance(message, dict):
                 continue
@@ -298,6 +305,11 @@ class _Handler(BaseHTTPRequestHandler):
             reply = self.model._choose(request)
             request.reply = _describe(reply)
             self._anthropic(body, reply)
+        elif self.command == "POST" and route.endswith("/responses"):
+            request.api = "responses"
+            reply = self.model._choose(request)
+            request.reply = _describe(reply)
+            self._responses(body, reply)
         elif self.command == "POST" and route.endswith("/chat/completions"):
             request.api = "openai"
             reply = self.model._choose(request)
@@ -469,6 +481,96 @@ class _Handler(BaseHTTPRequestHandler):
                 send(None, {**chunk({}), "choices": [], "usage": usage})
             self._raw_event(b"data: [DONE]\n\n")
 
+    # -- OpenAI Responses API ----------------------------------------------------------------
+
+    def _responses(self, body: dict[str, Any], reply: Reply) -> None:
+        """Stream a reply as the Responses API does: `response.created`, each output item
+        added, its deltas and done, then `response.completed` with the whole output."""
+        number = self.model._next_reply_number()
+        response_id = f"resp_mock{number:06d}"
+        model = str(body.get("model") or MODEL_ID)
+        items: list[dict[str, Any]] = []
+        if reply.text:
+            content = [{"type": "output_text", "text": reply.text, "annotations": []}]
+            items.append(
+                {
+                    "id": f"msg_mock{number:06d}",
+                    "type": "message",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": content,
+                }
+            )
+        if isinstance(reply, ToolCall):
+            items.append(
+                {
+                    "id": f"fc_mock{number:06d}",
+                    "type": "function_call",
+                    "status": "completed",
+                    "call_id": f"call_mock{uuid.uuid4().hex[:20]}",
+                    "name": reply.name,
+                    "arguments": json.dumps(reply.arguments),
+                }
+            )
+        input_tokens = _estimate_tokens(body)
+        output_tokens = max(1, len(reply.text) // 4)
+        usage = {
+            "input_tokens": input_tokens,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": output_tokens,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": input_tokens + output_tokens,
+        }
+        response: dict[str, Any] = {
+            "id": response_id,
+            "object": "response",
+            "created_at": int(time.time()),
+            "status": "in_progress",
+            "model": model,
+            "output": [],
+        }
+        with self._sse() as send:
+            send("response.created", {"type": "response.created", "response": response})
+            for index, item in enumerate(items):
+                empty = {**item, "status": "in_progress"}
+                if item["type"] == "message":
+                    empty["content"] = []
+                else:
+                    empty["arguments"] = ""
+                send(
+                    "response.output_item.added",
+                    {"type": "response.output_item.added", "output_index": index, "item": empty},
+                )
+                if item["type"] == "message":
+                    for part in _halves(reply.text):
+                        send(
+                            "response.output_text.delta",
+                            {
+                                "type": "response.output_text.delta",
+                                "item_id": item["id"],
+                                "output_index": index,
+                                "content_index": 0,
+                                "delta": part,
+                            },
+                        )
+                else:
+                    for part in _halves(item["arguments"]):
+                        send(
+                            "response.function_call_arguments.delta",
+                            {
+                                "type": "response.function_call_arguments.delta",
+                                "item_id": item["id"],
+                                "output_index": index,
+                                "delta": part,
+                            },
+                        )
+                send(
+                    "response.output_item.done",
+                    {"type": "response.output_item.done", "output_index": index, "item": item},
+                )
+            done = {**response, "status": "completed", "output": items, "usage": usage}
+            send("response.completed", {"type": "response.completed", "response": done})
+
     # -- transport ---------------------------------------------------------------------------
 
     def _json(self, payload: object, status: int = HTTPStatus.OK) -> None:
@@ -528,6 +630,14 @@ def _parse_body(raw: bytes) -> Any:
         return text
 
 
+def _input_items(body: dict[str, Any]) -> list[Any]:
+    """The items of a Responses API request's `input` (messages, calls, call outputs)."""
+    items = body.get("input")
+    if isinstance(items, str):
+        return [{"type": "message", "role": "user", "content": items}]
+    return items if isinstance(items, list) else []
+
+
 def _block_texts(content: object) -> list[str]:
     """The texts of a message's content: a string, or a list of blocks of which the text ones
     count."""
@@ -537,7 +647,9 @@ def _block_texts(content: object) -> list[str]:
         return [
             block["text"]
             for block in content
-            if isinstance(block, dict) and block.get("type") == "text" and "text" in block
+            if isinstance(block, dict)
+            and block.get("type") in ("text", "input_text", "output_text")
+            and "text" in block
         ]
     return []
 

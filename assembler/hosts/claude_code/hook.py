@@ -5,9 +5,16 @@ Claude Code runs `assemble hook claude-code` on its hook events with a JSON obje
 ("startup", "resume", "clear", "compact" or "fork") on SessionStart and `prompt` on
 UserPromptSubmit. For UserPromptSubmit and SessionStart the hook prints
 `{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}`, which Claude Code
-adds to the context (and keeps there, in the session's history); nothing when the scratchpad
-is stale or missing, or the session holds it already, and nothing for other events. A running
-daemon is nudged to assemble soon.
+adds to the context (and keeps there, in the session's history): the whole block the first
+time in a session (and after /clear or a compaction), after that only what changed since the
+copy the session holds (`assembler.file.delta`), nothing when nothing did, and nothing for
+other events. A stale scratchpad is one line saying so.
+
+On UserPromptSubmit, when a daemon serves the workspace, the prompt goes to it first over its
+socket, and the block it answers counts that prompt as the newest human message (its mood,
+task, strategy and memory queries); no answer within the budget (150 ms, or
+$ASSEMBLER_PROMPT_BUDGET_MS), or no daemon (then nothing is waited for), and the ready block is
+used as it is. A running daemon is nudged to assemble soon.
 
 A hook runs before every prompt, so it must start fast: it reads the file's frontmatter with
 a few string operations instead of loading YAML, Jinja2 or anything numeric, and never touches
@@ -61,6 +68,7 @@ class HookEvent:
     session_id: str | None
     transcript_path: str | None
     source: str | None = None  # SessionStart's: "startup", "resume", "clear", "compact", "fork"
+    prompt: str | None = None  # UserPromptSubmit's: what the human typed
 
 
 def parse_claude_code_input(text: str) -> HookEvent:
@@ -97,6 +105,7 @@ def parse_claude_code_input(text: str) -> HookEvent:
         text_field("session_id"),
         text_field("transcript_path"),
         text_field("source"),
+        text_field("prompt"),
     )
 
 
@@ -178,6 +187,63 @@ def current_block(config: Config, now: datetime) -> Block:
     return Block(text, digest, None)
 
 
+HOST = "claude-code"
+# The wait for the daemon's answer to a prompt, in ms (see `daemon.control.PROMPT_BUDGET`).
+BUDGET_ENV = "ASSEMBLER_PROMPT_BUDGET_MS"
+_MAX_BUDGET_MS = 10_000
+
+
+def prompt_budget(value: str | None, default: float) -> float:
+    """Given $ASSEMBLER_PROMPT_BUDGET_MS (or None) and the default in seconds, return the
+    budget in seconds: the variable's, between 0 and 10 s, when it is a number of ms."""
+    try:
+        ms = float(value) if value else None
+    except ValueError:
+        ms = None
+    if ms is None or not 0 <= ms <= _MAX_BUDGET_MS:
+        return default
+    return ms / 1000
+
+
+def answered_block(
+    config: Config, event: HookEvent, now: datetime, budget: float | None = None
+) -> Block | None:
+    """Given a config, a UserPromptSubmit event, the clock and the budget in seconds (None:
+    `daemon.control.PROMPT_BUDGET`), return the block the workspace's daemon assembled with
+    the event's prompt counted as the newest human message, or None when there is no prompt,
+    no daemon (nothing is waited for), or no fresh answer within the budget: the caller then
+    uses the ready block as it is (`current_block`)."""
+    if not event.prompt or not (config.state_dir / "daemon.lock").exists():
+        return None
+    from assembler.daemon.control import (
+        PROMPT_BUDGET,
+        NotServed,
+        PromptRequest,
+        ask_prompt,
+        clip_prompt,
+    )
+    from assembler.daemon.service import lock_holder
+
+    pid = lock_holder(config.state_dir)
+    if pid is None:
+        return None
+    text, length = clip_prompt(event.prompt)
+    request = PromptRequest(HOST, event.session_id, text, length)
+    if budget is None:
+        budget = prompt_budget(os.environ.get(BUDGET_ENV), PROMPT_BUDGET)
+    if budget <= 0:  # the user turned the hand-off off
+        return None
+    try:
+        answer = ask_prompt(config.state_dir, request, budget=budget, pid=pid or None)
+    except NotServed:
+        return None
+    # As for the ready block: never fresher than the configured TTL after it was made.
+    until = min(answer.expires, answer.updated + timedelta(minutes=config.output.ttl_minutes))
+    if not answer.block or now >= until:
+        return None
+    return Block(capped(answer.block, block_limit(config)), answer.digest, until)
+
+
 def stale_line(since: datetime, now: datetime, *, daemon_running: bool) -> str:
     """Given when the scratchpad expired, the clock and whether a daemon serves the workspace,
     return the one line the model gets instead of a stale block."""
@@ -218,19 +284,23 @@ def capped(text: str, limit: int) -> str:
     return kept + f"\n[scratchpad cut: {len(text):,} characters is over the {limit:,} sent]\n"
 
 
-def decide_and_record(config: Config, event: HookEvent, block: Block, now: datetime) -> bool:
-    """Given the event and the block, return whether to send the block, and remember what was
-    sent to the session in `.scratchpad/claude-code-sessions.json`, with its transcript path
-    (which assemblies read when no transcript source is configured).
+def decide_and_record(config: Config, event: HookEvent, block: Block, now: datetime) -> str:
+    """Given the event and the block, return what to add to the session's context ('' for
+    nothing), and remember it: the session's transcript path (which assemblies read when no
+    transcript source is configured) in `.scratchpad/claude-code-sessions.json`, the copy the
+    session now holds in `.scratchpad/held/` (see `assembler.file.delta`).
 
     Claude Code keeps what a hook adds in the session's context, so a block sent on every
-    prompt piles up. It is sent at SessionStart (a new, cleared or compacted session, whose
-    context lacks it; a forked one, whose parent's copy is not known here), then again only when
-    its content changed, or when the copy the session holds has passed the validity it states
-    (the model is told to ignore an expired copy). A resumed session (`claude --resume`,
-    `--continue`: each `claude -p` turn after a session's first) holds its history, with the
-    copy sent before, so its SessionStart is treated as a prompt.
+    prompt piles up. The whole block goes at SessionStart (a new, cleared or compacted session,
+    whose context lacks it; a forked one, whose parent's copy is not known here), to a session
+    whose copy is not known, and when the copy it holds has passed the validity it states (the
+    model is told to ignore an expired copy); after that, only what changed since the copy the
+    session holds, and nothing when its content did not change. A resumed session (`claude
+    --resume`, `--continue`: each `claude -p` turn after a session's first) holds its history,
+    with the copy sent before, so its SessionStart is treated as a prompt.
     """
+    from assembler.file.delta import HeldCopies, plan_copy
+
     path = real_dir(config.state_dir) / SESSIONS_NAME
     lock = FileLock(path.with_name(path.name + ".lock"))
     with lock.hold(timeout=5):
@@ -249,18 +319,18 @@ def decide_and_record(config: Config, event: HookEvent, block: Block, now: datet
             record["transcript_path"] = event.transcript_path
         if event.cwd:
             record["cwd"] = event.cwd
-        send = False
+        text = ""
         if event.name in CONTEXT_EVENTS and block.text:
-            held_until = parse_time(record.get("valid_until"))
-            send = (
-                (event.name == "SessionStart" and event.source != "resume")
-                or not key
-                or record.get("sent") != block.digest
-                or (held_until is not None and now >= held_until)
-            )
-            if send:
-                record["sent"] = block.digest
-                until = block.valid_until
+            copies = HeldCopies(config.state_dir, HOST)
+            full = (event.name == "SessionStart" and event.source != "resume") or not key
+            held = copies.get(key) if key else None
+            copy = plan_copy(held, block.text, block.digest, block.valid_until, now, full=full)
+            text = copy.text
+            if key and copy.held != held:
+                copies.put(key, copy.held)
+            if text:
+                record["sent"] = copy.held.digest
+                until = copy.held.valid_until
                 record["valid_until"] = until.isoformat() if until is not None else None
         seen = parse_time(record.get("seen"))
         if seen is None or (now - seen).total_seconds() > 600:
@@ -270,7 +340,7 @@ def decide_and_record(config: Config, event: HookEvent, block: Block, now: datet
             newest = sorted(sessions.items(), key=lambda kv: str(kv[1].get("seen", "")))
             kept = dict(newest[-MAX_SESSIONS:])
             atomic_write(path, json.dumps(kept, ensure_ascii=False, indent=1) + "\n")
-    return send
+    return text
 
 
 def run_claude_code_hook(
@@ -279,24 +349,31 @@ def run_claude_code_hook(
     workspace: str | None,
     config_path: str | None,
     now: datetime | None = None,
+    budget: float | None = None,
 ) -> str:
     """Given the hook's stdin, --workspace and --config, return what to print (maybe "").
 
+    A prompt goes to the running daemon first, which answers the block with the prompt
+    counted (see `answered_block`; `budget` seconds at most, else the ready block as it is).
     A running daemon is nudged for every event, so the next prompt finds a newer file. The
-    block goes to the session once, and again when it changed (see `decide_and_record`).
+    block goes to the session once, then what changed in it (see `decide_and_record`).
     Raise HookInputError for bad input, ConfigError/WorkspaceError for a bad setup.
     """
     event = parse_claude_code_input(stdin_text)
     config = load_config(hook_workspace(workspace, event), config_path)
+    clock = now if now is not None else datetime.now(local_timezone(config.time.timezone))
+    block = Block("", "", None)
+    if event.name in CONTEXT_EVENTS:
+        answered = answered_block(config, event, clock, budget) if event.prompt else None
+        block = answered if answered is not None else current_block(config, clock)
     # daemon.LOCK_NAME; a cheap look first, so the daemon module loads only where one ran.
+    # After the prompt's answer: the assembly the nudge asks for would hold the daemon up.
     if (config.state_dir / "daemon.lock").exists():
         from assembler.daemon.service import nudge
 
         nudge(config.state_dir, event.name)
-    clock = now if now is not None else datetime.now(local_timezone(config.time.timezone))
-    block = current_block(config, clock) if event.name in CONTEXT_EVENTS else Block("", "", None)
     try:
-        send = decide_and_record(config, event, block, clock)
+        text = decide_and_record(config, event, block, clock)
     except (OSError, TimeoutError):
-        send = bool(block.text)  # no memory of what was sent: better twice than never
-    return claude_code_output(event, block.text) if send else ""
+        text = block.text  # no memory of what the session holds: better twice than never
+    return claude_code_output(event, text)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assembler.hosts.claude_code.reader import ClaudeCodeReader
-from assembler.hosts.claude_code.sessions import claude_code_sources
+from assembler.hosts.claude_code.sessions import claude_code_looked, claude_code_sources
 from assembler.hosts.formats import CLAUDE_CODE
 from assembler.hosts.host import PlainHost
 
@@ -24,6 +24,10 @@ class ClaudeCode(PlainHost):
 
     def sources(self, workspace: Path, state_dir: Path, environ: Mapping[str, str]) -> list[str]:
         return claude_code_sources(workspace, state_dir, environ)
+
+    def looked(self, workspace: Path, state_dir: Path, environ: Mapping[str, str]) -> list[str]:
+        """Where `sources` looked, and why each recorded transcript was skipped (--explain)."""
+        return claude_code_looked(workspace, state_dir, environ)
 
     def claims(self, line: Mapping[str, Any]) -> str | None:
         kind = line.get("type")

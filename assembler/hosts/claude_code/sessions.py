@@ -18,12 +18,20 @@ import json
 import os
 import re
 import shlex
+import stat
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from assembler.fsutil import is_within, open_regular, read_regular, resolves_within
+from assembler.fsutil import (
+    describe_kind,
+    is_within,
+    open_regular,
+    read_regular,
+    resolves_within,
+)
 
 # What the hook keeps in the state folder: {"<session id>": {"transcript_path", "cwd", "seen"}}.
 HOOK_SESSIONS_NAME: Final = "claude-code-sessions.json"
@@ -78,38 +86,110 @@ def claude_code_sources(workspace: Path, state_dir: Path, environ: Mapping[str, 
     folder and belong to this workspace (see the module's docstring): the agent can write the
     state folder, so a path leading anywhere else, or to another project's session, is
     ignored."""
+    found = recorded_transcripts(workspace, state_dir, environ)
+    read = [
+        glob.escape(os.path.normpath(path)) for path, skipped in found.candidates if skipped is None
+    ]
+    return list(dict.fromkeys(read))
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What the hook's record in the state folder held: why it could not be read (`problem`,
+    None when it was), and each transcript it names with why it is not read (None: read)."""
+
+    record: Path
+    root: Path  # Claude Code's projects folder, as resolved: only transcripts in it are read
+    problem: str | None
+    candidates: list[tuple[str, str | None]]
+
+
+def recorded_transcripts(workspace: Path, state_dir: Path, environ: Mapping[str, str]) -> Recorded:
+    """Given the workspace, its state folder and the environment, return the transcripts the
+    hook recorded there, each with why it is not read (None when it is; see the module's
+    docstring)."""
     path = state_dir / HOOK_SESSIONS_NAME
+    root = Path(os.path.realpath(projects_dir(environ)))
+    sessions, problem = _hook_record(path)
+    recorded = [
+        entry.get("transcript_path") for entry in sessions.values() if isinstance(entry, dict)
+    ]
+    paths = [transcript for transcript in recorded if isinstance(transcript, str)]
+    # The settings are read only when there is a session to ask about.
+    belongs = Belonging(workspace, environ) if paths else None
+    candidates = [(transcript, _skipped(transcript, root, belongs)) for transcript in paths]
+    return Recorded(path, root, problem, candidates)
+
+
+def _hook_record(path: Path) -> tuple[dict[Any, Any], str | None]:
+    """Given the hook's record, return its sessions, and why it could not be read (or None)."""
     try:
         if os.lstat(path).st_size > _HOOK_SESSIONS_MAX_BYTES:
-            return []
-        snapshot = read_regular(path)
-    except OSError:
-        return []
-    data = snapshot.data
+            return {}, f"larger than {_HOOK_SESSIONS_MAX_BYTES // (1024 * 1024)} MiB"
+        data = read_regular(path).data
+    except FileNotFoundError:
+        return {}, "not there: the hook has not run for this workspace yet"
+    except OSError as error:
+        return {}, f"cannot be read ({error.strerror or error})"
     if data is None:
-        return []
+        return {}, "not a regular file"
     try:
         sessions = json.loads(data)
     except (ValueError, RecursionError):
-        return []
+        return {}, "not JSON"
     if not isinstance(sessions, dict):
-        return []
-    root = Path(os.path.realpath(projects_dir(environ)))
-    belongs = Belonging(workspace, environ)
-    sources: list[str] = []
-    for entry in sessions.values():
-        transcript = entry.get("transcript_path") if isinstance(entry, dict) else None
-        if not isinstance(transcript, str) or not os.path.isabs(transcript):
-            continue
-        candidate = Path(os.path.normpath(transcript))
-        if (
-            candidate.suffix == ".jsonl"
-            and resolves_within(candidate, root)
-            and candidate.is_file()
-            and belongs(transcript_cwd(candidate))
-        ):
-            sources.append(glob.escape(str(candidate)))
-    return list(dict.fromkeys(sources))
+        return {}, "not a JSON object"
+    return sessions, None
+
+
+def _skipped(transcript: str, root: Path, belongs: Belonging | None) -> str | None:
+    """Given a recorded transcript path, Claude Code's projects folder and the workspace's
+    belonging test, return why it is not read, or None when it is."""
+    if not os.path.isabs(transcript):
+        return "not an absolute path"
+    candidate = Path(os.path.normpath(transcript))
+    if candidate.suffix != ".jsonl":
+        return "not a .jsonl file"
+    if not resolves_within(candidate, root):
+        return (
+            f"outside {root}, the only folder a recorded path is read from; to read it, add "
+            f'"{glob.escape(str(candidate.parent))}/*.jsonl" to transcripts.sources in your own '
+            "config"
+        )
+    try:
+        mode = os.stat(candidate).st_mode
+    except OSError:
+        return "no such file"
+    if not stat.S_ISREG(mode):
+        # Never opened: a named pipe there would stop the run.
+        kind = describe_kind(mode)
+        return kind if kind == "not a regular file" else f"{kind}, not a regular file"
+    cwd = transcript_cwd(candidate)
+    if cwd is None:
+        return "its first lines name no working folder (cwd)"
+    if belongs is None or not belongs(cwd):
+        return (
+            f"its session ran in {cwd}, not in this workspace, and no Claude Code settings of "
+            "that folder run the hook for this workspace"
+        )
+    return None
+
+
+def claude_code_looked(workspace: Path, state_dir: Path, environ: Mapping[str, str]) -> list[str]:
+    """Given the workspace, its state folder and the environment, return where Claude Code's
+    transcripts were looked for, one line each: the hook's record, the projects folder
+    (`$CLAUDE_CONFIG_DIR` honoured), and each recorded transcript with why it is skipped."""
+    found = recorded_transcripts(workspace, state_dir, environ)
+    named = " (from CLAUDE_CONFIG_DIR)" if environ.get("CLAUDE_CONFIG_DIR", "").strip() else ""
+    lines = [f"the sessions the hook recorded in {found.record}, read only inside {found.root}"]
+    lines[0] += named
+    if found.problem is not None:
+        lines.append(f"{found.record}: {found.problem}")
+    elif not found.candidates:
+        lines.append(f"{found.record}: no session recorded yet")
+    for path, skipped in found.candidates:
+        lines.append(f"recorded {path}: " + ("read" if skipped is None else f"skipped, {skipped}"))
+    return lines
 
 
 class Belonging:

@@ -1,16 +1,29 @@
 """What connects Claude Code to a workspace, as data: the hooks for settings.json, the
-permission for the MCP tools and the `claude mcp add` commands; `assemble setup claude-code`
-prints them and the end-to-end tests apply them to the real `claude`.
+permission for the MCP tools and the `claude mcp add` commands, and what removes them again;
+`assemble setup claude-code` prints them and the end-to-end tests apply them to the real
+`claude`.
 """
 
 from __future__ import annotations
 
+import os
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assembler.hosts.mcp.setup import MCP_SERVER_NAME
+from assembler.errors import AssemblerError
+from assembler.fsutil import load_json, read_regular, resolves_within
+from assembler.hosts.claude_code.sessions import config_dir
+from assembler.hosts.mcp.setup import MCP_SERVER_NAME, names_workspace
+from assembler.hosts.removal import SETTINGS_MAX_BYTES, HostCommand, Removal, SettingsEdit, Step
+
+# How long a session's first request waits for MCP servers still connecting (Claude Code's
+# default is 2 s, then it goes without their tools). A bound, not a delay: the request goes as
+# soon as every server is connected; only a server that never answers costs the whole wait.
+MCP_STARTUP_WAIT_ENV = "CLAUDE_CODE_MCP_STARTUP_WAIT_MS"
+MCP_STARTUP_WAIT_MS = "30000"
 
 
 @dataclass(frozen=True)
@@ -19,7 +32,7 @@ class ClaudeCodeSetup:
     it, and the end-to-end test applies it to the real `claude`."""
 
     hook_command: str  # a shell command line: Claude Code runs command hooks through a shell
-    settings: dict[str, Any]  # for settings.json: the two hooks, and the MCP tools allowed
+    settings: dict[str, Any]  # for settings.json: the hooks, the MCP tools allowed, the wait
     mcp_add: list[str]  # `claude mcp add`, scope local: run in a project's folder, for it alone
     mcp_add_user: list[str]  # the same with scope user: every project
 
@@ -32,7 +45,9 @@ def claude_code_setup(workspace: Path, assemble: Path) -> ClaudeCodeSetup:
     session, then only when it changed); SessionStart runs it only when a session lost what it
     held (cleared, compacted), as every `claude -p` turn would otherwise run two hooks. The
     allow rule lets the agent call the server's tools without a prompt, which `claude -p`
-    could not answer (it refuses the call).
+    could not answer (it refuses the call). The wait (`MCP_STARTUP_WAIT_ENV`) has a session's
+    first request wait until the MCP servers are connected, up to that bound, instead of the
+    2 s after which Claude Code sends it without their tools.
     """
     hook_command = shlex.join([str(assemble), "hook", "claude-code", "--workspace", str(workspace)])
     hook = {"hooks": [{"type": "command", "command": hook_command}]}
@@ -44,7 +59,173 @@ def claude_code_setup(workspace: Path, assemble: Path) -> ClaudeCodeSetup:
         settings={
             "hooks": {"SessionStart": [after_loss], "UserPromptSubmit": [hook]},
             "permissions": {"allow": [f"mcp__{MCP_SERVER_NAME}"]},
+            "env": {MCP_STARTUP_WAIT_ENV: MCP_STARTUP_WAIT_MS},
         },
         mcp_add=["claude", "mcp", "add", *server],
         mcp_add_user=["claude", "mcp", "add", "--scope", "user", *server],
     )
+
+
+def claude_code_removal(workspace: Path, environ: Mapping[str, str]) -> Removal:
+    """Given the workspace and the environment, return what removes the Claude Code setup of
+    the workspace: our hooks (and the allow rule, once no hook of ours is left) in the user's
+    settings and in the local settings of each project Claude Code knows, and each registration
+    of the MCP server that serves this workspace (`~/.claude.json` says where)."""
+    user_settings = config_dir(environ) / "settings.json"
+    registry = _registry_path(environ)
+    read = _read_registry(registry)
+    known = read or {}
+    steps: list[Step] = [
+        SettingsEdit(
+            f"the hooks that run `assemble hook claude-code` for this workspace, and "
+            f'"mcp__{MCP_SERVER_NAME}" in permissions.allow once no such hook is left',
+            user_settings,
+            lambda value: strip_settings(value, workspace),
+            follow_links=True,  # your own file, perhaps linked from your dotfiles
+        )
+    ]
+    listed = known.get("projects")
+    projects: dict[str, Any] = listed if isinstance(listed, dict) else {}
+    for folder in sorted(projects):
+        local = Path(folder) / ".claude" / "settings.local.json"
+        # A project's folder is the agent's to write: a link there leads nowhere we edit.
+        inside = resolves_within(local, Path(os.path.realpath(folder)))
+        if Path(folder).is_absolute() and local.is_file() and not local.is_symlink() and inside:
+            steps.append(
+                SettingsEdit(
+                    "the same in this project's local settings",
+                    local,
+                    lambda value: strip_settings(value, workspace),
+                )
+            )
+    servers = known.get("mcpServers")
+    if _serves(servers, workspace):
+        steps.append(
+            HostCommand(
+                f'the MCP server "{MCP_SERVER_NAME}" (scope user)',
+                ("claude", "mcp", "remove", MCP_SERVER_NAME, "--scope", "user"),
+            )
+        )
+    for folder, project in sorted(projects.items()):
+        if isinstance(project, dict) and _serves(project.get("mcpServers"), workspace):
+            steps.append(
+                HostCommand(
+                    f'the MCP server "{MCP_SERVER_NAME}" of the project {folder} (scope local)',
+                    ("claude", "mcp", "remove", MCP_SERVER_NAME, "--scope", "local"),
+                    cwd=Path(folder),
+                )
+            )
+    if read is None:
+        notes: tuple[str, ...] = (f"{registry} could not be read: look there for ours.",)
+    elif not any(isinstance(step, HostCommand) for step in steps):
+        notes = (f'No MCP server "{MCP_SERVER_NAME}" of this workspace is in {registry}.',)
+    else:
+        notes = ()
+    return Removal("Claude Code", workspace, tuple(steps), notes)
+
+
+def strip_settings(value: Any, workspace: Path) -> Any:
+    """Given a settings file's JSON, return it without the command hooks that run `assemble
+    hook claude-code` for the workspace (a matcher group, an event and `hooks` go when they
+    held only those), and without the allow rule of the MCP tools once no `hook claude-code`
+    of any workspace is left in it. Everything else stays as it was."""
+    if not isinstance(value, dict):
+        return value
+    hooks = value.get("hooks")
+    if isinstance(hooks, dict):
+        for event in list(hooks):
+            groups = hooks[event]
+            if not isinstance(groups, list):
+                continue
+            kept_groups = [_without_ours(group, workspace) for group in groups]
+            kept_groups = [group for group in kept_groups if group is not None]
+            if kept_groups:
+                hooks[event] = kept_groups
+            else:
+                del hooks[event]
+        if not hooks:
+            del value["hooks"]
+    rule = f"mcp__{MCP_SERVER_NAME}"
+    permissions = value.get("permissions")
+    if not _runs_any_hook(value.get("hooks")) and isinstance(permissions, dict):
+        allow = permissions.get("allow")
+        if isinstance(allow, list) and rule in allow:
+            permissions["allow"] = [item for item in allow if item != rule]
+            if not permissions["allow"]:
+                del permissions["allow"]
+            if not permissions:
+                del value["permissions"]
+    # The MCP wait goes with the last hook too, when it is the value setup printed.
+    env = value.get("env")
+    ours = isinstance(env, dict) and env.get(MCP_STARTUP_WAIT_ENV) == MCP_STARTUP_WAIT_MS
+    if isinstance(env, dict) and ours and not _runs_any_hook(value.get("hooks")):
+        del env[MCP_STARTUP_WAIT_ENV]
+        if not env:
+            del value["env"]
+    return value
+
+
+def _without_ours(group: Any, workspace: Path) -> Any:
+    """A matcher group without our hooks; None when it held only ours."""
+    inner = group.get("hooks") if isinstance(group, dict) else None
+    if not isinstance(inner, list):
+        return group
+    kept = [hook for hook in inner if not _is_ours(hook, workspace)]
+    if len(kept) == len(inner):
+        return group
+    return {**group, "hooks": kept} if kept else None
+
+
+def _is_ours(hook: Any, workspace: Path) -> bool:
+    """Whether a hook is the one setup prints: `<...>/assemble hook claude-code --workspace W`
+    for this workspace, and nothing more."""
+    command = hook.get("command") if isinstance(hook, dict) else None
+    if not isinstance(command, str):
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    return (
+        len(words) == 5
+        and Path(words[0]).name == "assemble"
+        and words[1:4] == ["hook", "claude-code", "--workspace"]
+        and os.path.realpath(words[4]) == os.path.realpath(workspace)
+    )
+
+
+def _runs_any_hook(hooks: Any) -> bool:
+    """Whether settings' hooks still run `assemble hook claude-code` (for any workspace)."""
+    if not isinstance(hooks, dict):
+        return False
+    for groups in hooks.values():
+        for group in groups if isinstance(groups, list) else ():
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            for hook in inner if isinstance(inner, list) else ():
+                command = hook.get("command") if isinstance(hook, dict) else None
+                if isinstance(command, str) and "hook claude-code" in command:
+                    return True
+    return False
+
+
+def _registry_path(environ: Mapping[str, str]) -> Path:
+    """Claude Code's own state file, which holds the MCP servers of scopes user and local:
+    `$CLAUDE_CONFIG_DIR/.claude.json`, else `~/.claude.json`."""
+    if environ.get("CLAUDE_CONFIG_DIR", "").strip():
+        return config_dir(environ) / ".claude.json"
+    return config_dir(environ).parent / ".claude.json"
+
+
+def _read_registry(path: Path) -> dict[str, Any] | None:
+    """Claude Code's state file as JSON ({} when there is none), or None if unreadable."""
+    try:
+        data = read_regular(path, limit=SETTINGS_MAX_BYTES, follow_links=True).data
+        value = load_json(data) if data is not None else {}
+    except (AssemblerError, OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _serves(servers: Any, workspace: Path) -> bool:
+    entry = servers.get(MCP_SERVER_NAME) if isinstance(servers, dict) else None
+    return names_workspace(entry, workspace)

@@ -32,7 +32,7 @@ from __future__ import annotations
 import logging
 import sys
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -67,6 +67,7 @@ from assembler import __version__
 from assembler.clock import local_timezone
 from assembler.config.schema import Config
 from assembler.errors import AssemblerError, ObservationError
+from assembler.hosts.mcp.handshake import INSTRUCTIONS, SERVER_NAME, EarlyStart
 
 if TYPE_CHECKING:
     # Imported where they are used: the first call of a tool loads what it needs.
@@ -75,15 +76,6 @@ if TYPE_CHECKING:
     from assembler.pad.tool_calls import Answer
 
 log = logging.getLogger("assembler.mcp")
-
-INSTRUCTIONS = """\
-scratchpad-assembler: working memory that survives context compaction. Save goals, findings,
-artifacts and errors with `scratchpad` (or the whole notepad with `session_scratchpad`); what
-you save appears in SCRATCHPAD.md, which your host shows you. Observations that were too large
-for the context come with a `scratchpad_id` and a summary: read slices of them with
-`scratchpad_read`. Search long-term memory with `memory_search` before answering questions
-about prior work. If your host does not show you SCRATCHPAD.md, read it with `scratchpad_view`
-(or the resource scratchpad://current) at the start of a task."""
 
 SCRATCHPAD_DESCRIPTION = """\
 Working memory for the current session. Use this to save facts discovered mid-task (file \
@@ -261,6 +253,32 @@ SEARCH_SCHEMA: dict[str, Any] = {
     "required": ["query"],
 }
 
+# What a host that defers tools behind a search (Claude Code's Tool Search) is told, in the
+# tool's `_meta`: the words it finds each tool by, and which tool it never defers. Hosts that
+# know neither key ignore them. `scratchpad` is always loaded: the agent reaches for working
+# memory unprompted, and a search for "scratchpad" ranked the five other tools, which all
+# carry the word in their names, above it.
+ALWAYS_LOAD_META = "anthropic/alwaysLoad"
+SEARCH_HINT_META = "anthropic/searchHint"
+ALWAYS_LOADED = frozenset({"scratchpad"})
+SEARCH_HINTS: dict[str, str] = {
+    "scratchpad": "scratchpad working memory: save goal, findings, artifacts, errors",
+    "session_scratchpad": "scratchpad notepad: replace or append the whole session scratchpad",
+    "scratchpad_put": "scratchpad: park a large output, log or file dump out of context",
+    "scratchpad_read": "scratchpad: read a parked observation by scratchpad_id, grep, lines",
+    "scratchpad_view": "scratchpad: show SCRATCHPAD.md, mood, context and saved sections",
+    "memory_search": "search long-term memory notes, MEMORY.md, prior work and decisions",
+}
+
+
+def tool_meta(name: str) -> dict[str, Any]:
+    """Given a tool's name, return its `_meta`: its search hint, and whether it is always
+    loaded."""
+    meta: dict[str, Any] = {SEARCH_HINT_META: SEARCH_HINTS[name]}
+    if name in ALWAYS_LOADED:
+        meta[ALWAYS_LOAD_META] = True
+    return meta
+
 
 @dataclass
 class ToolResult:
@@ -324,6 +342,7 @@ class Tools:
                 description=description,
                 input_schema=schema,
                 annotations=annotations,
+                _meta=tool_meta(name),
             )
 
         writes = {"read_only_hint": False, "idempotent_hint": False}
@@ -619,7 +638,7 @@ def build_server(tools: Tools) -> Server[Any]:
         return types.ReadResourceResult(contents=[content])
 
     return Server(
-        "scratchpad-assembler",
+        SERVER_NAME,
         version=__version__,
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
@@ -731,17 +750,20 @@ def _invalid_request(value: Any, problems: list[Any]) -> RejectedLine:
 
 
 @asynccontextmanager
-async def stdio_transport() -> AsyncIterator[
-    tuple[ContextReceiveStream[SessionMessage], ContextSendStream[SessionMessage]]
-]:
+async def stdio_transport(
+    early: EarlyStart | None = None,
+) -> AsyncIterator[tuple[ContextReceiveStream[SessionMessage], ContextSendStream[SessionMessage]]]:
     """Serve MCP over the process's stdin and stdout, as the SDK's `stdio_server` does, and
     yield the (read, write) streams for `Server.run`.
 
     Unlike the SDK's, a line that is not a JSON-RPC message is answered with a JSON-RPC error
     (see `read_message`) instead of vanishing, and the server carries on with the next line.
     The error responses go through the write stream, so that one task writes stdout and no
-    two lines interleave.
+    two lines interleave. What `early` read from stdin is read first; the server's answer to the
+    `initialize` it answered already is not written again (a warning says so if it differs).
     """
+    pending = early.pending if early is not None else b""
+    answered = early.answered if early is not None else None
     restore_stdin: Callable[[], None] | None = None
     restore_stdout: Callable[[], None] | None = None
     try:
@@ -757,7 +779,7 @@ async def stdio_transport() -> AsyncIterator[
         async def stdin_reader() -> None:
             try:
                 async with read_stream_writer, error_writer:
-                    async for line in stdin:
+                    async for line in _lines(pending, stdin):
                         try:
                             message = read_message(line)
                         except RejectedLine as rejected:
@@ -771,12 +793,17 @@ async def stdio_transport() -> AsyncIterator[
                 await anyio.lowlevel.checkpoint()
 
         async def stdout_writer() -> None:
+            nonlocal answered
             try:
                 async with write_stream_reader:
                     async for session_message in write_stream_reader:
                         json = session_message.message.model_dump_json(
                             by_alias=True, exclude_unset=True
                         )
+                        if answered is not None and _answers(session_message, answered):
+                            _check_same_answer(json, early)
+                            answered = None
+                            continue
                         await stdout.write(json + "\n")
                         await stdout.flush()
             except anyio.ClosedResourceError:
@@ -793,13 +820,49 @@ async def stdio_transport() -> AsyncIterator[
             restore_stdin()
 
 
-def serve(config: Config) -> None:
-    """Given a loaded config, serve its workspace's tools over stdio until stdin closes."""
+async def _lines(pending: bytes, stdin: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
+    """Yield the lines of `pending` (read before the server started), then those of `stdin`,
+    the first of which goes on the last, unfinished one of `pending`."""
+    *whole, rest = pending.split(b"\n")
+    for line in whole:
+        yield line + b"\n"
+    async for line in stdin:
+        yield rest + line
+        rest = b""
+    if rest:
+        yield rest
+
+
+def _answers(session_message: SessionMessage, request_id: int | str) -> bool:
+    """Return whether a message the server writes is its answer to the request `request_id`."""
+    message = session_message.message
+    return isinstance(message, types.JSONRPCResponse | types.JSONRPCError) and (
+        message.id == request_id
+    )
+
+
+def _check_same_answer(json: str, early: EarlyStart | None) -> None:
+    """Given the server's answer to the `initialize` answered before it started, log a warning
+    if the early answer said anything else."""
+    sent = early.answer if early is not None else None
+    if pydantic_core.from_json(json) != sent:
+        log.warning(
+            "The answer to initialize sent before the server started differs from the "
+            "server's: %s, not %s",
+            pydantic_core.to_json(sent).decode(),
+            json,
+        )
+
+
+def serve(config: Config, early: EarlyStart | None = None) -> None:
+    """Given a loaded config, serve its workspace's tools over stdio until stdin closes; with
+    `early`, what was read from stdin before and the `initialize` answered already (see
+    `assembler.hosts.mcp.handshake`)."""
     tools = Tools(config)
     server = build_server(tools)
 
     async def run() -> None:
-        async with stdio_transport() as (read_stream, write_stream):
+        async with stdio_transport(early) as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
     try:

@@ -1,11 +1,15 @@
 """What connects an MCP host (Claude Desktop, Cursor, ...) to a workspace: the server's entry
-under `mcpServers`.
+under `mcpServers`, and what removes it again.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from assembler.hosts.removal import Removal, SettingsEdit
 
 MCP_SERVER_NAME = "scratchpad"
 
@@ -15,3 +19,42 @@ def server_entry(workspace: Path, assemble: Path) -> dict[str, Any]:
     `mcpServers` entry that runs the server for that workspace."""
     args = ["mcp", "--workspace", str(workspace)]
     return {"mcpServers": {MCP_SERVER_NAME: {"command": str(assemble), "args": args}}}
+
+
+def names_workspace(entry: Any, workspace: Path) -> bool:
+    """Whether an `mcpServers` entry runs `assemble mcp --workspace W` for this workspace."""
+    args = entry.get("args") if isinstance(entry, dict) else None
+    if not isinstance(args, list) or args[:2] != ["mcp", "--workspace"] or len(args) < 3:
+        return False
+    named = args[2]
+    return isinstance(named, str) and os.path.realpath(named) == os.path.realpath(workspace)
+
+
+def mcp_config_files(environ: Mapping[str, str]) -> list[Path]:
+    """Given the environment, return the `mcpServers` files of the MCP hosts whose place is
+    known: Claude Desktop's and Cursor's (global) configuration."""
+    home = Path(environ.get("HOME", "").strip() or os.path.expanduser("~"))
+    config = Path(environ.get("XDG_CONFIG_HOME", "").strip() or home / ".config")
+    return [config / "Claude" / "claude_desktop_config.json", home / ".cursor" / "mcp.json"]
+
+
+def mcp_removal(
+    workspace: Path, environ: Mapping[str, str], files: list[Path] | None = None
+) -> Removal:
+    """Given the workspace, the environment and the hosts' `mcpServers` files (default: the
+    known ones), return what removes this workspace's server entry from each."""
+
+    def strip(value: Any) -> Any:
+        servers = value.get("mcpServers") if isinstance(value, dict) else None
+        if isinstance(servers, dict) and names_workspace(servers.get(MCP_SERVER_NAME), workspace):
+            del servers[MCP_SERVER_NAME]
+        return value
+
+    what = f'the "{MCP_SERVER_NAME}" entry under "mcpServers" that serves this workspace'
+    chosen = mcp_config_files(environ) if files is None else files
+    return Removal(
+        "MCP hosts",
+        workspace,
+        tuple(SettingsEdit(what, path, strip, follow_links=True) for path in chosen),
+        notes=("Another host's MCP configuration: delete the same entry there.",),
+    )

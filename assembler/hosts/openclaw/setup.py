@@ -1,6 +1,6 @@
 """What connects OpenClaw to a workspace, as data: the plugin's install and configuration, the
-Gateway cron job that assembles, and the bootstrap-file fallback; `assemble setup openclaw`
-prints them and the end-to-end tests run them.
+Gateway cron job that assembles, and the bootstrap-file fallback, and what removes them again;
+`assemble setup openclaw` prints them and the end-to-end tests run them.
 """
 
 from __future__ import annotations
@@ -8,9 +8,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from assembler.config.schema import bundled_dir
+from assembler.hosts.removal import HostCommand, Removal
 
 if TYPE_CHECKING:
     from assembler.config.schema import Config
@@ -78,4 +79,83 @@ def openclaw_setup(config: Config, assemble: Path) -> OpenClawSetup:
             *("openclaw", "config", "set", "hooks.internal.entries.bootstrap-extra-files"),
             *(json.dumps(extra), "--strict-json"),
         ),
+    )
+
+
+def openclaw_removal(config: Config, assemble: Path) -> Removal:
+    """Given the config and this install's `assemble`, return what removes the OpenClaw setup
+    of the workspace: the plugin (and the `enabled: false` its uninstall leaves), the cron job
+    that assembles this workspace, and the fallback hook when it points at our file."""
+    entry = f"plugins.entries.{OPENCLAW_PLUGIN_ID}"
+    get_entry = ("openclaw", "config", "get", entry, "--json")
+    hook = "hooks.internal.entries.bootstrap-extra-files"
+    ours = {"enabled": True, "paths": [OPENCLAW_FALLBACK_OUTPUT]}
+    workspace = str(config.workspace)
+
+    def installed(value: Any) -> list[str]:
+        return [""] if isinstance(value, dict) and value != {"enabled": False} else []
+
+    def left_behind(value: Any) -> list[str]:
+        return [""] if value == {"enabled": False} else []
+
+    def our_jobs(value: Any) -> list[str]:
+        jobs = value.get("jobs") if isinstance(value, dict) else None
+        candidates = jobs if isinstance(jobs, list) else []
+        return [
+            str(job["id"])
+            for job in candidates
+            if isinstance(job, dict) and _assembles(job, workspace) and "id" in job
+        ]
+
+    return Removal(
+        host="OpenClaw",
+        workspace=config.workspace,
+        steps=(
+            HostCommand(
+                "the plugin: its settings, install record and load path",
+                ("openclaw", "plugins", "uninstall", OPENCLAW_PLUGIN_ID, "--force"),
+                lookup=get_entry,
+                pick=installed,
+                absent_if=_UNSET,
+            ),
+            HostCommand(
+                f'the "enabled": false that the uninstall leaves under {entry}',
+                ("openclaw", "config", "unset", entry),
+                lookup=get_entry,
+                pick=left_behind,
+                absent_if=_UNSET,
+            ),
+            HostCommand(
+                f"the cron job named {OPENCLAW_PLUGIN_ID} that assembles this workspace, if you "
+                "added it (with the Gateway running; `rm` takes the id that `list` shows)",
+                ("openclaw", "cron", "rm", "<id>"),
+                lookup=("openclaw", "cron", "list", "--all", "--json"),
+                pick=our_jobs,
+                placeholder="<id>",
+            ),
+            HostCommand(
+                f"the bootstrap-extra-files hook, if you set it for {OPENCLAW_FALLBACK_OUTPUT}",
+                ("openclaw", "config", "unset", hook),
+                lookup=("openclaw", "config", "get", hook, "--json"),
+                pick=lambda value: [""] if value == ours else [],
+                absent_if=_UNSET,
+            ),
+        ),
+        notes=("If you set output.path for the fallback, set it back in your config.",),
+    )
+
+
+# What `openclaw config get` says of a path that holds nothing (it exits 1).
+_UNSET = ("but unset", "not found")
+
+
+def _assembles(job: dict[str, Any], workspace: str) -> bool:
+    """Whether a cron job is the one setup prints: ours by name, running `assemble --once` on
+    this workspace."""
+    payload = job.get("payload")
+    argv = payload.get("argv") if isinstance(payload, dict) else None
+    return (
+        job.get("name") == OPENCLAW_PLUGIN_ID
+        and isinstance(argv, list)
+        and argv[1:] == ["--once", "--workspace", workspace]
     )

@@ -1,0 +1,42 @@
+"""Codex as the core sees it: the rollouts of the workspace's sessions, and their format."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from assembler.hosts.codex.reader import LINE_TYPES, CodexReader
+from assembler.hosts.codex.sessions import codex_sources
+from assembler.hosts.formats import CODEX
+from assembler.hosts.host import PlainHost
+
+if TYPE_CHECKING:
+    from assembler.transcripts.reader import Reader
+
+
+class Codex(PlainHost):
+    """OpenAI's Codex CLI rollout files."""
+
+    label = "Codex"
+    formats: tuple[str, ...] = (CODEX,)
+
+    def sources(self, workspace: Path, state_dir: Path, environ: Mapping[str, str]) -> list[str]:
+        return codex_sources(workspace, environ)
+
+    def claims(self, line: Mapping[str, Any]) -> str | None:
+        if line.get("type") in LINE_TYPES and isinstance(line.get("payload"), dict):
+            return CODEX
+        return None
+
+    def reader(
+        self,
+        fmt: str,
+        source: str,
+        cutoff: datetime | None,
+        limit: int,
+        session_id: str | None,
+        until: datetime | None,
+    ) -> Reader:
+        return CodexReader(source, cutoff, limit, session_id, until)
