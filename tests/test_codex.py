@@ -17,8 +17,8 @@ import pytest
 from assembler.cli.main import main
 from assembler.file.codec import compose, remember_render
 from assembler.hosts import registry
-from assembler.hosts.claude_code.hook import Block, HookInputError
-from assembler.hosts.codex.hook import parse_codex_input, plan_for, run_codex_hook
+from assembler.file.handoff import Block, HookInputError
+from assembler.hosts.codex.hook import parse_codex_input, run_codex_hook
 from assembler.hosts.codex.sessions import MAX_SOURCES, codex_sources
 from assembler.hosts.codex.setup import codex_setup, trusted_hash
 from assembler.hosts.codex.turns import is_host_text
@@ -334,18 +334,30 @@ def test_a_stale_file_sends_nothing_of_its_content(workspace: Path) -> None:
     assert run_codex_hook(stdin, workspace=None, config_path=None, now=NOW) == ""
 
 
-def test_the_stale_line_goes_once_whole_then_not_again() -> None:
-    event = parse_codex_input(_event("UserPromptSubmit", Path("/w"), prompt="hi"))
-    line = (
-        "[Scratchpad stale since 09:00; the assembler is not running: its content is not shown.]\n"
+def _rendered(workspace: Path, now: datetime) -> None:
+    """A workspace rendered by a real assembly at `now` (its ready block with it): a chat,
+    memory off, UTC."""
+    stamp = (now - timedelta(minutes=3)).isoformat()
+    line = {"role": "user", "content": "why does the export keep failing", "timestamp": stamp}
+    (workspace / "chat.jsonl").write_text(json.dumps(line) + "\n")
+    (workspace / "assembler.toml").write_text(
+        '[transcripts]\nsources = ["chat.jsonl"]\n[memory]\nenabled = false\n'
+        '[time]\ntimezone = "UTC"\n'
     )
-    stale = Block(line, "digest-of-the-line", None)
+    assert main(["--once", "-w", str(workspace), "--now", now.isoformat()]) == 0
 
-    first = plan_for(event, None, stale, NOW)
-    again = plan_for(event, first.held, stale, NOW + timedelta(minutes=1))
 
-    assert (first.kind, first.text) == ("full", line)
-    assert (again.kind, again.text) == ("none", "")
+def test_the_stale_line_goes_once_whole_then_not_again(workspace: Path) -> None:
+    _rendered(workspace, NOW - timedelta(hours=2))
+
+    def hook(when: datetime) -> str:
+        stdin = _event("UserPromptSubmit", workspace, prompt="hi")
+        return run_codex_hook(stdin, workspace=None, config_path=None, now=when)
+
+    first = _context(hook(NOW))
+    assert first.startswith("[Scratchpad stale since ") and "not running" in first
+    assert "## Active Context" not in first
+    assert hook(NOW + timedelta(minutes=1)) == ""
 
 
 def test_other_events_print_nothing(workspace: Path) -> None:

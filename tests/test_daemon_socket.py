@@ -723,7 +723,8 @@ def test_a_prompt_joins_the_window_once_as_its_newest_human_message() -> None:
 def test_the_claude_code_hook_sends_the_block_the_daemon_answers_for_the_prompt(
     tmp_path: Path, serve: Callable[[Path], Daemon]
 ) -> None:
-    from assembler.hosts.claude_code.hook import current_block, run_claude_code_hook
+    from assembler.file.handoff import current_block
+    from assembler.hosts.claude_code.hook import run_claude_code_hook
 
     ws = calm_workspace(tmp_path / "ws")
     serve(ws)

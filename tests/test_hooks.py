@@ -15,15 +15,17 @@ from assembler.cli.main import main
 from assembler.config.files import validate
 from assembler.daemon.service import NUDGE_NAME, DaemonLock
 from assembler.file.codec import compose, prefix_block, read_scratchpad, remember_render
-from assembler.hosts.claude_code.hook import (
+from assembler.file.handoff import (
     Block,
     HookInputError,
     block_limit,
     current_block,
-    decide_and_record,
     fresh_context,
-    parse_claude_code_input,
     prompt_budget,
+)
+from assembler.hosts.claude_code.hook import (
+    decide_and_record,
+    parse_claude_code_input,
     run_claude_code_hook,
 )
 

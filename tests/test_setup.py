@@ -28,7 +28,7 @@ from assembler.daemon.systemd import (
     uninstall_units,
     user_unit_dir,
 )
-from assembler.hosts.claude_code.hook import stale_line
+from assembler.file.handoff import stale_line
 from assembler.hosts.claude_code.setup import claude_code_removal, strip_settings
 from assembler.hosts.mcp.server import SCRATCHPAD_DESCRIPTION, SCRATCHPAD_SCHEMA, Tools
 from assembler.hosts.mcp.setup import mcp_config_files, server_entry

@@ -413,7 +413,7 @@ class CapsConfig:
     auto: int = field(default=350, metadata=_check(positive))
     agent: int = field(default=2000, metadata=_check(positive))
     sections: dict[str, int] = field(
-        default_factory=lambda: {"daily_context": 40, "relevant_memories": 50}
+        default_factory=lambda: {"daily_context": 40, "relevant_memories": 160}
     )
 
     @property

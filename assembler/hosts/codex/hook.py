@@ -8,8 +8,12 @@ every event, plus `source` ("startup", "resume", "clear" or "compact") on Sessio
 the conversation as a `developer` message and keeps in the session's history, resumed sessions
 too. So the block goes to a session once, whole; after that only what changed in it
 (`file.delta`), and whole again after /clear or a compaction (SessionStart). A stale block is
-never sent: one line says the scratchpad is out of date, once. A running daemon is nudged to
-assemble soon.
+never sent: one line says the scratchpad is out of date, once.
+
+What the block is, whatever the host, is `assembler.file.handoff`'s: on UserPromptSubmit the
+prompt goes to a running daemon first (the request names the host "codex"), and its answer
+counts the prompt as the newest human message (within a budget, else the ready block as it
+is); a running daemon is nudged to assemble soon.
 
 Codex blocks the prompt when a UserPromptSubmit hook exits 2, so a problem here is raised as
 an AssemblerError (the CLI prints one line and exits 1, which does not block).
@@ -17,25 +21,25 @@ an AssemblerError (the CLI prints one line and exits 1, which does not block).
 
 from __future__ import annotations
 
-import contextlib
 import json
 from datetime import datetime
 from typing import Any, Final
 
 from assembler.clock import local_timezone
 from assembler.config.files import load_config
-from assembler.file.delta import Copy, Held, HeldCopies, plan_copy
-from assembler.hosts.claude_code.hook import (
-    CONTEXT_EVENTS,
-    Block,
+from assembler.file.handoff import (
     HookEvent,
     HookInputError,
-    current_block,
+    hook_block,
     hook_workspace,
+    nudge_daemon,
+    session_copy,
 )
 
-# The name the held copies of Codex sessions go by in `.scratchpad/held/`.
+# The host's name in prompt requests and in `.scratchpad/held/`.
 HOST_KEY: Final = "codex"
+# The events whose output Codex adds to the context.
+CONTEXT_EVENTS: Final = ("UserPromptSubmit", "SessionStart")
 
 
 def parse_codex_input(text: str) -> HookEvent:
@@ -77,17 +81,14 @@ def parse_codex_input(text: str) -> HookEvent:
         text_field("session_id"),
         text_field("transcript_path"),
         text_field("source"),
+        text_field("prompt"),
     )
 
 
-def plan_for(event: HookEvent, held: Held | None, block: Block, now: datetime) -> Copy:
-    """Given the event, the copy the session holds (None: none known), the block and the
-    clock, return what to send and what the session holds afterwards: the block whole at a
-    SessionStart that lost it (cleared, compacted) or when nothing is held, else only what
-    changed (`file.delta.plan_copy`). The stale line has no section in common with a block:
-    it goes whole, once."""
-    lost = event.name == "SessionStart" and event.source != "resume"
-    return plan_copy(held, block.text, block.digest, block.valid_until, now, full=lost)
+def lost_block(event: HookEvent) -> bool:
+    """Given an event, return whether the session's context lost the block whatever it held: a
+    SessionStart after /clear or a compaction (a resumed session keeps its history)."""
+    return event.name == "SessionStart" and event.source != "resume"
 
 
 def codex_output(event: HookEvent, context: str) -> str:
@@ -105,27 +106,28 @@ def run_codex_hook(
     workspace: str | None,
     config_path: str | None,
     now: datetime | None = None,
+    budget: float | None = None,
 ) -> str:
     """Given the hook's stdin, --workspace and --config, return what to print (maybe "").
 
+    A prompt goes to the running daemon first, which answers the block with the prompt counted
+    (`file.handoff.hook_block`; `budget` seconds at most, else the ready block as it is). The
+    block goes to the session once, then what changed in it (`file.handoff.session_copy`).
     Raise HookInputError for bad input, ConfigError/WorkspaceError for a bad setup.
     """
     event = parse_codex_input(stdin_text)
     config = load_config(hook_workspace(workspace, event), config_path)
-    # daemon.LOCK_NAME; a cheap look first, so the daemon module loads only where one ran.
-    if (config.state_dir / "daemon.lock").exists():
-        from assembler.daemon.service import nudge
-
-        nudge(config.state_dir, event.name)
     if event.name not in CONTEXT_EVENTS:
+        nudge_daemon(config, event.name)
         return ""
     clock = now if now is not None else datetime.now(local_timezone(config.time.timezone))
-    block = current_block(config, clock)
-    copies = HeldCopies(config.state_dir, HOST_KEY)
-    held = copies.get(event.session_id) if event.session_id else None
-    copy = plan_for(event, held, block, clock)
-    if event.session_id and copy.held != held:
-        # No memory of what was sent: the next prompt sends it whole, better than never.
-        with contextlib.suppress(OSError):
-            copies.put(event.session_id, copy.held)
-    return codex_output(event, copy.text)
+    block = hook_block(config, HOST_KEY, event, clock, budget)
+    # After the prompt's answer: the assembly the nudge asks for would hold the daemon up.
+    nudge_daemon(config, event.name)
+    try:
+        text = session_copy(
+            config, HOST_KEY, event.session_id, block, clock, full=lost_block(event)
+        ).text
+    except OSError:
+        text = block.text  # no memory of what the session holds: better twice than never
+    return codex_output(event, text)

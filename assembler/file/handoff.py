@@ -1,0 +1,279 @@
+"""What a host's hook hands the model before a prompt, whatever the host: the block to add (the
+daemon's answer to the prompt, else the ready block, else the file, else one line saying the
+scratchpad is stale) and the part of it the session does not hold yet.
+
+A hook (`hosts/<host>/hook.py`) parses its host's event into a `HookEvent`, then:
+
+    block = hook_block(config, "the host", event, now)   # the prompt counted, when a daemon answers
+    nudge_daemon(config, event.name)                     # a running daemon assembles soon
+    copy = session_copy(config, "the host", event.session_id, block, now, full=lost)
+    print(the host's JSON around copy.text)
+
+The prompt goes first to the workspace's daemon over its socket (`daemon.control.ask_prompt`,
+the request naming the host), and the block it answers counts the prompt as the newest human
+message (its mood, task, strategy and memory queries). No answer within the budget (150 ms, or
+$ASSEMBLER_PROMPT_BUDGET_MS; 0 turns the hand-off off), or no daemon (then nothing is waited
+for), and the ready block is used as it is.
+
+A hook runs before every prompt, so this module starts fast: it reads the file's frontmatter
+with a few string operations instead of loading YAML, Jinja2 or anything numeric, and never
+touches the memory index; only a frontmatter that differs from the last render's (an edit
+touched it) is parsed in full, as `assemble check` parses it, so the two agree on a broken
+file. The agent can write the ready block and the held copies: neither is trusted to be fresher
+than the configured TTL, larger than the caps allow, or well formed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from assembler.errors import AssemblerError, ScratchpadError
+from assembler.file.codec import (
+    body_prefix,
+    prefix_block,
+    quick_read,
+    read_scratchpad,
+    rendered_frontmatter,
+)
+from assembler.file.ready import read_ready
+from assembler.fsutil import read_regular
+
+if TYPE_CHECKING:
+    from assembler.config.schema import Config
+    from assembler.file.delta import Copy
+
+
+class HookInputError(AssemblerError):
+    """The host sent the hook something that is not the JSON object it should be."""
+
+
+@dataclass(frozen=True)
+class HookEvent:
+    """The fields of a host's hook input that the hooks use (the hosts that run command hooks
+    send these under the same names)."""
+
+    name: str
+    cwd: str | None
+    session_id: str | None
+    transcript_path: str | None
+    source: str | None = None  # a session start's: "startup", "resume", "clear", "compact", ...
+    prompt: str | None = None  # a prompt's: what the human typed
+
+
+def hook_workspace(explicit: str | None, event: HookEvent) -> str | None:
+    """Given --workspace (or None) and the event, return the workspace to use: --workspace,
+    else $ASSEMBLER_WORKSPACE, else the session's `cwd` (None: the current folder)."""
+    return explicit or os.environ.get("ASSEMBLER_WORKSPACE") or event.cwd
+
+
+@dataclass(frozen=True)
+class Block:
+    """What the host would add now: the block ('' when stale or missing), a digest of its
+    content apart from its clocks, and until when the block says it is valid."""
+
+    text: str
+    digest: str
+    valid_until: datetime | None
+
+
+NO_BLOCK = Block("", "", None)
+
+
+def hook_block(
+    config: Config, host: str, event: HookEvent, now: datetime, budget: float | None = None
+) -> Block:
+    """Given a config, the host's name, an event that adds context, the clock and the budget in
+    seconds (None: $ASSEMBLER_PROMPT_BUDGET_MS or `daemon.control.PROMPT_BUDGET`), return the
+    block to add: the daemon's answer with the event's prompt counted (`answered_block`), else
+    the current one (`current_block`)."""
+    answered = answered_block(config, host, event, now, budget) if event.prompt else None
+    return answered if answered is not None else current_block(config, now)
+
+
+def current_block(config: Config, now: datetime) -> Block:
+    """Given a config and the clock, return the block to add to the context: the ready block
+    written with the file (see `assembler.file.ready`) while the file is still the one it was made
+    from, else the file itself, parsed in full (an agent edited it, or it predates the ready
+    block)."""
+    ready = read_ready(config.state_dir)
+    limit = block_limit(config)
+    if ready is not None and ready.matches_file(config.output_path):
+        # The agent can write the ready block: its freshness is never more than the TTL the
+        # user configured after it was written, whatever its `expires` says.
+        until = min(ready.expires, ready.updated + timedelta(minutes=config.output.ttl_minutes))
+        if now < until:
+            return Block(capped(ready.block, limit), ready.digest, until)
+        # Silence would read as "nothing new": say once that the scratchpad is out of date.
+        line = stale_line(until, now, daemon_running=daemon_running(config))
+        digest = hashlib.sha256(line.encode()).hexdigest()
+        return Block(line, digest, None)
+    text = capped(fresh_context(config.output_path, now, config.state_dir), limit)
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return Block(text, digest, None)
+
+
+def fresh_context(path: Path, now: datetime, state_dir: Path | None = None) -> str:
+    """Given the path of SCRATCHPAD.md, the clock and the state folder (which keeps the copy of
+    the last render), return the block to add to the context, or "" when the file is missing,
+    unreadable, broken or stale: exactly when `assemble check` does not call it fresh.
+
+    When the file's frontmatter is exactly the last render's, it was valid YAML when written
+    and `expires` is read with a regular expression; otherwise (an edit touched it) it is
+    parsed in full, as `check` parses it.
+    """
+    try:
+        data = read_regular(path).data
+        text = data.decode("utf-8") if data is not None else None
+    except (OSError, UnicodeDecodeError):
+        return ""
+    if text is None:
+        return ""
+    found = quick_read(text)
+    if found is not None and state_dir is not None and found[2] == rendered_frontmatter(state_dir):
+        expires, body, _ = found
+        return "" if now >= expires else body_prefix(body)
+    try:
+        return prefix_block(read_scratchpad(path), now)
+    except ScratchpadError:
+        return ""
+
+
+# The wait for the daemon's answer to a prompt, in ms (see `daemon.control.PROMPT_BUDGET`).
+BUDGET_ENV = "ASSEMBLER_PROMPT_BUDGET_MS"
+_MAX_BUDGET_MS = 10_000
+
+
+def prompt_budget(value: str | None, default: float) -> float:
+    """Given $ASSEMBLER_PROMPT_BUDGET_MS (or None) and the default in seconds, return the
+    budget in seconds: the variable's, between 0 and 10 s, when it is a number of ms."""
+    try:
+        ms = float(value) if value else None
+    except ValueError:
+        ms = None
+    if ms is None or not 0 <= ms <= _MAX_BUDGET_MS:
+        return default
+    return ms / 1000
+
+
+def answered_block(
+    config: Config, host: str, event: HookEvent, now: datetime, budget: float | None = None
+) -> Block | None:
+    """Given a config, the host's name (the prompt request's `host`), an event, the clock and
+    the budget in seconds (None: $ASSEMBLER_PROMPT_BUDGET_MS or `daemon.control.PROMPT_BUDGET`),
+    return the block the workspace's daemon assembled with the event's prompt counted as the
+    newest human message, or None when there is no prompt, no daemon (nothing is waited for),
+    or no fresh answer within the budget: the caller then uses the ready block as it is
+    (`current_block`)."""
+    if not event.prompt or not (config.state_dir / "daemon.lock").exists():
+        return None
+    from assembler.daemon.control import (
+        PROMPT_BUDGET,
+        NotServed,
+        PromptRequest,
+        ask_prompt,
+        clip_prompt,
+    )
+    from assembler.daemon.service import lock_holder
+
+    pid = lock_holder(config.state_dir)
+    if pid is None:
+        return None
+    text, length = clip_prompt(event.prompt)
+    request = PromptRequest(host, event.session_id, text, length)
+    if budget is None:
+        budget = prompt_budget(os.environ.get(BUDGET_ENV), PROMPT_BUDGET)
+    if budget <= 0:  # the user turned the hand-off off
+        return None
+    try:
+        answer = ask_prompt(config.state_dir, request, budget=budget, pid=pid or None)
+    except NotServed:
+        return None
+    # As for the ready block: never fresher than the configured TTL after it was made.
+    until = min(answer.expires, answer.updated + timedelta(minutes=config.output.ttl_minutes))
+    if not answer.block or now >= until:
+        return None
+    return Block(capped(answer.block, block_limit(config)), answer.digest, until)
+
+
+def stale_line(since: datetime, now: datetime, *, daemon_running: bool) -> str:
+    """Given when the scratchpad expired, the clock and whether a daemon serves the workspace,
+    return the one line the model gets instead of a stale block."""
+    when = since.astimezone(now.tzinfo).strftime(
+        "%H:%M" if now - since < timedelta(hours=20) else "%Y-%m-%d %H:%M"
+    )
+    why = "the next assembly is late" if daemon_running else "the assembler is not running"
+    return f"[Scratchpad stale since {when}; {why}: its content is not shown.]\n"
+
+
+def daemon_running(config: Config) -> bool:
+    """Given a config, return whether a daemon holds the workspace's lock (a cheap look at the
+    lock file first, so the daemon's module loads only where one ran)."""
+    if not (config.state_dir / "daemon.lock").exists():
+        return False
+    from assembler.daemon.service import lock_holder
+
+    return lock_holder(config.state_dir) is not None
+
+
+def nudge_daemon(config: Config, why: str) -> None:
+    """Given a config and the event's name, ask a running daemon to assemble soon, so that the
+    next prompt finds a newer file; nothing when none ran here."""
+    # daemon.LOCK_NAME; a cheap look first, so the daemon module loads only where one ran.
+    if (config.state_dir / "daemon.lock").exists():
+        from assembler.daemon.service import nudge
+
+        nudge(config.state_dir, why)
+
+
+# Characters a token takes at most in the counters' estimate, and room for the block's own
+# header and footer lines.
+_CHARS_PER_TOKEN = 8
+_BLOCK_SLACK = 4096
+
+
+def block_limit(config: Config) -> int:
+    """Given a config, return the most characters a hook sends: what the caps allow the file,
+    plus a few KiB; a larger block was not written by an assembly."""
+    return config.caps.total * _CHARS_PER_TOKEN + _BLOCK_SLACK
+
+
+def capped(text: str, limit: int) -> str:
+    """Given a block and the most characters to send, return it whole, or cut at the last line
+    end before the limit with a line that says so."""
+    if len(text) <= limit:
+        return text
+    cut = text.rfind("\n", 0, limit)
+    kept = text[: cut if cut > 0 else limit]
+    return kept + f"\n[scratchpad cut: {len(text):,} characters is over the {limit:,} sent]\n"
+
+
+def session_copy(
+    config: Config,
+    host: str,
+    session_id: str | None,
+    block: Block,
+    now: datetime,
+    *,
+    full: bool,
+) -> Copy:
+    """Given a config, the host's name, the session's id (None: not known), the block, the
+    clock and whether the session's context lacks the block whatever it held (new, cleared,
+    compacted: `full`), return what to send it (`file.delta.plan_copy`: the block whole once,
+    then only what changed, nothing when nothing did) and keep the copy it then holds in
+    `.scratchpad/held/`. A session with no id gets the block whole. Raise OSError if the copy
+    cannot be kept (the caller then sends the block whole: better twice than never)."""
+    from assembler.file.delta import HeldCopies, plan_copy
+
+    copies = HeldCopies(config.state_dir, host)
+    held = copies.get(session_id) if session_id else None
+    copy = plan_copy(
+        held, block.text, block.digest, block.valid_until, now, full=full or not session_id
+    )
+    if session_id and copy.held != held:
+        copies.put(session_id, copy.held)
+    return copy
