@@ -2,6 +2,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.setup-stamp
+DEMO_STAMP := $(VENV)/.demo-stamp
 DEMO_NOW ?= 2026-03-02T23:25:00+11:00
 
 .PHONY: setup demo test lint bench e2e chromium
@@ -14,14 +15,21 @@ setup: $(STAMP)
 # sentence-transformers, in the `export` extra) would download a CUDA build of several GB.
 # Elsewhere take the CPU build from PyTorch's own index:
 #   make demo TORCH_INDEX=https://download.pytorch.org/whl/cpu
+# torch runs once, for the export: its thousands of modules are not byte-compiled ahead.
+# The demo needs the package, the export and nothing else; the tests' tools and the browser
+# come with `setup` (make test, make e2e).
 TORCH ?= torch==2.13.0
 TORCH_INDEX ?=
-$(STAMP): pyproject.toml
+$(DEMO_STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) '$(TORCH)'
-	$(PY) -m pip install --quiet -e '.[dev,export]'
+	$(PY) -m pip install --quiet --no-compile $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) '$(TORCH)'
+	$(PY) -m pip install --quiet -e '.[export]'
 	$(VENV)/bin/assemble model export
+	touch $(DEMO_STAMP)
+
+$(STAMP): $(DEMO_STAMP)
+	$(PY) -m pip install --quiet -e '.[dev,export]'
 	-@$(MAKE) --no-print-directory chromium
 	touch $(STAMP)
 
@@ -38,7 +46,7 @@ chromium:
 		echo "chromium: not installed (needs root and apt-get); the browser tests will be skipped"; \
 	fi
 
-demo: setup
+demo: $(DEMO_STAMP)
 	$(VENV)/bin/assemble --once --workspace workspace-example --now $(DEMO_NOW)
 	$(VENV)/bin/assemble show --workspace workspace-example
 

@@ -27,7 +27,6 @@ import functools
 import os
 import re
 import stat
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -53,7 +52,9 @@ _WRITE_ERRNOS = frozenset(
 )
 
 
-def atomic_write(path: Path, text: str | bytes, *, encoding: str = "utf-8") -> None:
+def atomic_write(
+    path: Path, text: str | bytes, *, encoding: str = "utf-8", durable: bool = True
+) -> None:
     """Given a path and its new text, replace the file so readers see the old or the new whole.
 
     The text goes to a temp file in the same folder (so the rename cannot cross filesystems),
@@ -63,10 +64,13 @@ def atomic_write(path: Path, text: str | bytes, *, encoding: str = "utf-8") -> N
     kept. Raise UnsafePathError if the target exists and is not a regular file (a link, a
     device, a folder); WriteError (an OSError) if the disk is full or the folder cannot be
     written, OSError for other failures.
+
+    `durable=False` skips both fsyncs, for files derived from others and rewritten by every
+    run (a crash may leave the old copy, or none, never half of one).
     """
     data = text.encode(encoding) if isinstance(text, str) else text
     try:
-        temp_name = _temp_copy(path, data)
+        temp_name = _temp_copy(path, data, durable=durable)
         try:
             os.replace(temp_name, path)
         except BaseException:
@@ -75,17 +79,20 @@ def atomic_write(path: Path, text: str | bytes, *, encoding: str = "utf-8") -> N
             raise
     except OSError as error:
         raise write_error(error, path) from error
-    fsync_folder(path.parent)
+    if durable:
+        fsync_folder(path.parent)
 
 
-def _temp_copy(path: Path, data: bytes) -> str:
+def _temp_copy(path: Path, data: bytes, *, durable: bool = True) -> str:
     """Given the file to replace and its new bytes, return the name of a temp file beside it
-    that holds them, fsynced, with the old file's permissions. Temp files that killed writers
-    left for the same file are removed first. Raise UnsafePathError if the file exists and is
-    not a regular file."""
+    that holds them, fsynced when `durable`, with the old file's permissions. Temp files that
+    killed writers left for the same file are removed first. Raise UnsafePathError if the file
+    exists and is not a regular file."""
     mode = _regular_mode(path)
     remove_stale_temps(path.parent, path.name)
     # The pid in the name tells a later writer whether this temp file's writer is still alive.
+    import tempfile  # here: it pulls shutil and the compressors, which readers never need
+
     fd, temp_name = tempfile.mkstemp(
         prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent
     )
@@ -93,7 +100,8 @@ def _temp_copy(path: Path, data: bytes) -> str:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.chmod(temp_name, mode)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

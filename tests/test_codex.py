@@ -15,9 +15,11 @@ from pathlib import Path
 import pytest
 
 from assembler.cli.main import main
+from assembler.daemon.control import PromptAnswer, PromptRequest
+from assembler.daemon.service import DaemonLock
 from assembler.file.codec import compose, remember_render
+from assembler.file.handoff import HookInputError
 from assembler.hosts import registry
-from assembler.file.handoff import Block, HookInputError
 from assembler.hosts.codex.hook import parse_codex_input, run_codex_hook
 from assembler.hosts.codex.sessions import MAX_SOURCES, codex_sources
 from assembler.hosts.codex.setup import codex_setup, trusted_hash
@@ -360,6 +362,69 @@ def test_the_stale_line_goes_once_whole_then_not_again(workspace: Path) -> None:
     assert hook(NOW + timedelta(minutes=1)) == ""
 
 
+PROMPT = "third time it fails, just give me the command"
+ANSWER = "[Session Scratchpad - answered]\n## Response Strategy\n- **Style:** concise\n"
+
+
+def _answering_daemon(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[PromptRequest], DaemonLock]:
+    """The workspace's lock held as a running daemon holds it, and its socket's answer to a
+    prompt: ANSWER, valid 30 minutes; return the requests it got and the lock."""
+    import assembler.daemon.control as control
+
+    asked: list[PromptRequest] = []
+
+    def ask_prompt(
+        state_dir: Path, request: PromptRequest, *, budget: float, pid: int | None
+    ) -> PromptAnswer:
+        assert state_dir == workspace / ".scratchpad" and budget == 0.15 and pid == os.getpid()
+        asked.append(request)
+        return PromptAnswer(ANSWER, "digest-of-the-answer", NOW, NOW + timedelta(minutes=30))
+
+    monkeypatch.setattr(control, "ask_prompt", ask_prompt)
+    return asked, DaemonLock.acquire(workspace / ".scratchpad")
+
+
+def test_a_prompt_goes_to_the_running_daemon_as_codexs_and_its_answer_is_sent(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _rendered(workspace, NOW)
+    asked, lock = _answering_daemon(workspace, monkeypatch)
+    stdin = _event("UserPromptSubmit", workspace, prompt=PROMPT, turn_id="t1")
+    try:
+        output = run_codex_hook(stdin, workspace=None, config_path=None, now=NOW)
+    finally:
+        lock.release()
+
+    assert asked == [PromptRequest("codex", "01a2-session", PROMPT, len(PROMPT), 150)]
+    assert _context(output) == ANSWER
+
+
+def test_without_a_daemon_or_with_the_budget_at_0_the_prompt_goes_nowhere(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _rendered(workspace, NOW)
+    asked, lock = _answering_daemon(workspace, monkeypatch)
+    lock.release()  # the lock file stays, held by nobody: a daemon that stopped
+    stdin = _event("UserPromptSubmit", workspace, prompt=PROMPT)
+
+    stopped = _context(run_codex_hook(stdin, workspace=None, config_path=None, now=NOW))
+
+    lock = DaemonLock.acquire(workspace / ".scratchpad")
+    monkeypatch.setenv("ASSEMBLER_PROMPT_BUDGET_MS", "0")  # the hand-off turned off
+    session = _event("UserPromptSubmit", workspace, session="another", prompt=PROMPT)
+    try:
+        turned_off = _context(run_codex_hook(session, workspace=None, config_path=None, now=NOW))
+    finally:
+        lock.release()
+
+    assert asked == []
+    # The ready block as it is, which the prompt could not count.
+    ready = json.loads((workspace / ".scratchpad" / "prefix.json").read_text())["block"]
+    assert stopped == turned_off == ready != ANSWER
+
+
 def test_other_events_print_nothing(workspace: Path) -> None:
     _write_pad(workspace, BODY)
     stdin = _event("Stop", workspace)
@@ -446,7 +511,7 @@ def test_setup_codex_remove_names_each_entry_and_its_file(
     config_toml = isolated_home / ".codex" / "config.toml"
     flowing = " ".join(text.split())  # a heading wraps
     assert f"In {hooks_json}, delete the SessionStart and UserPromptSubmit hooks" in flowing
-    assert f"In {config_toml}, delete these tables by hand:" in text
+    assert f"In {config_toml}, delete the tables that trust those hooks" in flowing
     assert f'   [hooks.state."{hooks_json}:session_start:0:0"]' in text
     assert f'   [hooks.state."{hooks_json}:user_prompt_submit:0:0"]' in text
     assert "   [mcp_servers.scratchpad]" in text
@@ -483,6 +548,91 @@ def test_remove_apply_takes_only_our_hooks_out_of_hooks_json(
         "Stop": [{"hooks": [mine]}],
     }
     assert "removed:" in capsys.readouterr().out
+
+
+def _configured(home: Path, workspace: Path, other: Path) -> tuple[Path, str, str]:
+    """config.toml as a user keeps it after setting up two workspaces: theirs (the model, a
+    comment, another MCP server) around the tables the setup printed for `other` and then for
+    `workspace`; return its path, its text, and the text of `other`'s tables."""
+    ours = codex_setup(workspace, ASSEMBLE, {"HOME": str(home)})
+    theirs = codex_setup(other, ASSEMBLE, {"HOME": str(home)})
+    other_trust = "".join(
+        f"[hooks.state.{json.dumps(key)}]\ntrusted_hash = {json.dumps(digest)}\n\n"
+        for key, digest in theirs.trust.items()
+    ).replace(":0:0", ":1:0")  # the second group of each event in hooks.json
+    mine = (
+        '# my settings\nmodel = "gpt-5.5"\n\n'
+        + other_trust
+        + '# the linter server\n[mcp_servers.lint]\ncommand = "lint-mcp"  # keep\n\n'
+    )
+    path = home / ".codex" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(mine + "\n".join(ours.config_lines()) + "\n", encoding="utf-8")
+    return path, mine, other_trust
+
+
+def test_remove_apply_cuts_only_our_tables_out_of_config_toml_keeping_its_comments(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], isolated_home: Path
+) -> None:
+    workspace, other = tmp_path / "ws", tmp_path / "other ws"
+    workspace.mkdir()
+    other.mkdir()
+    path, mine, _ = _configured(isolated_home, workspace, other)
+
+    code = main(["setup", "codex", "--remove", "--apply", "--workspace", str(workspace)])
+
+    out = capsys.readouterr().out
+    assert code == 0, out
+    # Every other line as it was; the feature flag stays (Codex's default, perhaps others').
+    assert path.read_text(encoding="utf-8") == mine + "[features]\nhooks = true\n"
+    assert "removed: the tables that trust those hooks" in out
+    assert "[mcp_servers.scratchpad]" in out and "stays in" in out
+    # Run again: nothing of ours is left, and nothing else is touched.
+    assert main(["setup", "codex", "--remove", "--apply", "--workspace", str(workspace)]) == 0
+    assert "absent: the tables" in capsys.readouterr().out
+
+
+def test_remove_apply_leaves_another_workspaces_mcp_server_and_an_inline_one_for_the_user(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], isolated_home: Path
+) -> None:
+    workspace, other = tmp_path / "ws", tmp_path / "other ws"
+    workspace.mkdir()
+    other.mkdir()
+    path = isolated_home / ".codex" / "config.toml"
+    path.parent.mkdir(parents=True)
+    served = codex_setup(other, ASSEMBLE, {"HOME": str(isolated_home)}).config_lines()
+    path.write_text("\n".join(served) + "\n", encoding="utf-8")
+    argv = ["setup", "codex", "--remove", "--apply", "--workspace", str(workspace)]
+
+    assert main(argv) == 0
+    assert path.read_text(encoding="utf-8") == "\n".join(served) + "\n"  # not ours at all
+    assert "absent: the tables" in capsys.readouterr().out
+
+    # Ours, written inline: no header line of its own to cut by, so the user is told.
+    args = json.dumps(["mcp", "--workspace", str(workspace)])
+    inline = f'mcp_servers = {{ scratchpad = {{ command = "{ASSEMBLE}", args = {args} }} }}\n'
+    path.write_text(inline, encoding="utf-8")
+
+    assert main(argv) == 0
+    assert path.read_text(encoding="utf-8") == inline
+    out = capsys.readouterr().out
+    assert "manual: the tables" in out and "delete by hand: [mcp_servers.scratchpad]" in out
+
+
+def test_remove_apply_reports_a_config_toml_that_is_not_toml_and_leaves_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], isolated_home: Path
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    path = isolated_home / ".codex" / "config.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text("[mcp_servers.scratchpad\n", encoding="utf-8")
+
+    code = main(["setup", "codex", "--remove", "--apply", "--workspace", str(workspace)])
+
+    assert code == 1
+    assert path.read_text(encoding="utf-8") == "[mcp_servers.scratchpad\n"
+    assert "is not TOML" in capsys.readouterr().out
 
 
 def _assemble() -> Path:

@@ -6,6 +6,7 @@ bad client never hurts the daemon; the daemon loads its models before it says it
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -751,6 +752,9 @@ def test_the_claude_code_hook_sends_the_block_the_daemon_answers_for_the_prompt(
         ({"session": 5}, "session must be"),
         ({"session": "s" * 300}, "session must be"),
         ({"extra": 1}, "the fields are"),
+        ({"wait_ms": -1}, "wait_ms must be"),
+        ({"wait_ms": 10_001}, "wait_ms must be"),
+        ({"wait_ms": 1.5}, "wait_ms must be"),
     ],
 )
 def test_a_malformed_prompt_request_is_refused_without_quoting_it(
@@ -774,6 +778,22 @@ def test_a_daemon_busy_with_an_assembly_declines_a_prompt_rather_than_keep_it_wa
     with daemon._assembly, pytest.raises(NotServed) as declined:
         ask_prompt(ws / ".scratchpad", _prompt(), budget=WAIT)
     assert declined.value.reason == "busy"  # at once: not the caller's timeout
+
+
+def test_a_caller_that_says_how_long_it_waits_gets_the_answer_after_a_running_assembly(
+    ws: Path, serve: Callable[[Path], Daemon]
+) -> None:
+    daemon = serve(ws)
+    release = threading.Timer(0.3, daemon._assembly.release)
+    daemon._assembly.acquire()
+    release.start()
+    try:
+        request = dataclasses.replace(_prompt(), wait_ms=10_000)
+        answer = ask_prompt(ws / ".scratchpad", request, budget=10.0)
+    finally:
+        release.join()
+    assert CONCISE in answer.block
+    assert daemon.stats.assemblies["prompt"] == 1
 
 
 def test_with_no_daemon_a_prompt_fails_at_once_without_waiting_for_its_budget(

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from e2e.daemon import RunningDaemon
 from e2e.hosts import Hosts
 from e2e.mock_model import MODEL_ID, LoggedRequest, MockModel, Reply, Text
 from e2e.turns import HostRun, base_env, run_host
@@ -76,14 +77,21 @@ class Codex:
     workspace: Path
     goal: str  # a line of the scratchpad found nowhere else: the agent's goal section
 
-    def turn(self, prompt: str, *replies: Reply, resume: str | None = None) -> str:
-        """Run `codex exec PROMPT` (or `codex exec resume ID PROMPT`) in the workspace, the
-        mock answering with `replies`; return the session's id, after checking the run
-        succeeded and used every reply."""
+    def turn(
+        self,
+        prompt: str,
+        *replies: Reply,
+        resume: str | None = None,
+        env: dict[str, str] | None = None,
+    ) -> str:
+        """Run `codex exec PROMPT` (or `codex exec resume ID PROMPT`) in the workspace, with
+        `env` added to its environment (which its hooks inherit), the mock answering with
+        `replies`; return the session's id, after checking the run succeeded and used every
+        reply."""
         self.model.script(*replies)
         head = ["exec", "resume", resume] if resume else ["exec"]
         argv = [str(self.hosts.codex), *head, "--skip-git-repo-check", "--json", prompt]
-        env = {**base_env(self.hosts, self.home), KEY_VARIABLE: "sk-e2e-dummy-key"}
+        env = {**base_env(self.hosts, self.home), KEY_VARIABLE: "sk-e2e-dummy-key", **(env or {})}
         run = run_host(argv, env=env, cwd=self.workspace, timeout=CODEX_TIMEOUT_S)
         assert run.returncode == 0, self.failure(run)
         assert self.model.pending() == [], self.failure(run)
@@ -336,11 +344,51 @@ def test_remove_apply_takes_the_hooks_out_and_codex_sends_no_scratchpad(codex: M
     (first,) = setup.model.turn_calls()
     assert _count(first, HEADER) == 1
 
+    config_toml = setup.home / ".codex" / "config.toml"
+    provider = config_toml.read_text().split("[features]")[0]
+
     removed = setup.assemble("setup", "codex", "--remove", "--apply")
 
-    assert "removed:" in removed.stdout, removed.describe()
+    assert removed.stdout.count("removed:") == 2, removed.describe()
     assert json.loads((setup.home / ".codex" / "hooks.json").read_text()) == {"hooks": {}}
+    # The trust and the MCP server's tables cut out; the rest of the file as it was.
+    assert config_toml.read_text() == provider + "[features]\nhooks = true\n"
     setup.turn("a new session after the removal (e2e)", Text("Hello."))
     _, after = setup.model.turn_calls()
     assert _count(after, HEADER) == 0
     assert _count(after, setup.goal) == 0
+    namespaces = [tool["name"] for tool in after.body["tools"] if tool.get("type") == "namespace"]
+    assert "mcp__scratchpad" not in namespaces, after.tool_names()
+
+
+CONCISE = "- **Style:** concise"
+
+
+def test_with_the_daemon_running_the_prompt_being_answered_counts_in_its_own_turn(
+    codex: MakeCodex, tmp_path: Path
+) -> None:
+    # The workspace's own chat feeds the scratchpad: what Codex writes of the prompt does not,
+    # so only the hand-off can make the block count it.
+    setup = codex(transcript=True)
+    prompt = "third time it fails, just give me the command"
+    # The hook's wait for the daemon's answer: long, so that a loaded machine cannot make this
+    # test race it (the budget's default is measured in bench/bench_prompt_answer.py).
+    wait = {"ASSEMBLER_PROMPT_BUDGET_MS": "10000"}
+
+    # Without a daemon: the ready block written before the prompt, which it cannot count.
+    setup.turn(prompt, Text("Here it is."), env=wait)
+    (before,) = setup.model.turn_calls()
+    assert _count(before, setup.goal) == 1 and _count(before, CONCISE) == 0
+
+    with RunningDaemon(setup.workspace, tmp_path, _assemble_env(setup.home)) as daemon:
+        mark = len(setup.model.turn_calls())
+        setup.turn(prompt, Text("Here it is again."), env=wait)
+        log = daemon.log_text()
+
+    (request,) = setup.model.turn_calls()[mark:]
+    # The hook sent the prompt to the daemon, which answered the block with it counted.
+    assert _count(request, CONCISE) == 1, _developer_texts(request)
+    assert _count(request, setup.goal) == 1 and _count(request, HEADER) == 1
+    assert _count(request, f"“{prompt}”") == 1  # the task the block names: this prompt
+    assert CONCISE not in setup.ready()["block"]  # not published: the transcript is the record
+    assert prompt not in log  # nor logged

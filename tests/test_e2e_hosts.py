@@ -13,6 +13,7 @@ import json
 import os
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -111,13 +112,29 @@ OPENCLAW_APIS = {
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("api", list(OPENCLAW_APIS))
 def test_openclaw_completes_a_local_turn_with_a_tool_call_and_its_sqlite_transcript_reads_back(
-    hosts: Hosts, model: MockModel, tmp_path: Path, api: OpenClawApi
+    hosts: Hosts, tmp_path: Path
 ) -> None:
-    home, workspace = tmp_path / "home", tmp_path / "workspace"
-    home.mkdir()
+    # Each provider adapter in its own HOME with its own mock, side by side.
+    with ThreadPoolExecutor(max_workers=len(OPENCLAW_APIS)) as pool:
+        turns = [pool.submit(_openclaw_turn, hosts, tmp_path / api, api) for api in OPENCLAW_APIS]
+        for turn in turns:
+            turn.result()
+
+
+def _openclaw_turn(hosts: Hosts, root: Path, api: OpenClawApi) -> None:
+    """One local turn with a tool call through OpenClaw's `api` adapter, checked from what the
+    mock got to what the store reads back as."""
+    home, workspace = root / "home", root / "workspace"
+    home.mkdir(parents=True)
     workspace.mkdir()
+    with MockModel(root / "model-requests.jsonl") as model:
+        _check_openclaw_turn(hosts, model, home, workspace, api)
+
+
+def _check_openclaw_turn(
+    hosts: Hosts, model: MockModel, home: Path, workspace: Path, api: OpenClawApi
+) -> None:
     (workspace / "NOTE.md").write_text("The secret word is mango.\n")
     write_openclaw_config(home, openclaw_config(model, workspace, api=api))
     prompt = "What is the secret word in NOTE.md? (e2e smoke test)"

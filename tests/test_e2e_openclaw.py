@@ -19,19 +19,24 @@ fourth runs two turns on a ready block the agent forged: its guidance never reac
 prompt (the plugin sends its own), a far-future `expires_ms` does not keep an old block fresh,
 and of a 0.9 MB block at most 16 KiB is sent.
 
-They need npm and skip with the harness's reason without it (see tests/e2e/hosts.py).
+The Gateway test and the daemon test run their flows in a thread (tests/e2e/background.py),
+each on its own HOME and mock, beside the plugin test and the forged-block test: a host's run
+is mostly waiting. They need npm and skip with the harness's reason without it (see
+tests/e2e/hosts.py).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
+from collections.abc import Iterator
+from concurrent.futures import Future
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from e2e.background import home_env, in_background
 from e2e.daemon import RunningDaemon
 from e2e.hosts import Hosts
 from e2e.mock_model import LoggedRequest, MockModel, Text, ToolCall
@@ -151,14 +156,16 @@ def _workspace(root: Path, *, output: str | None = None) -> Path:
     return workspace
 
 
-def _assemble(*args: str) -> str:
-    """Run this install's `assemble` (a fresh process, as OpenClaw runs it); return stdout."""
+def _assemble(*args: str, env: dict[str, str] | None = None) -> str:
+    """Run this install's `assemble` (a fresh process, as OpenClaw runs it), in `env` if given
+    (a flow in a thread gives its own: the tests meanwhile move HOME); return stdout."""
     done = subprocess.run(
         [str(assemble_executable()), *args],
         capture_output=True,
         text=True,
         timeout=120,
         stdin=subprocess.DEVNULL,
+        env=env,
     )
     assert done.returncode == 0, f"assemble {args}: exit {done.returncode}\n{done.stderr}"
     return done.stdout
@@ -211,6 +218,7 @@ def _stable_system(request: LoggedRequest) -> str:
     return system[:end]
 
 
+@pytest.mark.usefixtures("gateway_flow")  # the Gateway test's flow runs beside this one
 def test_openclaw_with_the_plugin_sends_the_fresh_scratchpad_runs_its_tool_and_drops_it_when_stale(
     hosts: Hosts, model: MockModel, tmp_path: Path
 ) -> None:
@@ -320,19 +328,20 @@ def test_openclaw_with_the_plugin_sends_the_fresh_scratchpad_runs_its_tool_and_d
     assert len({m.session_id for m in read.messages}) == 1
 
 
-def test_through_the_gateway_the_printed_cron_job_feeds_the_plugin_and_the_bootstrap_fallback(
-    hosts: Hosts, model: MockModel, tmp_path: Path
+def _through_the_gateway(
+    hosts: Hosts, model: MockModel, tmp_path: Path, environ: dict[str, str]
 ) -> None:
     # Every other command the setup prints, on one Gateway: the plugin, the cron job that
     # keeps the file fresh, and the fallback (a real setup uses the plugin or the fallback;
     # here each shows in its own part of the one request).
     workspace = _workspace(tmp_path, output=OPENCLAW_FALLBACK_OUTPUT)
     home = _openclaw_home(tmp_path, model, workspace)
+    env = {**environ, **home_env(tmp_path / "user")}  # the user's, as `isolated_home` makes it
     config_path = home / ".openclaw" / "openclaw.json"
     config = json.loads(config_path.read_text())
     config["gateway"] = openclaw_gateway_settings(free_port(), "e2e-gateway-token")
     config_path.write_text(json.dumps(config, indent=2) + "\n")
-    text = _assemble("setup", "openclaw", "--no-assemble", "--workspace", str(workspace))
+    text = _assemble("setup", "openclaw", "--no-assemble", "--workspace", str(workspace), env=env)
     install, configure, _inspect, cron, fallback = printed_openclaw_commands(text)
     assert (cron[1:3], fallback[1:3]) == (["cron", "add"], ["config", "set"])
     _run_printed(hosts, [install, configure, fallback], home, workspace)
@@ -365,6 +374,25 @@ def test_through_the_gateway_the_printed_cron_job_feeds_the_plugin_and_the_boots
     assert content.startswith("---\n") and "\nexpires: " in content
     assert content.strip() in system
     assert MEMORY_NOTE in system
+
+
+def _gateway_flow(hosts: Hosts, root: Path, environ: dict[str, str]) -> None:
+    with MockModel(root / "model-requests.jsonl") as model:
+        _through_the_gateway(hosts, model, root, environ)
+
+
+@pytest.fixture(scope="module")
+def gateway_flow(hosts: Hosts, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Future[None]]:
+    """The Gateway test's flow, started in a thread when first asked for, so that it runs
+    beside the test before it (each on its own HOME, Gateway and mock)."""
+    with in_background(_gateway_flow, hosts, tmp_path_factory.mktemp("gateway")) as flow:
+        yield flow
+
+
+def test_through_the_gateway_the_printed_cron_job_feeds_the_plugin_and_the_bootstrap_fallback(
+    gateway_flow: Future[None],
+) -> None:
+    gateway_flow.result()
 
 
 def test_the_plugin_reads_only_its_own_file_and_never_breaks_a_turn(
@@ -430,6 +458,7 @@ def _forge_ready(workspace: Path, **fields: Any) -> dict[str, Any]:
     return data
 
 
+@pytest.mark.usefixtures("daemon_flow")  # the daemon test's flow runs beside this one
 def test_a_forged_ready_block_writes_no_system_prompt_stays_fresh_no_longer_and_is_cut(
     hosts: Hosts, model: MockModel, tmp_path: Path
 ) -> None:
@@ -483,17 +512,18 @@ def test_a_forged_ready_block_writes_no_system_prompt_stays_fresh_no_longer_and_
 CONCISE = "- **Style:** concise"
 
 
-def test_with_the_daemon_running_the_plugin_sends_the_block_with_the_prompt_counted(
-    hosts: Hosts, model: MockModel, tmp_path: Path
+def _with_the_daemon(
+    hosts: Hosts, model: MockModel, tmp_path: Path, environ: dict[str, str]
 ) -> None:
     workspace = _workspace(tmp_path)
+    env = {**environ, **home_env(tmp_path / "user")}  # the user's, as `isolated_home` makes it
     said = (datetime.now(UTC) - timedelta(minutes=3)).isoformat()
     line = {"role": "user", "content": "why does the deploy keep failing on staging"}
     (workspace / "transcripts" / "chat.jsonl").write_text(json.dumps(line | {"timestamp": said}))
-    _assemble("--once", "--workspace", str(workspace))
+    _assemble("--once", "--workspace", str(workspace), env=env)
     assert CONCISE not in _ready(workspace)["block"]
     home = _openclaw_home(tmp_path, model, workspace)
-    text = _assemble("setup", "openclaw", "--no-assemble", "--workspace", str(workspace))
+    text = _assemble("setup", "openclaw", "--no-assemble", "--workspace", str(workspace), env=env)
     install, configure, *_ = printed_openclaw_commands(text)
     _run_printed(hosts, [install, configure], home, workspace)
     # The plugin's wait for the daemon's answer: long, so that a loaded machine cannot make
@@ -510,7 +540,7 @@ def test_with_the_daemon_running_the_plugin_sends_the_block_with_the_prompt_coun
     before = _prompt_text(model.turn_calls()[-1], prompt)
     assert HEADER in before and CONCISE not in before
 
-    with RunningDaemon(workspace, tmp_path, {**os.environ, "HOME": str(home)}) as daemon:
+    with RunningDaemon(workspace, tmp_path, {**env, "HOME": str(home)}) as daemon:
         model.script(Text("Here it is again."))
         _turn(hosts, model, home, workspace, f"{prompt} (again)")
         log = daemon.log_text()
@@ -523,6 +553,25 @@ def test_with_the_daemon_running_the_plugin_sends_the_block_with_the_prompt_coun
     assert CONCISE not in _ready(workspace)["block"]  # not published: the transcript is the record
     assert prompt not in log
     assert model.pending() == []
+
+
+def _daemon_flow(hosts: Hosts, root: Path, environ: dict[str, str]) -> None:
+    with MockModel(root / "model-requests.jsonl") as model:
+        _with_the_daemon(hosts, model, root, environ)
+
+
+@pytest.fixture(scope="module")
+def daemon_flow(hosts: Hosts, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Future[None]]:
+    """The daemon test's flow, started in a thread when first asked for, so that it runs beside
+    the forged-block test (each on its own HOME and mock)."""
+    with in_background(_daemon_flow, hosts, tmp_path_factory.mktemp("daemon")) as flow:
+        yield flow
+
+
+def test_with_the_daemon_running_the_plugin_sends_the_block_with_the_prompt_counted(
+    daemon_flow: Future[None],
+) -> None:
+    daemon_flow.result()
 
 
 # The plugin's prompt hand-off against listeners of its own, without OpenClaw: node

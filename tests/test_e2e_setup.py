@@ -3,6 +3,10 @@ what `assemble setup HOST --remove` prints (and `--apply` does) removes everythi
 so that a turn carries no scratchpad and the host's config names nothing of ours; and the
 daemon with OpenClaw's Gateway: a fresh install whose agent store appears after the daemon
 started gets its first turn read, and an idle Gateway does not keep the daemon assembling.
+
+The OpenClaw removal's two ways (printed, applied) run side by side, each on its own HOME,
+Gateway and mock. The daemon-and-Gateway flow runs alone: run beside the removal it once counted
+3 assemblies in its idle minute (the Gateway still writing the turn when the minute began).
 """
 
 from __future__ import annotations
@@ -12,12 +16,16 @@ import os
 import re
 import sqlite3
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from e2e.background import home_env, in_background
 from e2e.hosts import Hosts
 from e2e.mock_model import MockModel, Text
 from e2e.turns import (
@@ -68,11 +76,11 @@ def _workspace(tmp_path: Path) -> Path:
     return workspace
 
 
-def _openclaw_home(home: Path, model: MockModel, workspace: Path) -> Path:
-    """Write OpenClaw's config into HOME (the mock as its model, a local Gateway); return the
-    config's path."""
+def _openclaw_home(home: Path, model: MockModel, workspace: Path, port: int) -> Path:
+    """Write OpenClaw's config into HOME (the mock as its model, a local Gateway on `port`);
+    return the config's path."""
     config = openclaw_config(model, workspace)
-    config["gateway"] = openclaw_gateway_settings(free_port(), "e2e-gateway-token")
+    config["gateway"] = openclaw_gateway_settings(port, "e2e-gateway-token")
     return write_openclaw_config(home, config)
 
 
@@ -88,53 +96,89 @@ def _our_jobs(hosts: Hosts, home: Path, cwd: Path) -> list[dict[str, Any]]:
     return [job for job in listing.json()["jobs"] if job.get("name") == OPENCLAW_PLUGIN_ID]
 
 
-@pytest.mark.parametrize("how", ["printed", "apply"])
+def _distinct_ports(count: int) -> list[int]:
+    """`count` free ports, no two alike (each flow's Gateway listens on its own)."""
+    ports: list[int] = []
+    while len(ports) < count:
+        port = free_port()
+        if port not in ports:
+            ports.append(port)
+    return ports
+
+
+def _remove_openclaw(hosts: Hosts, root: Path, how: str, port: int) -> None:
+    """Set OpenClaw up as printed in a HOME of its own under `root`, then remove it `how`:
+    "printed" runs the commands the removal prints (the job's id read off `cron list`),
+    "apply" lets `--apply` run them; check that nothing of ours is left and that a turn
+    carries no scratchpad."""
+    home, tmp = root / "home", root / "tmp"
+    home.mkdir(parents=True)
+    tmp.mkdir()
+    workspace = _workspace(tmp)
+    as_user = home_env(home)  # one HOME for OpenClaw and `assemble`, as a user has
+    with MockModel(root / "model-requests.jsonl") as model:
+        config_path = _openclaw_home(home, model, workspace, port)
+        setup = _assemble(
+            "setup", "openclaw", "--workspace", str(workspace), cwd=workspace, env=as_user
+        ).stdout
+        install, configure, _inspect, cron, fallback = printed_openclaw_commands(setup)
+        for command in (install, configure, fallback):
+            _ok(run_openclaw_cli(hosts, command, home=home, cwd=workspace))
+        argv = ["setup", "openclaw", "--remove", "--workspace", str(workspace)]
+        removal = _assemble(*argv, cwd=workspace, env=as_user)
+        uninstall, unset, listing, remove, unhook = printed_openclaw_commands(removal.stdout)
+        assert (listing[1:3], remove[1:4]) == (["cron", "list"], ["cron", "rm", "<id>"])
+
+        with OpenClawGateway(hosts, home=home, cwd=workspace) as gateway:
+            _ok(run_openclaw_cli(hosts, cron, home=home, cwd=workspace))
+            [job] = _our_jobs(hosts, home, workspace)
+            if how == "printed":  # the user reads the job's id off `list` and puts it in `rm`
+                for command in (uninstall, unset):
+                    _ok(run_openclaw_cli(hosts, command, home=home, cwd=workspace))
+                jobs = _ok(run_openclaw_cli(hosts, listing, home=home, cwd=workspace)).json()
+                assert job["id"] in [j["id"] for j in jobs["jobs"]]
+                for command in ([*remove[:3], job["id"]], unhook):
+                    _ok(run_openclaw_cli(hosts, command, home=home, cwd=workspace))
+            else:
+                env = {
+                    **as_user,
+                    **openclaw_env(hosts, home),
+                    "PATH": f"{hosts.openclaw.parent}:{hosts.path()}",
+                }
+                applied = _assemble(*argv, "--apply", cwd=workspace, env=env).stdout
+                assert [line.split(":")[0] for line in applied.splitlines()[:4]] == [
+                    "removed"
+                ] * 4, applied
+                assert f"openclaw cron rm {job['id']}" in applied
+            assert _our_jobs(hosts, home, workspace) == [], gateway.log()[-2000:]
+
+        settings = json.loads(config_path.read_text())
+        plugins = settings.get("plugins", {})
+        assert OPENCLAW_PLUGIN_ID not in plugins.get("entries", {})  # not even "enabled": false
+        assert str(openclaw_plugin_dir()) not in plugins.get("load", {}).get("paths", [])
+        assert "bootstrap-extra-files" not in json.dumps(settings.get("hooks", {}))
+        # The setup's first assembly left a fresh block, which the plugin would have sent.
+        ready = json.loads((workspace / ".scratchpad" / "prefix.json").read_text())
+        assert ready["expires_ms"] > time.time() * 1000 and HEADER in ready["block"]
+        model.script(Text("Hello."))
+        turn = run_openclaw(hosts, home=home, workspace=workspace, prompt="after the removal")
+        assert turn.returncode == 0, turn.describe()
+        (request,) = model.turn_calls()
+        assert HEADER not in request.dump() and "scratchpad" not in request.tool_names()
+
+
 def test_the_openclaw_removal_leaves_no_plugin_no_cron_job_no_hook_and_no_scratchpad(
-    hosts: Hosts, model: MockModel, tmp_path: Path, isolated_home: Path, how: str
+    hosts: Hosts, tmp_path: Path
 ) -> None:
-    workspace, home = _workspace(tmp_path), isolated_home
-    config_path = _openclaw_home(home, model, workspace)
-    setup = _assemble("setup", "openclaw", "--workspace", str(workspace), cwd=workspace).stdout
-    install, configure, _inspect, cron, fallback = printed_openclaw_commands(setup)
-    for command in (install, configure, fallback):
-        _ok(run_openclaw_cli(hosts, command, home=home, cwd=workspace))
-    argv = ["setup", "openclaw", "--remove", "--workspace", str(workspace)]
-    removal = _assemble(*argv, cwd=workspace)
-    uninstall, unset, listing, remove, unhook = printed_openclaw_commands(removal.stdout)
-    assert (listing[1:3], remove[1:4]) == (["cron", "list"], ["cron", "rm", "<id>"])
-
-    with OpenClawGateway(hosts, home=home, cwd=workspace) as gateway:
-        _ok(run_openclaw_cli(hosts, cron, home=home, cwd=workspace))
-        [job] = _our_jobs(hosts, home, workspace)
-        if how == "printed":  # the user reads the job's id off `list` and puts it in `rm`
-            for command in (uninstall, unset):
-                _ok(run_openclaw_cli(hosts, command, home=home, cwd=workspace))
-            jobs = _ok(run_openclaw_cli(hosts, listing, home=home, cwd=workspace)).json()
-            assert job["id"] in [j["id"] for j in jobs["jobs"]]
-            for command in ([*remove[:3], job["id"]], unhook):
-                _ok(run_openclaw_cli(hosts, command, home=home, cwd=workspace))
-        else:
-            env = {**openclaw_env(hosts, home), "PATH": f"{hosts.openclaw.parent}:{hosts.path()}"}
-            applied = _assemble(*argv, "--apply", cwd=workspace, env=env).stdout
-            assert [line.split(":")[0] for line in applied.splitlines()[:4]] == ["removed"] * 4, (
-                applied
-            )
-            assert f"openclaw cron rm {job['id']}" in applied
-        assert _our_jobs(hosts, home, workspace) == [], gateway.log()[-2000:]
-
-    settings = json.loads(config_path.read_text())
-    plugins = settings.get("plugins", {})
-    assert OPENCLAW_PLUGIN_ID not in plugins.get("entries", {})  # not even "enabled": false
-    assert str(openclaw_plugin_dir()) not in plugins.get("load", {}).get("paths", [])
-    assert "bootstrap-extra-files" not in json.dumps(settings.get("hooks", {}))
-    # The setup's first assembly left a fresh block, which the plugin would have sent.
-    ready = json.loads((workspace / ".scratchpad" / "prefix.json").read_text())
-    assert ready["expires_ms"] > time.time() * 1000 and HEADER in ready["block"]
-    model.script(Text("Hello."))
-    turn = run_openclaw(hosts, home=home, workspace=workspace, prompt="after the removal")
-    assert turn.returncode == 0, turn.describe()
-    (request,) = model.turn_calls()
-    assert HEADER not in request.dump() and "scratchpad" not in request.tool_names()
+    # Printed and applied, each in its own HOME with its own Gateway and model, side by side.
+    ways = ["printed", "apply"]
+    with ThreadPoolExecutor(max_workers=len(ways)) as pool:
+        flows = [
+            pool.submit(_remove_openclaw, hosts, tmp_path / how, how, port)
+            for how, port in zip(ways, _distinct_ports(len(ways)), strict=True)
+        ]
+        for flow in flows:
+            flow.result()
 
 
 @pytest.mark.parametrize("scope", ["user", "local"])
@@ -170,21 +214,6 @@ def test_remove_apply_with_the_real_claude_leaves_no_hook_no_server_and_no_scrat
 # -- the daemon and the Gateway --------------------------------------------------------------
 
 
-@pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[list[subprocess.Popen[bytes]]]:
-    """Daemons started by the test, stopped (SIGTERM, then SIGKILL) on the way out."""
-    started: list[subprocess.Popen[bytes]] = []
-    yield started
-    for process in started:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-
 def _messages_read(workspace: Path) -> int:
     """The messages the file's last assembly read (its frontmatter's `source:` line)."""
     try:
@@ -206,47 +235,110 @@ def _assemblies(workspace: Path) -> list[tuple[float, str]]:
         connection.close()
 
 
-def test_a_daemon_started_before_openclaws_first_turn_reads_it_and_an_idle_gateway_stays_quiet(
-    hosts: Hosts,
-    model: MockModel,
-    tmp_path: Path,
-    isolated_home: Path,
-    daemon: list[subprocess.Popen[bytes]],
-) -> None:
-    workspace, home = _workspace(tmp_path), isolated_home
-    _openclaw_home(home, model, workspace)
+@dataclass
+class QuietGateway:
+    """What the daemon-and-Gateway flow saw: the assemblies logged while the Gateway idled,
+    and the daemon's log."""
+
+    during: list[tuple[float, str]]
+    log: str
+
+
+def _daemon_and_gateway(
+    hosts: Hosts, root: Path, environ: dict[str, str], stop: threading.Event
+) -> QuietGateway:
+    """A fresh install: start the daemon (in `environ`, HOME under `root`) before OpenClaw
+    made the agent's store, run a first turn through the Gateway, check the daemon reads it,
+    then watch the idle Gateway for IDLE_S (cut short only if `stop` is set, when the module
+    is torn down without the test that checks it)."""
+    home, tmp = root / "home", root / "tmp"
+    home.mkdir(parents=True)
+    tmp.mkdir()
+    workspace = _workspace(tmp)
     store = openclaw_store(home)
-    log = (tmp_path / "daemon.log").open("wb")
-    # A fresh install: the daemon runs before OpenClaw made the agent's store.
-    daemon.append(
-        subprocess.Popen(
+    log_path = root / "daemon.log"
+    with MockModel(root / "model-requests.jsonl") as model, log_path.open("wb") as log:
+        _openclaw_home(home, model, workspace, free_port())
+        daemon = subprocess.Popen(
             [str(assemble_executable()), "daemon", "--workspace", str(workspace), "-v"],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
+            env={**environ, **home_env(home)},
         )
-    )
-    wait_until(lambda: _messages_read(workspace) >= 0, 120, "the daemon's first assembly")
-    assert _messages_read(workspace) == 0
-    assert not store.exists()
+        try:
+            wait_until(lambda: _messages_read(workspace) >= 0, 120, "the daemon's first assembly")
+            assert _messages_read(workspace) == 0
+            assert not store.exists()
 
-    with OpenClawGateway(hosts, home=home, cwd=workspace) as gateway:
-        model.script(Text("On it."))
-        prompt = "why does the staging deploy fail? (first turn)"
-        turn = run_openclaw_gateway_turn(hosts, home=home, workspace=workspace, prompt=prompt)
-        assert turn.returncode == 0, f"{turn.describe()}\n{gateway.log()[-3000:]}"
-        assert store.exists()
-        # No trigger but the daemon's own check for new sources (every 20 s) finds the store.
-        wait_until(lambda: _messages_read(workspace) >= 2, 120, "the daemon to read turn 1")
-        assert "staging deploy" in (workspace / "SCRATCHPAD.md").read_text()
+            with OpenClawGateway(hosts, home=home, cwd=workspace) as gateway:
+                model.script(Text("On it."))
+                prompt = "why does the staging deploy fail? (first turn)"
+                turn = run_openclaw_gateway_turn(
+                    hosts, home=home, workspace=workspace, prompt=prompt
+                )
+                assert turn.returncode == 0, f"{turn.describe()}\n{gateway.log()[-3000:]}"
+                assert store.exists()
+                # No trigger but the daemon's own check for new sources (every 20 s) finds it.
+                wait_until(lambda: _messages_read(workspace) >= 2, 120, "the daemon to read turn 1")
+                assert "staging deploy" in (workspace / "SCRATCHPAD.md").read_text()
 
-        # The Gateway idles: its own housekeeping of the store is no change to assemble for.
-        start = time.time()
-        deadline = time.monotonic() + IDLE_S
-        while time.monotonic() < deadline:
-            assert daemon[0].poll() is None, (tmp_path / "daemon.log").read_text()[-3000:]
-            time.sleep(1.0)
-        during = [run for run in _assemblies(workspace) if run[0] >= start]
-        print(f"assemblies while the Gateway idled {IDLE_S:.0f} s: {len(during)} {during}")
-        assert len(during) <= 2, (during, (tmp_path / "daemon.log").read_text()[-4000:])
-    log.close()
+                # The turn's last writes (the reply, the session's metadata) may still be
+                # arriving: the idle minute starts once no assembly came for SETTLE_S.
+                _settle(workspace, stop)
+                # The Gateway idles: its own housekeeping of the store is no change to assemble.
+                start = time.time()
+                deadline = time.monotonic() + IDLE_S
+                while time.monotonic() < deadline and not stop.is_set():
+                    assert daemon.poll() is None, log_path.read_text()[-3000:]
+                    stop.wait(1.0)
+                return QuietGateway(
+                    [run for run in _assemblies(workspace) if run[0] >= start],
+                    log_path.read_text(),
+                )
+        finally:
+            if daemon.poll() is None:
+                daemon.terminate()
+                try:
+                    daemon.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    daemon.kill()
+                    daemon.wait()
+
+
+SETTLE_S = 10.0
+
+
+def _settle(workspace: Path, stop: threading.Event, most: float = 120.0) -> None:
+    """Return once no assembly was logged in `workspace` for SETTLE_S (at most `most` s, or
+    when `stop` is set)."""
+    deadline = time.monotonic() + most
+    seen, since = len(_assemblies(workspace)), time.monotonic()
+    while time.monotonic() < deadline and not stop.is_set():
+        stop.wait(1.0)
+        now = len(_assemblies(workspace))
+        if now != seen:
+            seen, since = now, time.monotonic()
+        elif time.monotonic() - since >= SETTLE_S:
+            return
+
+
+@pytest.fixture(scope="module")
+def quiet_gateway(
+    hosts: Hosts, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Future[QuietGateway]]:
+    """The daemon-and-Gateway flow, in a thread (`stop` ends its idle minute early if the module
+    is torn down without the test that checks it)."""
+    stop = threading.Event()
+    root = tmp_path_factory.mktemp("quiet-gateway")
+    with in_background(_daemon_and_gateway, hosts, root, stop) as flow:
+        yield flow
+        stop.set()  # only matters if the checking test did not run (deselected)
+
+
+def test_a_daemon_started_before_openclaws_first_turn_reads_it_and_an_idle_gateway_stays_quiet(
+    quiet_gateway: Future[QuietGateway],
+) -> None:
+    seen = quiet_gateway.result()
+    print(f"assemblies while the Gateway idled {IDLE_S:.0f} s: {len(seen.during)} {seen.during}")
+    assert len(seen.during) <= 2, (seen.during, seen.log[-4000:])

@@ -21,6 +21,7 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -243,11 +244,39 @@ FIFO_PLACES = [
 ]
 
 
-@pytest.mark.parametrize("where", FIFO_PLACES)
-def test_a_named_pipe_where_a_file_is_read_is_skipped_and_said_never_waited_on(
-    tmp_path: Path, isolated_home: Path, where: str
-) -> None:
-    workspace = tmp_path / "ws"
+# Runs `assemble` once per case, all in this one process (an interpreter's start and the
+# program's imports paid once, not once a case): python -c RUNNER CASES, CASES a JSON list of
+# {"where", "home", "argv"}; says "start WHERE" on stderr before each (so a hang names its
+# case), then prints each case's exit code, stdout and stderr as one JSON object.
+RUNNER = """
+import contextlib, io, json, logging, os, sys
+from assembler.cli.main import main
+
+results = {}
+for case in json.loads(sys.argv[1]):
+    print("start", case["where"], file=sys.stderr, flush=True)
+    home = case["home"]
+    os.environ["HOME"] = home
+    for name in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        os.environ[name] = os.path.join(home, name.lower())
+    logging.getLogger().handlers.clear()  # each case logs to its own stderr, as a process
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(case["argv"])
+        except SystemExit as exit:
+            code = exit.code
+    said = {"stdout": out.getvalue(), "stderr": err.getvalue()}
+    results[case["where"]] = {"returncode": code, **said}
+print(json.dumps(results))
+"""
+
+
+def fifo_case(root: Path, where: str) -> tuple[Path, Path, list[str]]:
+    """Lay out the case `where` under `root`: a workspace with notes (and a chat, for the glob
+    case) and a named pipe where it says; return the HOME, the pipe and `assemble`'s argv."""
+    home, workspace = root / "home", root / "ws"
+    home.mkdir(parents=True)
     (workspace / "memory").mkdir(parents=True)
     (workspace / "MEMORY.md").write_text("# Notes\n\nStaging deploys use the v2 tag.\n")
     (workspace / "memory" / "deploys.md").write_text("# Deploys\n\nRollback: helm rollback.\n")
@@ -259,12 +288,59 @@ def test_a_named_pipe_where_a_file_is_read_is_skipped_and_said_never_waited_on(
         chat.write_text(json.dumps(said) + "\n")
         config = '[transcripts]\nsources = ["chats/*.jsonl"]\nlookback = "none"\n' + config
     (workspace / "assembler.toml").write_text(config)
-    pipe = plant_pipe(where, isolated_home, workspace)
-    argv = [sys.executable, "-m", "assembler", "--once", "--json", "--explain", "--no-daemon"]
+    pipe = plant_pipe(where, home, workspace)
+    argv = ["--once", "--json", "--explain", "--no-daemon"]
     argv += ["-w", str(workspace), "--now", NOW.isoformat()]
+    return home, pipe, argv
 
-    # Never waited on: a read that blocked on the pipe would never end.
-    run = subprocess.run(argv, capture_output=True, text=True, timeout=HANG, env=os.environ)
+
+@dataclass
+class FifoRun:
+    """One case's run: what `assemble` returned and printed, and the pipe it met."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    pipe: Path
+    workspace: Path
+
+
+@pytest.fixture(scope="module")
+def fifo_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, FifoRun]:
+    """Every case of FIFO_PLACES, run in one process (see RUNNER)."""
+    root = tmp_path_factory.mktemp("fifo")
+    cases, pipes = [], {}
+    for number, where in enumerate(FIFO_PLACES):
+        home, pipe, argv = fifo_case(root / str(number), where)
+        cases.append({"where": where, "home": str(home), "argv": argv})
+        pipes[where] = (pipe, root / str(number) / "ws")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSEMBLER_")}
+    # Never waited on: a read that blocked on a pipe would never end.
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", RUNNER, json.dumps(cases)],
+            capture_output=True,
+            text=True,
+            timeout=HANG * 2,
+            env=env,
+        )
+    except subprocess.TimeoutExpired as hung:
+        said = hung.stderr.decode() if isinstance(hung.stderr, bytes) else hung.stderr or ""
+        started = [line for line in said.splitlines() if line.startswith("start ")]
+        pytest.fail(f"a run waited on a named pipe: {started[-1:] or said[-2000:]}")
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads(done.stdout)
+    return {
+        where: FifoRun(**results[where], pipe=pipe, workspace=workspace)
+        for where, (pipe, workspace) in pipes.items()
+    }
+
+
+@pytest.mark.parametrize("where", FIFO_PLACES)
+def test_a_named_pipe_where_a_file_is_read_is_skipped_and_said_never_waited_on(
+    fifo_runs: dict[str, FifoRun], where: str
+) -> None:
+    run, pipe, workspace = fifo_runs[where], fifo_runs[where].pipe, fifo_runs[where].workspace
 
     assert "Traceback" not in run.stderr, run.stderr[-3000:]
     if where.endswith("config"):  # nothing to assemble from: one line, naming the file

@@ -466,3 +466,52 @@ def test_a_stored_emotional_mass_out_of_range_is_not_trusted(history: MoodHistor
     [record] = history.between(NOW - timedelta(hours=1), NOW)
     assert record.mood.emotional is None
     assert record.mood.scores["neutral"] == 1.0
+
+
+def test_a_kept_history_stays_open_and_is_opened_again_when_its_file_is_replaced(
+    tmp_path: Path,
+) -> None:
+    from assembler.mood.history import KeptHistory, remembering
+
+    state = tmp_path / ".scratchpad"
+    kept = KeptHistory()
+    model = OneMood("v1", "joy")
+    remembering(state, [message(20, "first")], model, kept=kept)
+    opened = kept.history(history_path(state))
+    remembering(state, [message(20, "first"), message(10, "second")], model, kept=kept)
+    assert kept.history(history_path(state)) is opened  # not opened again
+    assert model.scored == ["first", "second"]  # each text once, as with a fresh open
+
+    # The agent puts a link in its place: the kept one is dropped, the link refused.
+    moved = history_path(state).rename(tmp_path / "moved.sqlite")
+    history_path(state).symlink_to(moved)
+    assert remembering(state, [message(5, "third")], model, kept=kept) is model
+    history_path(state).unlink()
+    remembering(state, [message(5, "third")], model, kept=kept)
+    assert kept.history(history_path(state)) is not opened
+    with MoodHistory(history_path(state)) as history:
+        assert history.count() == 1  # a new file: the history is a cache
+    kept.close()
+
+
+def test_a_kept_history_whose_schema_another_process_changed_is_checked_again(
+    tmp_path: Path,
+) -> None:
+    import sqlite3
+
+    from assembler.mood.history import KeptHistory, remembering
+
+    state = tmp_path / ".scratchpad"
+    kept = KeptHistory()
+    model = OneMood("v1", "joy")
+    remembering(state, [message(20, "first")], model, kept=kept)
+    opened = kept.history(history_path(state))
+    # The agent adds a trigger of its own through another connection.
+    other = sqlite3.connect(history_path(state))
+    other.execute("CREATE TRIGGER planted BEFORE INSERT ON moods BEGIN SELECT 1; END")
+    other.commit()
+    other.close()
+    remembering(state, [message(20, "first"), message(10, "second")], model, kept=kept)
+    assert kept.history(history_path(state)) is not opened  # opened and checked again
+    assert state.joinpath("mood.sqlite.broken").exists()  # not ours: moved aside
+    kept.close()

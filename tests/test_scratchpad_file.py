@@ -4,11 +4,14 @@ and composing the file, the prefix block."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import frontmatter
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pads import (
@@ -34,6 +37,7 @@ from assembler.file.codec import (
     find_agent_region,
     heading_shift,
     nest_headings,
+    plain_frontmatter,
     prefix_block,
     read_assembly_state,
     read_scratchpad,
@@ -74,6 +78,100 @@ def test_compose_writes_frontmatter_that_parses_back(tmp_path: Path) -> None:
     pad = read_scratchpad(path)
     assert pad.expires - pad.updated == timedelta(minutes=30)
     assert pad.body.startswith("# Pad")
+
+
+# Frontmatter lines YAML reads in ways a string reader must not guess: booleans, nulls, octal and
+# sexagesimal numbers, timestamps, comments, quotes, keys that are not ours, repeats.
+TRICKY_FIELDS = [
+    "source: on",
+    "source: yes please",
+    "source: null",
+    "source: ~",
+    "ttl_minutes: 012",
+    "ttl_minutes: 1:30",
+    "ttl_minutes: -5",
+    "ttl_minutes: 1_000",
+    "updated: 2026-03-02 12:00:00",
+    "updated: 2026-03-02T12:00:00+00:00",
+    "source: 2026-03-02",
+    "source: 1 transcript # and a comment",
+    "source: 'it''s quoted'",
+    "source: 'unclosed",
+    'source: "double"',
+    "source: two  spaces inside",
+    "source: trailing space ",
+    "source:  leading space",
+    "source: 1.5e3",
+    "source: caf\u00e9 au lait",
+    "source: [a, list]",
+    "source: - dash",
+    "on: 1",
+    "title: not ours",
+    "ttl_minutes: 30\nttl_minutes: 31",
+    "",
+]
+
+
+@pytest.mark.parametrize("field", TRICKY_FIELDS)
+def test_the_plain_frontmatter_reader_agrees_with_yaml_or_leaves_it_to_yaml(field: str) -> None:
+    text = f"---\nupdated: '2026-03-02T12:00:00+00:00'\n{field}\n---\n\n# Pad\nhello\n"
+    plain = plain_frontmatter(text)
+    try:
+        post = frontmatter.loads(text)
+    except (yaml.YAMLError, TypeError):  # TypeError: a key YAML reads as True ("on")
+        assert plain is None, field
+        return
+    assert plain is None or plain == (post.metadata, post.content), field
+
+
+@given(
+    st.text(alphabet=st.sampled_from("ab1 :#'-,;%.()\t\u00e9"), max_size=20),
+    st.sampled_from(["updated", "expires", "ttl_minutes", "source", "other"]),
+    st.text(max_size=40),
+)
+@settings(max_examples=300)
+def test_any_frontmatter_the_plain_reader_reads_is_read_as_yaml_reads_it(
+    value: str, key: str, body: str
+) -> None:
+    text = f"---\nttl_minutes: 30\n{key}: {value}\n---\n{body}"
+    plain = plain_frontmatter(text)
+    if plain is not None:
+        post = frontmatter.loads(text)
+        assert plain == (post.metadata, post.content)
+
+
+def test_the_frontmatter_compose_writes_is_read_without_a_yaml_parser(tmp_path: Path) -> None:
+    path = tmp_path / "SCRATCHPAD.md"
+    meta = {
+        "updated": NOW.isoformat(timespec="seconds"),
+        "expires": (NOW + timedelta(minutes=30)).isoformat(timespec="seconds"),
+        "ttl_minutes": 30,
+        "source": "2 transcripts, 45 messages; memory 38 chunks",
+    }
+    path.write_text(compose(meta, "# Pad\nhello\n"))
+    assert plain_frontmatter(path.read_text()) == (meta, "# Pad\nhello")
+    probe = (
+        "import sys; from pathlib import Path\n"
+        "from assembler.file.codec import read_scratchpad\n"
+        f"pad = read_scratchpad(Path({str(path)!r}))\n"
+        "print(pad.meta['source'], 'yaml' in sys.modules, 'frontmatter' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split("\n")[0] == f"{meta['source']} False False"
+
+
+def test_a_frontmatter_of_another_form_is_still_read_as_yaml(tmp_path: Path) -> None:
+    path = tmp_path / "SCRATCHPAD.md"
+    path.write_text(
+        "---\nupdated: 2026-03-02T12:00:00+00:00\nexpires: '2026-03-02T12:30:00+00:00'\n"
+        "tags: [a, b]\n---\n# Pad\n"
+    )
+    pad = read_scratchpad(path)
+    assert pad.meta["tags"] == ["a", "b"]
+    assert pad.expires - pad.updated == timedelta(minutes=30)
+    path.write_text("---\nupdated: [unclosed\n---\n# Pad\n")
+    with pytest.raises(ScratchpadError, match="broken frontmatter"):
+        read_scratchpad(path)
 
 
 def test_check_reports_fresh_stale_and_missing(tmp_path: Path) -> None:
@@ -362,3 +460,23 @@ def test_a_file_of_an_earlier_version_is_read_with_the_hashes_in_its_frontmatter
     found = file_record(None, front, body, meta)
     assert found is not None and found.agent_sections == {"main": "ab"}
     assert file_record(AssemblyState([record("---\ny: 1\n---\nz")]), front, body, meta) is None
+
+
+def test_only_what_must_survive_a_crash_waits_for_the_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd) or real_fsync(fd))
+    text = compose({"a": 1}, "x")
+    state = AssemblyState([record(text)])
+
+    write_assembly_state(tmp_path, state)  # the record before a swap: file and folder
+    assert len(synced) == 2
+    write_assembly_state(tmp_path, state, durable=False)  # after it: renamed into place only
+    assert remember_render(tmp_path, text)  # copies the next run can do without
+    assert len(synced) == 2
+    assert read_assembly_state(tmp_path) == state
+    assert (tmp_path / "rendered.md").read_text() == text

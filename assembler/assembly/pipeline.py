@@ -89,7 +89,7 @@ from assembler.memory.recall import (
     superseded,
     synced_memory,
 )
-from assembler.mood.history import RememberedMoods, remembering
+from assembler.mood.history import KeptHistory, RememberedMoods, remembering
 from assembler.mood.model import analyze, load_mood_model, mood_embedder
 from assembler.mood.strategy import Strategy, choose_strategy
 from assembler.mood.window import MoodReport, Scorer
@@ -187,6 +187,7 @@ def draft(
     transcript_globs: Sequence[str] | None = None,
     remember_moods: bool = False,
     prompt: Message | None = None,
+    moods: KeptHistory | None = None,
 ) -> Draft:
     """Given the config, the clock and the memory index to search (synced; see `memory_for`),
     return the auto part of the assembly (reads only; the index is closed unless kept).
@@ -195,7 +196,8 @@ def draft(
     (`.scratchpad/mood.sqlite`) and the mood is read from it: each message is scored once, and
     the file's mood lines, the status page and its charts come from the same scores; this is
     the cycle's one write of the history (`moods_kept` says it was done). Without it (a dry
-    run) nothing is written and the window is scored afresh.
+    run) nothing is written and the window is scored afresh. `moods` keeps the history open
+    from one run to the next (the daemon's).
     `transcript_globs` replaces the configured sources for this run. An unreadable source, a
     failing mood model or an index that could not be opened degrades the file (the frontmatter
     says what and why) instead of failing.
@@ -243,7 +245,11 @@ def draft(
         scorer: Scorer = load_mood_model(embedder=embedder)
         if remember_moods:
             scorer = remembering(
-                config.state_dir, heard, scorer, config.routing.extra_secret_patterns
+                config.state_dir,
+                heard,
+                scorer,
+                config.routing.extra_secret_patterns,
+                kept=moods,
             )
             moods_kept = isinstance(scorer, RememberedMoods)  # else the history was unusable
         mood = analyze(read.messages, now=now, half_life=half_life, model=scorer)
@@ -588,6 +594,7 @@ def assemble_prompt(
     prompt: Message,
     memory: WarmMemory | None = None,
     transcript_globs: Sequence[str] | None = None,
+    moods: KeptHistory | None = None,
 ) -> Assembly:
     """Given the config, the clock and a prompt the host is about to send the model, return
     the assembly with the prompt counted as the newest human message (see `with_prompt`):
@@ -604,6 +611,7 @@ def assemble_prompt(
         transcript_globs=transcript_globs,
         remember_moods=True,
         prompt=prompt,
+        moods=moods,
     )
     seen, problems = _read_output(config)
     agent = read_agent_inputs(config, now=auto.now, seen=seen)
@@ -631,8 +639,11 @@ def run_once(
     dry_run: bool = False,
     transcript_globs: Sequence[str] | None = None,
     memory: WarmMemory | None = None,
+    moods: KeptHistory | None = None,
 ) -> Assembly:
     """Given the config and the clock, assemble and (unless `dry_run`) write SCRATCHPAD.md.
+    `memory` and `moods` keep the index and the mood history open for the next run (the
+    daemon's).
 
     Before the render, hand edits of the file and the newest scratchpad entry each host keeps
     in its sessions go to the journal (not on a dry run, which writes nothing). The file is
@@ -646,7 +657,12 @@ def run_once(
         return assemble(config, now=now, transcript_globs=transcript_globs)
     synced = memory_for(config, warm=memory)
     auto = draft(
-        config, now=now, memory=synced, transcript_globs=transcript_globs, remember_moods=True
+        config,
+        now=now,
+        memory=synced,
+        transcript_globs=transcript_globs,
+        remember_moods=True,
+        moods=moods,
     )
     external = registry.section_entries(config, auto.transcripts.sources, auto.now)
     assembly: Assembly | None = None
@@ -805,7 +821,9 @@ def _record(assembly: Assembly, written: list[RenderRecord], *, pending: bool) -
         {**assembly.meta, "written": assembly.written},
     )
     try:
-        write_assembly_state(assembly.state_dir, state)
+        # The pending record must be on disk before the swap; the one after it need not be:
+        # lost in a crash, the pending record (the file holds its render) stands in for it.
+        write_assembly_state(assembly.state_dir, state, durable=pending)
     except OSError as error:
         log.warning("cannot write the record of the assembly: %s", error)
         with contextlib.suppress(OSError):

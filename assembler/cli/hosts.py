@@ -48,14 +48,13 @@ def _cmd_setup(args: argparse.Namespace) -> int:
     from assembler.daemon.systemd import assemble_executable
     from assembler.hosts.setup import setup_text
 
-    remove = getattr(args, "remove", False)
-    if remove:
+    if getattr(args, "remove", False):
         return _remove_host(args)
-    created = _create_workspace(args.workspace) if not remove else None
+    created = _create_workspace(args.workspace)
     config = load(args)
     if created is not None:
         print(f"created the workspace folder {shlex.quote(str(created))}")
-    if not remove and not args.no_assemble:
+    if not args.no_assemble:
         _first_assembly(config)
     sys.stdout.write(setup_text(args.host, config, assemble_executable()))
     return 0

@@ -16,11 +16,13 @@ answers only its own uid, by SO_PEERCRED).
   [str], "errors": [str]}` (the exit code is 1 when `errors` is not empty), or `{"ok": false,
   "error": REASON, "message": str}`.
 - prompt request (the Claude Code hook, the OpenClaw plugin, before the model is called):
-  `{"op": "prompt", "host": str, "session": str or null, "prompt": str, "length": int}`, the
-  prompt's head and tail (`clip_prompt`) and its whole length; answer `{"ok": true, "block":
+  `{"op": "prompt", "host": str, "session": str or null, "prompt": str, "length": int,
+  "wait_ms": int (optional)}`, the prompt's head and tail (`clip_prompt`), its whole length
+  and how long the caller waits; answer `{"ok": true, "block":
   str, "digest": str, "updated": ISO, "expires": ISO, "expires_ms": int}`: the ready block
   assembled with the prompt counted as the newest human message (see
-  `assembly.pipeline.assemble_prompt`), or a refusal ("busy" while an assembly runs). The
+  `assembly.pipeline.assemble_prompt`), or a refusal ("busy" while an assembly runs past the
+  caller's wait). The
   caller waits PROMPT_BUDGET in all, then uses `.scratchpad/prefix.json` as it is. The prompt
   is not written anywhere nor logged: the transcript line the host writes is what the next
   assembly reads, and the answer is not published as the ready block (that block stays the
@@ -335,6 +337,8 @@ PROMPT_TAIL_CHARS = 2500
 # The caller's wait for the answer, in all (connect, send, answer): past it the prompt goes on
 # with the ready block as it is.
 PROMPT_BUDGET = 0.150
+# The longest a caller may say it waits (a user's setting of the hooks' or plugin's budget).
+MAX_WAIT_MS = 10_000
 _HOST_CHARS = 40
 _SESSION_CHARS = 200
 
@@ -343,12 +347,15 @@ _SESSION_CHARS = 200
 class PromptRequest:
     """A hook's or plugin's prompt, sent before the host calls the model: the host's name, the
     session's id (None: not known), the prompt's text (at most its head and tail, see
-    `clip_prompt`) and the whole prompt's length in characters."""
+    `clip_prompt`), the whole prompt's length in characters, and how long the caller waits for
+    the answer in ms (None: not said; the daemon then waits PROMPT_BUDGET's share for an
+    assembly in progress)."""
 
     host: str
     session: str | None
     prompt: str
     length: int
+    wait_ms: int | None = None
 
     def to_request(self) -> dict[str, Any]:
         """Return the request line's data."""
@@ -358,6 +365,7 @@ class PromptRequest:
             "session": self.session,
             "prompt": self.prompt,
             "length": self.length,
+            **({"wait_ms": self.wait_ms} if self.wait_ms is not None else {}),
         }
 
     @classmethod
@@ -365,8 +373,11 @@ class PromptRequest:
         """Given a request line's parsed JSON object (op "prompt"), return the request. Raise
         NotServed ("bad request") naming what is wrong with it (never quoting the prompt)."""
         fields = {"op", "host", "session", "prompt", "length"}
-        if set(data) != fields:
-            raise NotServed("bad request", f"the fields are {sorted(fields)}")
+        if not fields <= set(data) <= fields | {"wait_ms"}:
+            raise NotServed("bad request", f"the fields are {sorted(fields)} and maybe wait_ms")
+        wait_ms = data.get("wait_ms")
+        if wait_ms is not None and not (type(wait_ms) is int and 0 <= wait_ms <= MAX_WAIT_MS):
+            raise NotServed("bad request", f"wait_ms must be a whole number of 0 to {MAX_WAIT_MS}")
         host, session, prompt, length = (data[k] for k in ("host", "session", "prompt", "length"))
         if not (isinstance(host, str) and 0 < len(host) <= _HOST_CHARS and host.isprintable()):
             raise NotServed("bad request", f"host must be a name of at most {_HOST_CHARS} chars")
@@ -379,7 +390,7 @@ class PromptRequest:
             raise NotServed("bad request", f"prompt must be text of at most {most} characters")
         if type(length) is not int or not len(prompt) <= length < 1 << 40:
             raise NotServed("bad request", "length must be the whole prompt's length")
-        return cls(host, session, prompt, length)
+        return cls(host, session, prompt, length, wait_ms)
 
 
 def clip_prompt(text: str) -> tuple[str, int]:

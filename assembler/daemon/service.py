@@ -60,6 +60,7 @@ from assembler.transcripts.read import default_sources
 if TYPE_CHECKING:
     from assembler.assembly.pipeline import Assembly
     from assembler.memory.recall import WarmMemory
+    from assembler.mood.history import KeptHistory
 
 log = logging.getLogger("assembler.daemon")
 
@@ -78,8 +79,10 @@ SOURCES_CHECK = timedelta(seconds=20)
 EXTEND_START = timedelta(minutes=1)
 EXTEND_EVERY = timedelta(seconds=20)
 # A prompt request waits this long for an assembly in progress, then is declined: its caller
-# (a hook before a prompt) has a budget of about 150 ms in all.
+# (a hook before a prompt) has a budget of about 150 ms in all. A caller that says how long it
+# waits (`wait_ms`) gets that, less PROMPT_ANSWER_MARGIN for the answer itself.
 PROMPT_LOCK_WAIT = timedelta(milliseconds=100)
+PROMPT_ANSWER_MARGIN = timedelta(milliseconds=50)
 _GLOB_CHARS = frozenset("*?[")
 
 
@@ -483,6 +486,7 @@ class Daemon:
         self._observer: Any = None
         self._watched: set[tuple[Path, bool]] = set()
         self._memory: WarmMemory | None = None
+        self._moods: KeptHistory | None = None  # the mood history, open between cycles
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -530,10 +534,12 @@ class Daemon:
         from watchdog.observers import Observer
 
         from assembler.memory.recall import WarmMemory
+        from assembler.mood.history import KeptHistory
 
         # Watched: a transcript change re-assembles without re-checking every memory file;
         # memory events and every scheduled run (start, interval, refresh) sync the index.
         self._memory = WarmMemory(watched=True)
+        self._moods = KeptHistory()
         self._warm_up()
         self._listen()
         # One worker: assemblies never overlap. Coalesced, never dropped as misfired, and a few
@@ -659,6 +665,8 @@ class Daemon:
         with self._assembly:  # after a --once run in progress; queued ones are declined
             if self._memory is not None:
                 self._memory.close()
+            if self._moods is not None:
+                self._moods.close()
 
     # -- watching -------------------------------------------------------------------------
 
@@ -799,15 +807,18 @@ class Daemon:
         nor anything about it is logged (the request is hostile input, and the transcript the
         host writes is the record of what was said).
 
-        Raise NotServed ("busy") when an assembly holds the lock past PROMPT_LOCK_WAIT (the
-        caller's budget would be gone), ("stopping") when we are stopping, ("failed") when the
-        assembly fails.
+        Raise NotServed ("busy") when an assembly holds the lock past the caller's wait less
+        PROMPT_ANSWER_MARGIN (PROMPT_LOCK_WAIT when it says none), ("stopping") when we are
+        stopping, ("failed") when the assembly fails.
         """
         from assembler.assembly.pipeline import assemble_prompt, ready_parts
         from assembler.memory.index import stopping_syncs
         from assembler.transcripts.message import Message, message_text
 
-        if not self._assembly.acquire(timeout=PROMPT_LOCK_WAIT.total_seconds()):
+        wait = PROMPT_LOCK_WAIT.total_seconds()
+        if request.wait_ms is not None:
+            wait = max(request.wait_ms / 1000 - PROMPT_ANSWER_MARGIN.total_seconds(), 0.0)
+        if not self._assembly.acquire(timeout=wait):
             raise NotServed("busy", "an assembly is running")
         try:
             if self._stop.is_set():
@@ -831,6 +842,7 @@ class Daemon:
                         prompt=prompt,
                         memory=self._memory,
                         transcript_globs=self.transcript_globs,
+                        moods=self._moods,
                     )
             except Exception as error:
                 # The type alone: a message could quote what the prompt said.
@@ -870,6 +882,7 @@ class Daemon:
                     dry_run=dry_run,
                     transcript_globs=self.transcript_globs,
                     memory=self._memory,
+                    moods=self._moods,
                 )
                 if not dry_run:
                     record_run(self.config, assembly, reason, time.perf_counter() - started)

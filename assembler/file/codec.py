@@ -432,9 +432,6 @@ def read_scratchpad(path: Path) -> ScratchpadFile:
     Raise ScratchpadError (with a one-line message) if it is missing, unreadable, a link, or
     has no valid `updated`/`expires`.
     """
-    import frontmatter
-    import yaml
-
     try:
         data = read_regular(path).data
         if data is None:
@@ -444,16 +441,10 @@ def read_scratchpad(path: Path) -> ScratchpadFile:
         raise ScratchpadError(str(error)) from error
     except (OSError, UnicodeDecodeError) as error:
         raise ScratchpadError(f"{path} cannot be read ({error}); check its permissions") from error
-    try:
-        post = frontmatter.loads(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"line {mark.line + 1}: " if mark is not None else ""
-        problem = getattr(error, "problem", None) or type(error).__name__
-        raise ScratchpadError(
-            f"{path} has broken frontmatter ({where}{problem}); run 'assemble --once' to rewrite it"
-        ) from error
-    meta = dict(post.metadata)
+    parsed = plain_frontmatter(text)
+    if parsed is None:
+        parsed = _yaml_frontmatter(path, text)
+    meta, content = parsed
     stamps = {key: parse_time(meta.get(key)) for key in ("updated", "expires")}
     for key, value in stamps.items():
         if value is None:
@@ -463,7 +454,60 @@ def read_scratchpad(path: Path) -> ScratchpadFile:
             )
     updated, expires = stamps["updated"], stamps["expires"]
     assert updated is not None and expires is not None
-    return ScratchpadFile(path, meta, post.content, updated, expires)
+    return ScratchpadFile(path, meta, content, updated, expires)
+
+
+def _yaml_frontmatter(path: Path, text: str) -> tuple[dict[str, Any], str]:
+    """Given a file's text, return its frontmatter's fields and its body as python-frontmatter
+    reads them. Raise ScratchpadError if the YAML is broken."""
+    import frontmatter
+    import yaml
+
+    try:
+        post = frontmatter.loads(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        problem = getattr(error, "problem", None) or type(error).__name__
+        raise ScratchpadError(
+            f"{path} has broken frontmatter ({where}{problem}); run 'assemble --once' to rewrite it"
+        ) from error
+    return dict(post.metadata), post.content
+
+
+# The frontmatter `compose` writes, read without a YAML parser (`plain_frontmatter`): one
+# field a line, each a key of ours, a single-quoted string, a plain integer, or a plain text
+# that YAML can only read as a string (a space in it; no colon, no '#', no quote; no leading
+# indicator), all ASCII.
+_PLAIN_KEYS: Final = frozenset({"updated", "expires", "ttl_minutes", "source"})
+_PLAIN_FIELD: Final = re.compile(
+    r"(?P<key>[a-z_]+): (?:'(?P<quoted>(?:[ -&(-~]|'')*)'|(?P<int>0|[1-9][0-9]{0,17})"
+    r"|(?P<plain>[A-Za-z0-9][A-Za-z0-9 ,;()./%+_-]* [A-Za-z0-9 ,;()./%+_-]*[A-Za-z0-9)%.]))"
+)
+
+
+def plain_frontmatter(text: str) -> tuple[dict[str, Any], str] | None:
+    """Given a file's text, return its frontmatter's fields and its body as
+    `read_scratchpad`'s YAML reader (python-frontmatter) would, when the frontmatter is of the
+    simple form `compose` writes (see _PLAIN_FIELD); else None, and the YAML reader decides.
+    The light commands (`check`, `show`) then never import a YAML parser."""
+    if not text.startswith("---\n"):
+        return None
+    end = text.find("\n---\n", 3)
+    if end < 0:
+        return None
+    meta: dict[str, Any] = {}
+    for line in text[4:end].split("\n"):
+        field = _PLAIN_FIELD.fullmatch(line)
+        if field is None or field["key"] not in _PLAIN_KEYS or field["key"] in meta:
+            return None
+        if field["quoted"] is not None:
+            meta[field["key"]] = field["quoted"].replace("''", "'")
+        elif field["int"] is not None:
+            meta[field["key"]] = int(field["int"])
+        else:
+            meta[field["key"]] = field["plain"]
+    return meta, text[end + 5 :].strip()
 
 
 def compose(fields: Mapping[str, Any], body: str) -> str:
@@ -530,13 +574,15 @@ def remember_render(state_dir: Path, text: str) -> bool:
     edit an agent made on an older copy of the file is still merged against the render it
     started from. Return whether the copy was written; without it the next run still imports
     the sections' edits and keeps the text after the region's end marker, so an error is no
-    reason to fail a run whose file was written.
+    reason to fail a run whose file was written (nor to wait for the disk: the copies are not
+    fsynced).
     """
     try:
-        atomic_write(rendered_path(real_dir(state_dir)), text)
+        atomic_write(rendered_path(real_dir(state_dir)), text, durable=False)
         folder = real_dir(state_dir / RENDERED_DIR)
         remove_stale_temps(folder)  # each copy has a name of its own, written once
-        atomic_write(folder / f"{body_hash(split_frontmatter(text)[1])[:16]}.md", text)
+        copy = folder / f"{body_hash(split_frontmatter(text)[1])[:16]}.md"
+        atomic_write(copy, text, durable=False)
         copies = sorted(folder.glob("*.md"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
         for old in copies[KEPT_RENDERS:]:
             old.unlink(missing_ok=True)
@@ -668,10 +714,10 @@ def assembly_state_path(state_dir: Path) -> Path:
     return state_dir / ASSEMBLY_NAME
 
 
-def write_assembly_state(state_dir: Path, state: AssemblyState) -> None:
+def write_assembly_state(state_dir: Path, state: AssemblyState, *, durable: bool = True) -> None:
     """Given the state folder and the record, write it atomically (the last KEPT_RENDERS
-    renders). Raise OSError (an UnsafePathError for a link) if the state folder cannot be
-    written."""
+    renders), fsynced unless not `durable`. Raise OSError (an UnsafePathError for a link) if
+    the state folder cannot be written."""
     data = {
         "version": ASSEMBLY_VERSION,
         "renders": [record.to_dict() for record in state.renders[:KEPT_RENDERS]],
@@ -679,7 +725,8 @@ def write_assembly_state(state_dir: Path, state: AssemblyState) -> None:
         "diagnostics": state.diagnostics,
     }
     text = json.dumps(data, ensure_ascii=False, indent=1, default=str) + "\n"
-    atomic_write(assembly_state_path(real_dir(state_dir)), text.encode("utf-8", "surrogatepass"))
+    data_bytes = text.encode("utf-8", "surrogatepass")
+    atomic_write(assembly_state_path(real_dir(state_dir)), data_bytes, durable=durable)
 
 
 def read_assembly_state(state_dir: Path) -> AssemblyState | None:

@@ -172,6 +172,7 @@ def answered_block(
     if not event.prompt or not (config.state_dir / "daemon.lock").exists():
         return None
     from assembler.daemon.control import (
+        MAX_WAIT_MS,
         PROMPT_BUDGET,
         NotServed,
         PromptRequest,
@@ -184,11 +185,12 @@ def answered_block(
     if pid is None:
         return None
     text, length = clip_prompt(event.prompt)
-    request = PromptRequest(host, event.session_id, text, length)
     if budget is None:
         budget = prompt_budget(os.environ.get(BUDGET_ENV), PROMPT_BUDGET)
     if budget <= 0:  # the user turned the hand-off off
         return None
+    wait_ms = min(round(budget * 1000), MAX_WAIT_MS)
+    request = PromptRequest(host, event.session_id, text, length, wait_ms)
     try:
         answer = ask_prompt(config.state_dir, request, budget=budget, pid=pid or None)
     except NotServed:

@@ -302,7 +302,10 @@ def _write(config: Config, now: datetime, rendered: Rendered, agent: str) -> Rea
         "file": {"path": ready.file_path, "mtime_ns": mtime_ns, "size": size},
     }
     text = json.dumps(data, ensure_ascii=False, indent=1) + "\n"
-    atomic_write(ready_path(real_dir(config.state_dir)), text.encode("utf-8", "surrogatepass"))
+    # Not fsynced: every run rewrites it, and a block a crash left stale or missing does not
+    # match the file's mtime and size, so hooks read the file instead.
+    path = ready_path(real_dir(config.state_dir))
+    atomic_write(path, text.encode("utf-8", "surrogatepass"), durable=False)
     return ready
 
 

@@ -1,5 +1,6 @@
 """Undoing `assemble setup HOST`, as data each host's setup module gives (`Removal`): commands
-of the host's own program, and entries of ours to delete from JSON settings files.
+of the host's own program, entries of ours to delete from JSON settings files, and tables of
+ours to delete from TOML ones.
 `assemble setup HOST --remove` prints them; with `--apply`, `apply_removal` performs them where
 that is safe:
 
@@ -8,15 +9,20 @@ that is safe:
   cron job that runs this workspace's assembly, not another of the user's jobs);
 - a settings file is edited only where an entry is ours (the host's own judge: its `strip`),
   written atomically and only if it still holds what was read (compare before replace); its
-  other entries stay as they were.
+  other entries stay as they were;
+- a TOML file likewise, its tables of ours cut out line by line (`hosts.toml_tables`), every
+  other line kept as it was, comments too; a table of ours it cannot cut so (written inline)
+  is left for the user, named.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import shutil
 import subprocess
+import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +30,7 @@ from typing import Any, Literal
 
 from assembler.errors import AssemblerError
 from assembler.fsutil import load_json, read_regular, replace_if_unchanged
+from assembler.hosts.toml_tables import TableCutError, TablePath, without_tables
 
 # Settings files are small; one larger than this is not one the setup wrote into.
 SETTINGS_MAX_BYTES = 4 * 1024 * 1024
@@ -74,7 +81,19 @@ class SettingsEdit:
     follow_links: bool = False  # only for the user's own file: a project's may be the agent's
 
 
-Step = HostCommand | SettingsEdit
+@dataclass(frozen=True)
+class TomlEdit:
+    """Tables of ours to delete from a TOML settings file: `tables` returns, from the file's
+    parsed value, the key paths of those that are ours (the host's own judge; [] for none)."""
+
+    what: str  # which tables, one line for the printout
+    path: Path
+    tables: Callable[[dict[str, Any]], list[TablePath]]
+    shown: tuple[str, ...] = ()  # their headers as setup wrote them, for the printout
+    follow_links: bool = False  # only for the user's own file
+
+
+Step = HostCommand | SettingsEdit | TomlEdit
 
 
 @dataclass(frozen=True)
@@ -130,6 +149,8 @@ def apply_removal(
     for step in removal.steps:
         if isinstance(step, SettingsEdit):
             outcomes.append(_edit(step))
+        elif isinstance(step, TomlEdit):
+            outcomes.append(_edit_toml(step))
         else:
             outcomes.append(_command(step, run, which))
     return outcomes
@@ -222,3 +243,47 @@ def _edit(step: SettingsEdit) -> Outcome:
     if not replaced.done:
         return Outcome(step, "failed", f"{shown} changed while it was edited; run this again")
     return Outcome(step, "removed", f"edited {shown}")
+
+
+def _edit_toml(step: TomlEdit) -> Outcome:
+    path = step.path
+    shown = shlex.quote(str(path))
+    try:
+        before = read_regular(path, limit=SETTINGS_MAX_BYTES, follow_links=step.follow_links).data
+    except (AssemblerError, OSError) as error:
+        return Outcome(step, "failed", f"{shown}: {error}; edit it by hand")
+    if before is None:
+        return Outcome(step, "absent", f"{shown} does not exist")
+    try:
+        text = before.decode("utf-8")
+        ours = step.tables(tomllib.loads(text))
+    except (ValueError, UnicodeDecodeError) as error:  # TOMLDecodeError is a ValueError
+        return Outcome(step, "failed", f"{shown} is not TOML ({error}); edit it by hand")
+    if not ours:
+        return Outcome(step, "absent", f"nothing of ours in {shown}")
+    try:
+        data = without_tables(text, ours).encode("utf-8")
+    except TableCutError as error:
+        named = ", ".join(table_header(table) for table in ours)
+        return Outcome(step, "manual", f"{shown}: {error}; delete by hand: {named}")
+    try:
+        target = path.resolve() if step.follow_links else path
+        replaced = replace_if_unchanged(target, data, before)
+    except (AssemblerError, OSError) as error:
+        return Outcome(step, "failed", f"{shown}: {error}; edit it by hand")
+    if not replaced.done:
+        return Outcome(step, "failed", f"{shown} changed while it was edited; run this again")
+    cut = ", ".join(table_header(table) for table in ours)
+    return Outcome(step, "removed", f"edited {shown}: {cut}")
+
+
+def table_header(path: TablePath) -> str:
+    """Given a table's key path, return its header as TOML writes it: bare keys bare, others
+    quoted (`[hooks.state."/home/ray/.codex/hooks.json:session_start:0:0"]`)."""
+    keys = (
+        key if _BARE_KEY.fullmatch(key) else json.dumps(key, ensure_ascii=False) for key in path
+    )
+    return "[" + ".".join(keys) + "]"
+
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")

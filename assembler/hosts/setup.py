@@ -32,7 +32,7 @@ from assembler.hosts.openclaw.setup import (
     openclaw_removal,
     openclaw_setup,
 )
-from assembler.hosts.removal import HostCommand, Removal
+from assembler.hosts.removal import HostCommand, Removal, TomlEdit
 
 if TYPE_CHECKING:
     from assembler.config.schema import Config
@@ -112,6 +112,9 @@ def removal_text(host: str, removal: Removal, assemble: Path) -> str:
         if isinstance(step, HostCommand):
             heading = f"{number}. Remove {step.what}:"
             lines = step.shell_lines()
+        elif isinstance(step, TomlEdit):
+            heading = f"{number}. In {shlex.quote(str(step.path))}, delete {step.what}:"
+            lines = list(step.shown)
         else:
             heading = f"{number}. In {shlex.quote(str(step.path))}, delete {step.what}."
             lines = []

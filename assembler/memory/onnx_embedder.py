@@ -166,6 +166,9 @@ class OnnxModel:
         # One graph node at a time: the parallelism worth having is inside the matrix products.
         options.inter_op_num_threads = 1
         options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+        # Idle pool threads sleep instead of spinning: a daemon's encode is a few short texts,
+        # and a spinning thread only burns the CPU the other one (or another program) needs.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         # Core code never prints; onnxruntime's warnings would land on the user's terminal.
         options.log_severity_level = 3
         path = self.folder / MODEL_FILE

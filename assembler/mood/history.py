@@ -158,6 +158,15 @@ class MoodHistory:
     def __enter__(self) -> MoodHistory:
         return self
 
+    def schema_version(self) -> int | None:
+        """Return the database's schema counter (it moves with any change of its tables,
+        triggers or views, by any process), or None if it cannot be read."""
+        with self._lock:
+            try:
+                return int(self._db.execute("PRAGMA schema_version").fetchone()[0])
+            except sqlite3.Error:
+                return None
+
     def __exit__(self, *exc: object) -> None:
         self.close()
 
@@ -426,26 +435,92 @@ class RememberedMoods:
         return [self._known[text] for text in texts]
 
 
+class KeptHistory:
+    """The mood history a long-running process (the daemon) keeps open from one assembly to
+    the next, instead of opening it (and checking the whole file) and closing it (and
+    checkpointing its log) each time.
+
+    It is opened again when the file at its path is no longer the one opened (moved aside,
+    replaced, deleted: compared by device and inode, without following a link), when its
+    schema changed (a trigger planted by another process) and after an error (`drop`), so a
+    damaged or planted file is checked as a fresh open checks it.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._history: MoodHistory | None = None
+        self._identity: tuple[Path, int, int] | None = None
+        self._schema: int | None = None
+
+    def history(self, path: Path, extra_secret_patterns: Sequence[str] = ()) -> MoodHistory:
+        """Given the history's path, return it open (the kept one while it is still the file
+        at that path). Raise what `MoodHistory` raises."""
+        with self._lock:
+            history = self._history
+            if (
+                history is not None
+                and history.extra_secret_patterns == tuple(extra_secret_patterns)
+                and self._identity == _identity(path)
+                and self._schema is not None
+                and history.schema_version() == self._schema
+            ):
+                return history
+            self._close()
+            history = MoodHistory(path, extra_secret_patterns=extra_secret_patterns)
+            self._history, self._identity = history, _identity(path)
+            self._schema = history.schema_version()
+            return history
+
+    def drop(self) -> None:
+        """Close the kept history, so the next assembly opens (and checks) it afresh."""
+        with self._lock:
+            self._close()
+
+    close = drop
+
+    def _close(self) -> None:
+        if self._history is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._history.close()
+        self._history, self._identity, self._schema = None, None, None
+
+
+def _identity(path: Path) -> tuple[Path, int, int] | None:
+    try:
+        info = path.lstat()
+    except OSError:
+        return None
+    return path, info.st_dev, info.st_ino
+
+
 def remembering(
     state_dir: Path,
     messages: Sequence[Message],
     model: Scorer,
     extra_secret_patterns: Sequence[str] = (),
+    *,
+    kept: KeptHistory | None = None,
 ) -> Scorer:
     """Given the state folder, a window's messages and the mood model, keep the moods of the
     human messages the history does not hold yet, or holds as another scorer scored them (each
     message is scored once per scorer), rescore a batch of the older rows another scorer
     scored, and return a scorer that reads the window's moods from the history. When the
     history cannot be opened, return the model itself (the mood is computed as without a
-    history)."""
+    history). With `kept` the history stays open for the next call (see `KeptHistory`).
+    """
+    path = history_path(state_dir)
     try:
-        with MoodHistory(
-            history_path(state_dir), extra_secret_patterns=extra_secret_patterns
+        with (
+            contextlib.nullcontext(kept.history(path, extra_secret_patterns))
+            if kept is not None
+            else MoodHistory(path, extra_secret_patterns=extra_secret_patterns)
         ) as history:
             history.record(messages, model, rescore=True)
             known = history.moods_of(messages, model.version)
             history.rescore(model)
     except (WorkspaceError, sqlite3.Error, OSError) as error:
+        if kept is not None:
+            kept.drop()
         log.warning("mood history unavailable, scoring the window afresh: %s", error)
         return model
     return RememberedMoods(known, model)

@@ -312,8 +312,15 @@ export async function promptBuild(config, event, ctx, report, nowMs = Date.now()
   const prompt = promptOf(event);
   if (workspace !== undefined && prompt.trim()) {
     const session = typeof ctx?.sessionId === "string" ? ctx.sessionId.slice(0, MAX_SESSION_CHARS) : "";
-    const request = { host: "openclaw", session: session || null, prompt: clipPrompt(prompt), length: prompt.length };
-    const answer = await askDaemon(workspace, request, promptBudget(config));
+    const budget = promptBudget(config);
+    const request = {
+      host: "openclaw",
+      session: session || null,
+      prompt: clipPrompt(prompt),
+      length: prompt.length,
+      wait_ms: Math.round(budget),
+    };
+    const answer = await askDaemon(workspace, request, budget);
     if (answer !== null && answer.block.trim()) {
       const additions = {};
       if (GUIDANCE.trim()) additions.prependSystemContext = GUIDANCE;

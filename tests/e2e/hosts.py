@@ -12,6 +12,9 @@ The cache is `$SCRATCHPAD_E2E_CACHE`, else `~/.cache/scratchpad-assembler-e2e`:
     installed.json  the pins of a complete install; any other content means install again
     codex/          @openai/codex, installed on its own (its own `installed.json`), so adding
                     it did not make every cache install the other hosts again
+    node-compile-cache/
+                    the V8 code cache OpenClaw keeps in `$TMPDIR/node-compile-cache` (keyed
+                    by its version and install), shared by every test's TMPDIR
 
 Codex's package is a small Node launcher (`bin/codex.js`) whose optional dependency
 `@openai/codex-linux-x64` (an npm alias of `@openai/codex@<version>-linux-x64`) holds the
@@ -89,6 +92,7 @@ class Hosts:
     openclaw: Path
     claude: Path
     codex: Path
+    compile_cache: Path  # Node's compile cache for OpenClaw, shared by every test (see turns)
 
     def path(self) -> str:
         """A PATH for the hosts: this Node first, then the system's folders only."""
@@ -115,6 +119,7 @@ def installed_hosts(cache: Path) -> Hosts:
         openclaw=cache / "hosts" / "node_modules" / ".bin" / "openclaw",
         claude=cache / "hosts" / "node_modules" / ".bin" / "claude",
         codex=cache / "codex" / "node_modules" / ".bin" / "codex",
+        compile_cache=cache / "node-compile-cache",
     )
 
 

@@ -5,11 +5,13 @@ Each host gets a clean environment built here, not the test process's: PATH (Nod
 then the system folders), HOME and TMPDIR in the test's folder, and the host's own settings.
 Nothing of the real user's config or credentials is seen, and nothing is written outside
 the test's folder but OpenClaw's empty lock files in `/tmp/openclaw-state-locks-<uid>/`
-(a path it hard-codes, for locks between all its processes on the machine).
+(a path it hard-codes, for locks between all its processes on the machine) and its compile
+cache, in the install cache (see `base_env`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -101,6 +103,14 @@ def base_env(hosts: Hosts, home: Path) -> dict[str, str]:
     """The environment both hosts start from: nothing inherited from the test process."""
     tmp = home / "tmp"
     tmp.mkdir(parents=True, exist_ok=True)
+    # OpenClaw compiles its 3,000 modules into `$TMPDIR/node-compile-cache` (30 MB) on a
+    # first start; a user's /tmp keeps it between runs, so every test shares one, which its
+    # first start finds warm (and the run leaves 30 MB less to delete per HOME).
+    shared = tmp / "node-compile-cache"
+    if not os.path.lexists(shared):
+        hosts.compile_cache.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):  # another thread's, for the same HOME
+            shared.symlink_to(hosts.compile_cache, target_is_directory=True)
     return {
         "PATH": hosts.path(),
         "HOME": str(home),

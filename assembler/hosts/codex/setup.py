@@ -25,7 +25,8 @@ from typing import Any, Final
 
 from assembler.hosts.codex.sessions import codex_home
 from assembler.hosts.mcp.setup import MCP_SERVER_NAME
-from assembler.hosts.removal import Removal, SettingsEdit
+from assembler.hosts.removal import Removal, SettingsEdit, TomlEdit
+from assembler.hosts.toml_tables import TablePath
 
 # The feature that turns hooks on. Codex 0.171 has it on by default and warns that the older
 # name, `codex_hooks`, is deprecated: the setup names it so that a config that turned it off
@@ -127,27 +128,73 @@ def toml_string(value: str) -> str:
 
 def codex_removal(workspace: Path, assemble: Path, environ: Mapping[str, str]) -> Removal:
     """Given the workspace, this install's `assemble` and the environment (for CODEX_HOME),
-    return what removes the Codex setup of the workspace: our hooks in hooks.json (a JSON
-    file, edited by `--apply`), and the tables of config.toml, named for the user to delete
-    (TOML is edited by hand: a rewrite would lose its comments)."""
+    return what removes the Codex setup of the workspace: our hooks in hooks.json, then the
+    tables of config.toml that trust them and declare the MCP server (cut line by line: the
+    file's comments stay). The feature flag stays: it turns on hooks, which Codex does by
+    default, and other hooks of the user's may rely on it."""
     setup = codex_setup(workspace, assemble, environ)
-    tables = [f"[hooks.state.{toml_string(key)}]" for key in setup.trust]
-    tables.append(f"[mcp_servers.{MCP_SERVER_NAME}]")
-    note = "\n".join(
-        [
-            f"In {shlex.quote(str(setup.config_toml))}, delete these tables by hand:",
-            *(f"   {table}" for table in tables),
-            f"and keep [features] {HOOKS_FEATURE} = true if other hooks of yours use it.",
-        ]
-    )
-    edit = SettingsEdit(
+    shown = [f"[hooks.state.{toml_string(key)}]" for key in setup.trust]
+    shown.append(f"[mcp_servers.{MCP_SERVER_NAME}]")
+    hooks = SettingsEdit(
         "the SessionStart and UserPromptSubmit hooks that run `assemble hook codex` for this "
         "workspace",
         setup.hooks_json,
         lambda value: strip_hooks(value, workspace),
         follow_links=True,  # your own file, perhaps linked from your dotfiles
     )
-    return Removal("Codex", workspace, (edit,), (note,))
+    tables = TomlEdit(
+        "the tables that trust those hooks and declare the `scratchpad` MCP server of this "
+        "workspace",
+        setup.config_toml,
+        lambda value: our_tables(value, setup, workspace),
+        shown=tuple(shown),
+        follow_links=True,
+    )
+    note = (
+        f"[features] {HOOKS_FEATURE} = true stays in {shlex.quote(str(setup.config_toml))}:\n"
+        "it turns on hooks, as Codex does by default; delete it if no other hooks of yours "
+        "need it."
+    )
+    return Removal("Codex", workspace, (hooks, tables), (note,))
+
+
+def our_tables(value: dict[str, Any], setup: CodexSetup, workspace: Path) -> list[TablePath]:
+    """Given config.toml's value, the setup and the workspace, return the key paths of the
+    tables of ours in it: the MCP server that serves the workspace with an `assemble`, and the
+    trust of our hooks (an entry of our hooks.json and event, whatever its place in the file,
+    with the hash of our hook: run by this install's `assemble` or the server's)."""
+    found: list[TablePath] = []
+    setups = [setup]
+    server = _table(_table(value, "mcp_servers"), MCP_SERVER_NAME)
+    command, args = server.get("command"), server.get("args")
+    if (
+        isinstance(command, str)
+        and Path(command).name == "assemble"
+        and isinstance(args, list)
+        and len(args) == 3
+        and args[:2] == ["mcp", "--workspace"]
+        and isinstance(args[2], str)
+        and os.path.realpath(args[2]) == os.path.realpath(workspace)
+    ):
+        found.append(("mcp_servers", MCP_SERVER_NAME))
+        home = {"CODEX_HOME": str(setup.hooks_json.parent)}
+        setups.append(codex_setup(workspace, Path(command), home))
+    trusted = {
+        (key.rsplit(":", 3)[1], digest) for one in setups for key, digest in one.trust.items()
+    }
+    for key, entry in _table(_table(value, "hooks"), "state").items():
+        # "<hooks.json>:<event>:<group>:<handler>"; the file's path may hold colons itself
+        parts = key.rsplit(":", 3)
+        if len(parts) != 4 or parts[0] != str(setup.hooks_json) or not isinstance(entry, dict):
+            continue
+        if (parts[1], entry.get("trusted_hash")) in trusted:
+            found.append(("hooks", "state", key))
+    return found
+
+
+def _table(value: Any, key: str) -> dict[str, Any]:
+    found = value.get(key) if isinstance(value, dict) else None
+    return found if isinstance(found, dict) else {}
 
 
 def strip_hooks(value: Any, workspace: Path) -> Any:
