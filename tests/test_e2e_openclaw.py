@@ -661,6 +661,7 @@ def test_the_plugin_sends_the_daemons_answer_only_when_it_is_one_else_the_file(
             "session": "s1",
             "prompt": "what the human typed",
             "length": 20,
+            "wait_ms": 300,  # the plugin's budget: the daemon waits no longer for an assembly
         }
     ]
     for name in ("stale_answer", "garbage", "refuses", "silent", "no_socket", "planted_file"):
