@@ -740,24 +740,10 @@ def ask_daemon(
     answer_timeout = ANSWER_TIMEOUT if answer_timeout is None else answer_timeout
     sock = _connect(state_dir, connect_timeout)
     with sock:
-        peer_pid, peer_uid = _peer(sock)
-        if peer_uid != os.geteuid():
-            raise NotServed("refused", f"the socket is served by uid {peer_uid}")
-        if pid and peer_pid != pid:
-            raise NotServed("refused", f"the socket is served by pid {peer_pid}, not {pid}")
-        try:
-            sock.settimeout(answer_timeout)
-            sock.sendall(_line(request.to_request()))
-            line = _read_line(sock, MAX_ANSWER_BYTES, answer_timeout)
-        except TimeoutError:
-            raise NotServed("timeout", f"no answer within {answer_timeout} s") from None
-        except _TooLong as error:
-            raise NotServed("bad answer", f"the answer is {error}") from None
-        except OSError as error:
-            raise NotServed("absent", f"the connection failed ({error})") from None
-    if line is None:
-        raise NotServed("bad answer", "the connection closed without an answer")
-    return _parse_answer(line)
+        data = _exchange(
+            sock, request.to_request(), pid, MAX_ANSWER_BYTES, time.monotonic() + answer_timeout
+        )
+    return OnceOutput.from_answer(data)
 
 
 def ask_prompt(
@@ -778,29 +764,42 @@ def ask_prompt(
     deadline = time.monotonic() + budget
     sock = _connect(state_dir, budget)
     with sock:
-        peer_pid, peer_uid = _peer(sock)
-        if peer_uid != os.geteuid():
-            raise NotServed("refused", f"the socket is served by uid {peer_uid}")
-        if pid and peer_pid != pid:
-            raise NotServed("refused", f"the socket is served by pid {peer_pid}, not {pid}")
-        try:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError
-            sock.settimeout(left)
-            sock.sendall(_line(request.to_request()))
-            left = max(deadline - time.monotonic(), 1e-3)
-            line = _read_line(sock, MAX_PROMPT_ANSWER_BYTES, left)
-        except TimeoutError:
-            raise NotServed("timeout", f"no answer within {budget} s") from None
-        except _TooLong as error:
-            raise NotServed("bad answer", f"the answer is {error}") from None
-        except OSError as error:
-            raise NotServed("absent", f"the connection failed ({error})") from None
+        data = _exchange(sock, request.to_request(), pid, MAX_PROMPT_ANSWER_BYTES, deadline)
+    return PromptAnswer.from_answer(data)
+
+
+def _exchange(
+    sock: socket.socket, request: dict[str, Any], pid: int | None, limit: int, deadline: float
+) -> dict[str, Any]:
+    """Given a connected socket, a request's data, the pid of the daemon that should serve it
+    (None: not known), the longest answer in bytes and the monotonic time by which it must have
+    come, check the peer, send the request and return the answer's data.
+
+    Raise NotServed for a peer of another user or process, no answer in time, an answer that is
+    not one, or the daemon's refusal.
+    """
+    peer_pid, peer_uid = _peer(sock)
+    if peer_uid != os.geteuid():
+        raise NotServed("refused", f"the socket is served by uid {peer_uid}")
+    if pid and peer_pid != pid:
+        raise NotServed("refused", f"the socket is served by pid {peer_pid}, not {pid}")
+    waited = f"{max(deadline - time.monotonic(), 0.0):.3g} s"
+    try:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        sock.settimeout(left)
+        sock.sendall(_line(request))
+        line = _read_line(sock, limit, max(deadline - time.monotonic(), 1e-3))
+    except TimeoutError:
+        raise NotServed("timeout", f"no answer within {waited}") from None
+    except _TooLong as error:
+        raise NotServed("bad answer", f"the answer is {error}") from None
+    except OSError as error:
+        raise NotServed("absent", f"the connection failed ({error})") from None
     if line is None:
         raise NotServed("bad answer", "the connection closed without an answer")
-    data = _answer_data(line)
-    return PromptAnswer.from_answer(data)
+    return _answer_data(line)
 
 
 def _connect(state_dir: Path, timeout: float) -> socket.socket:
@@ -827,10 +826,6 @@ def _connect(state_dir: Path, timeout: float) -> socket.socket:
         return sock
     finally:
         os.close(dir_fd)
-
-
-def _parse_answer(line: bytes) -> OnceOutput:
-    return OnceOutput.from_answer(_answer_data(line))
 
 
 def _answer_data(line: bytes) -> dict[str, Any]:

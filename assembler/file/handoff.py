@@ -26,11 +26,12 @@ than the configured TTL, larger than the caps allow, or well formed.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from assembler.errors import AssemblerError, ScratchpadError
 from assembler.file.codec import (
@@ -63,6 +64,48 @@ class HookEvent:
     transcript_path: str | None
     source: str | None = None  # a session start's: "startup", "resume", "clear", "compact", ...
     prompt: str | None = None  # a prompt's: what the human typed
+
+
+def parse_hook_event(text: str, command: str, run_from: str) -> HookEvent:
+    """Given a hook's stdin, the command's name for messages ("hook codex") and where it runs
+    from ("a Codex hook (hooks.json)"), return its event.
+
+    Raise HookInputError if it is not a JSON object with a string `hook_event_name`.
+    """
+    try:
+        data: Any = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise HookInputError(
+            f"{command}: stdin is not JSON ({error.msg} at line {error.lineno} column "
+            f"{error.colno}); run it from {run_from}, which sends the event as JSON"
+        ) from error
+    except RecursionError:
+        raise HookInputError(
+            f"{command}: stdin nests too deeply to be a hook event; run it from {run_from}"
+        ) from None
+    if not isinstance(data, dict):
+        raise HookInputError(
+            f"{command}: stdin is a JSON {type(data).__name__}, not an object with "
+            f"'hook_event_name'; run it from {run_from}"
+        )
+    name = data.get("hook_event_name")
+    if not isinstance(name, str) or not name:
+        raise HookInputError(
+            f"{command}: the JSON on stdin has no 'hook_event_name'; run it from {run_from}"
+        )
+
+    def text_field(key: str) -> str | None:
+        value = data.get(key)
+        return value if isinstance(value, str) and value else None
+
+    return HookEvent(
+        name,
+        text_field("cwd"),
+        text_field("session_id"),
+        text_field("transcript_path"),
+        text_field("source"),
+        text_field("prompt"),
+    )
 
 
 def hook_workspace(explicit: str | None, event: HookEvent) -> str | None:

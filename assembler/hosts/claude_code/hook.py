@@ -31,10 +31,10 @@ from assembler.file.handoff import (
     NO_BLOCK,
     Block,
     HookEvent,
-    HookInputError,
     hook_block,
     hook_workspace,
     nudge_daemon,
+    parse_hook_event,
     session_copy,
 )
 from assembler.fsutil import FileLock, atomic_write, read_state_file, real_dir
@@ -48,41 +48,8 @@ HOST = "claude-code"
 
 
 def parse_claude_code_input(text: str) -> HookEvent:
-    """Given the hook's stdin, return its event.
-
-    Raise HookInputError if it is not a JSON object with a string `hook_event_name`.
-    """
-    try:
-        data: Any = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise HookInputError(
-            f"hook claude-code: stdin is not JSON ({error.msg} at line {error.lineno} column "
-            f"{error.colno}); run it from a Claude Code hook, which sends the event as JSON"
-        ) from error
-    if not isinstance(data, dict):
-        raise HookInputError(
-            f"hook claude-code: stdin is a JSON {type(data).__name__}, not an object with "
-            "'hook_event_name'; run it from a Claude Code hook"
-        )
-    name = data.get("hook_event_name")
-    if not isinstance(name, str) or not name:
-        raise HookInputError(
-            "hook claude-code: the JSON on stdin has no 'hook_event_name'; run it from a Claude "
-            "Code hook (settings.json 'hooks')"
-        )
-
-    def text_field(key: str) -> str | None:
-        value = data.get(key)
-        return value if isinstance(value, str) and value else None
-
-    return HookEvent(
-        name,
-        text_field("cwd"),
-        text_field("session_id"),
-        text_field("transcript_path"),
-        text_field("source"),
-        text_field("prompt"),
-    )
+    """Given the hook's stdin, return its event (see `file.handoff.parse_hook_event`)."""
+    return parse_hook_event(text, "hook claude-code", "a Claude Code hook (settings.json 'hooks')")
 
 
 def claude_code_output(event: HookEvent, context: str) -> str:

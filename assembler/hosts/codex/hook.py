@@ -23,16 +23,16 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any, Final
+from typing import Final
 
 from assembler.clock import local_timezone
 from assembler.config.files import load_config
 from assembler.file.handoff import (
     HookEvent,
-    HookInputError,
     hook_block,
     hook_workspace,
     nudge_daemon,
+    parse_hook_event,
     session_copy,
 )
 
@@ -43,46 +43,8 @@ CONTEXT_EVENTS: Final = ("UserPromptSubmit", "SessionStart")
 
 
 def parse_codex_input(text: str) -> HookEvent:
-    """Given the hook's stdin, return its event.
-
-    Raise HookInputError if it is not a JSON object with a string `hook_event_name`.
-    """
-    try:
-        data: Any = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise HookInputError(
-            f"hook codex: stdin is not JSON ({error.msg} at line {error.lineno} column "
-            f"{error.colno}); run it from a Codex hook (hooks.json), which sends the event as JSON"
-        ) from error
-    except RecursionError:
-        raise HookInputError(
-            "hook codex: stdin nests too deeply to be a Codex hook event; run it from a Codex "
-            "hook (hooks.json)"
-        ) from None
-    if not isinstance(data, dict):
-        raise HookInputError(
-            f"hook codex: stdin is a JSON {type(data).__name__}, not an object with "
-            "'hook_event_name'; run it from a Codex hook (hooks.json)"
-        )
-    name = data.get("hook_event_name")
-    if not isinstance(name, str) or not name:
-        raise HookInputError(
-            "hook codex: the JSON on stdin has no 'hook_event_name'; run it from a Codex hook "
-            "(hooks.json)"
-        )
-
-    def text_field(key: str) -> str | None:
-        value = data.get(key)
-        return value if isinstance(value, str) and value else None
-
-    return HookEvent(
-        name,
-        text_field("cwd"),
-        text_field("session_id"),
-        text_field("transcript_path"),
-        text_field("source"),
-        text_field("prompt"),
-    )
+    """Given the hook's stdin, return its event (see `file.handoff.parse_hook_event`)."""
+    return parse_hook_event(text, "hook codex", "a Codex hook (hooks.json)")
 
 
 def lost_block(event: HookEvent) -> bool:
