@@ -288,13 +288,25 @@ def test_without_a_clear_emotion_mood_and_strategy_are_one_line() -> None:
 def test_a_clear_emotion_keeps_its_mood_and_strategy_lines_but_no_repeats() -> None:
     lines = _mood_lines(_state("frustrated", 0.9, secondary="neutral"))
     labels = [line.split(":**", 1)[0].removeprefix("- **") for line in lines]
-    assert labels == ["Primary", "Trajectory", "Style", "Tone", "Verbosity"]
-    assert lines[0] == (
-        "- **Primary:** frustrated (0.44; neutral valence, moderate arousal; confidence 0.90)"
+    assert labels == ["Primary", "Trajectory", "How to answer"]
+    # Valence and arousal in the middle of their scales say nothing the mood's name does not.
+    assert lines[0] == "- **Primary:** frustrated (0.44; confidence 0.90)"
+    # The strategy is one line; "no preamble" is said by the style ("skip preamble") here.
+    assert lines[2] == (
+        "- **How to answer:** concise — lead with the answer, skip preamble; tone: direct — "
+        "no hedging, no 'I think maybe'; verbosity: minimal — they will ask for more if needed"
     )
-    # "Preamble: NO" is said by the style ("skip preamble"); a neutral secondary says nothing.
-    tired = _mood_lines(_state("tired", 0.9))
-    assert "- **Preamble:** NO" in tired and "- **Secondary:** neutral" not in tired
+    # A neutral secondary says nothing; the tired rule's note has a line of its own.
+    tired = _mood_lines(_state("tired", 0.9, secondary="neutral"))
+    assert [line.split(":**", 1)[0] for line in tired[2:]] == ["- **How to answer", "- **Note"]
+    assert tired[2].endswith("; no preamble") and tired[3].startswith("- **Note:** Offer to")
+
+
+def test_the_primary_line_names_valence_and_arousal_away_from_the_middle() -> None:
+    line = _mood_lines(_state("frustrated", 0.9, valence=-0.6, arousal=0.8))[0]
+    assert line == (
+        "- **Primary:** frustrated (0.44; negative valence, high arousal; confidence 0.90)"
+    )
 
 
 def test_a_long_trajectory_shows_where_it_began_and_its_newest_steps_without_quotes() -> None:

@@ -130,8 +130,8 @@ def test_once_writes_a_fresh_scratchpad_with_every_section(
     # An ordinary task with nothing sensitive leaves the router nothing to act on.
     assert "## Routing Hint" not in body
     assert "**Primary:** frustrated" in body
-    assert "**Style:** concise — lead with the answer, skip preamble" in body
-    assert "**Preamble:**" not in body  # the style says it already
+    assert "**How to answer:** concise — lead with the answer, skip preamble; tone:" in body
+    assert "no preamble" not in body  # the style says it already
     assert "helm deploy" in body
     assert "23:25 AEDT" in body and "late night" in body
     assert "api deploy broken again" in body

@@ -363,7 +363,7 @@ def test_the_stale_line_goes_once_whole_then_not_again(workspace: Path) -> None:
 
 
 PROMPT = "third time it fails, just give me the command"
-ANSWER = "[Session Scratchpad - answered]\n## Response Strategy\n- **Style:** concise\n"
+ANSWER = "[Session Scratchpad - answered]\n## Response Strategy\n- **How to answer:** concise\n"
 
 
 def _answering_daemon(

@@ -636,7 +636,7 @@ def test_captured_log_keeps_this_threads_records_at_the_level_asked() -> None:
 # --- The prompt request: the block with the message being answered counted ------------------
 
 PROMPT = "third time it fails, just give me the command"
-CONCISE = "- **Style:** concise"
+CONCISE = "- **How to answer:** concise"
 
 
 def calm_workspace(folder: Path) -> Path:

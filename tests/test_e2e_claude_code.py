@@ -398,7 +398,7 @@ def test_the_session_claude_code_wrote_reads_back_and_feeds_the_next_assembly(
     assert assembly.frontmatter["source"].startswith("1 transcript, 4 messages;")
 
 
-CONCISE = "- **Style:** concise"
+CONCISE = "- **How to answer:** concise"
 
 
 def test_with_the_daemon_running_the_prompt_being_answered_counts_in_its_own_turn(
@@ -425,7 +425,7 @@ def test_with_the_daemon_running_the_prompt_being_answered_counts_in_its_own_tur
 
     (request,) = setup.requests_since(mark)
     # The hook sent the prompt to the daemon, which answered the block with it counted.
-    assert _count(request, CONCISE) == 1, _occurrences(request, "Style")
+    assert _count(request, CONCISE) == 1, _occurrences(request, "How to answer")
     assert _count(request, setup.goal) == 1 and _count(request, HEADER) == 1
     assert _count(request, f"“{prompt}”") == 1  # the task the block names: this prompt
     assert CONCISE not in setup.ready()["block"]  # not published: the transcript is the record

@@ -361,7 +361,7 @@ def test_remove_apply_takes_the_hooks_out_and_codex_sends_no_scratchpad(codex: M
     assert "mcp__scratchpad" not in namespaces, after.tool_names()
 
 
-CONCISE = "- **Style:** concise"
+CONCISE = "- **How to answer:** concise"
 
 
 def test_with_the_daemon_running_the_prompt_being_answered_counts_in_its_own_turn(

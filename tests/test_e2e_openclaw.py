@@ -509,7 +509,7 @@ def test_a_forged_ready_block_writes_no_system_prompt_stays_fresh_no_longer_and_
     assert model.pending() == []
 
 
-CONCISE = "- **Style:** concise"
+CONCISE = "- **How to answer:** concise"
 
 
 def _with_the_daemon(

@@ -55,7 +55,9 @@ class StubIndex:
         self.chunks = chunks
 
     def snippet_weights(self, query: str) -> dict[str, float]:
-        return dict.fromkeys((w for w in query.lower().split() if len(w) > 3), 1.0)
+        # Words as the index stems them: without the punctuation around them.
+        words = (w.strip(".,:;!?()'\"") for w in query.lower().split())
+        return dict.fromkeys((w for w in words if len(w) > 3), 1.0)
 
     def chunk_count(self) -> int:
         return self.chunks
@@ -395,6 +397,50 @@ def test_of_two_notes_on_one_subject_the_newer_wins_wherever_it_ranks() -> None:
     result = recall_memories(index, messages, k=4, now=NOW)  # type: ignore[arg-type]
     assert [h.path for h in result.hits] == ["memory/garden.md", "memory/2026-03-01.md"]
     assert any("newer than memory/2026-02-28.md" in line for line in result.explain)
+
+
+def test_a_newer_daily_note_on_the_subject_wins_though_the_floor_keeps_only_the_best() -> None:
+    # Last week's lesson answers the words best; tonight's log names the same subject in one
+    # entry among others and trails far behind: the relative floor alone would show last week's.
+    older = noted(
+        "memory/2026-02-24.md",
+        "## For MEMORY.md\n- Lab disk: 96% → 84% after prune. Frigate grows 8 GB a day.\n",
+        0.6,
+    )
+    tonight = noted(
+        "memory/2026-03-02.md",
+        "- 09:10 Standup moved to 10:00.\n"
+        "- 10:34 Lab disk at 91%: Docker build cache refilled. Parked for the weekend.\n",
+        0.3,
+    )
+    kept = noted("MEMORY.md", "- Lab disk: alerts at 85% via ntfy.\n", 0.45)
+    index = StubIndex({"disk": [older, kept, tonight]})
+    messages = conversation(("user", "the lab disk alert went off again, how bad?"))
+    floor = Floor(hybrid=0.25, relative=0.95)
+    result = recall_memories(index, messages, k=4, floor=floor, now=NOW)  # type: ignore[arg-type]
+    assert [h.snippet for h in result.hits] == [
+        "10:34 Lab disk at 91%: Docker build cache refilled."
+    ]
+    assert any("newer than memory/2026-02-24.md" in line for line in result.explain)
+    # A rival under the absolute floor, or an undated note (kept on purpose), never wins.
+    weak = replace(tonight, score=0.2, vector=0.2, bm25=0.2)
+    alone = recall_memories(StubIndex({"disk": [older, weak]}), messages, k=4, floor=floor, now=NOW)  # type: ignore[arg-type]
+    assert [h.path for h in alone.hits] == ["memory/2026-02-24.md"]
+    undated = recall_memories(
+        StubIndex({"disk": [older, kept]}), messages, k=4, floor=floor, now=NOW
+    )  # type: ignore[arg-type]
+    assert [h.path for h in undated.hits] == ["memory/2026-02-24.md"]
+
+
+def test_two_lines_that_name_one_subject_before_a_colon_are_on_one_subject() -> None:
+    from assembler.memory.recall import same_subject
+
+    lesson = "Lab disk: 96% → 84% after prune. Frigate grows ~8 GB/day, expect the alert again."
+    assert same_subject(lesson, "22:34 Lab disk at 91%: the Docker build cache refilled.")
+    assert same_subject("11:20 Deploy attempt 1: timed out", "14:00 Deploy attempt 2: again")
+    # One word before the colon is a speaker or a label, not a subject.
+    assert not same_subject('21:52 Ray: "ok that did it"', '23:07 Ray: "long day, I\'m fried"')
+    assert not same_subject("Lab disk: 96% after prune.", "22:34 Lab printer: out of toner.")
 
 
 def test_lines_written_after_the_runs_clock_are_not_shown() -> None:

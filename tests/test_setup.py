@@ -11,7 +11,7 @@ import json
 import re
 import shlex
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -39,8 +39,9 @@ from assembler.hosts.openclaw.setup import (
     openclaw_removal,
     openclaw_setup,
 )
-from assembler.hosts.removal import HostCommand, Removal, SettingsEdit, apply_removal
+from assembler.hosts.removal import HostCommand, Removal, SettingsEdit, TomlEdit, apply_removal
 from assembler.hosts.setup import setup_text
+from assembler.hosts.toml_tables import TablePath
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -346,6 +347,72 @@ def test_a_settings_file_that_is_a_link_in_a_project_is_not_followed(tmp_path: P
 
     assert outcome.status == "failed" and "edit it by hand" in outcome.detail
     assert "hook" in target.read_text()
+
+
+def _edit(kind: str, path: Path, during: Callable[[], object]) -> SettingsEdit | TomlEdit:
+    """An edit of `path` ("json" or "toml") that takes out the key or table "ours", calling
+    `during` between the file's read and its write."""
+
+    def strip(value: Any) -> Any:
+        during()
+        return {key: item for key, item in value.items() if key != "ours"}
+
+    def tables(value: dict[str, Any]) -> list[TablePath]:
+        during()
+        return [("ours",)] if "ours" in value else []
+
+    return SettingsEdit("ours", path, strip) if kind == "json" else TomlEdit("ours", path, tables)
+
+
+@pytest.mark.parametrize("kind", ["json", "toml"])
+def test_an_edit_of_a_file_that_is_not_there_finds_nothing_and_creates_nothing(
+    tmp_path: Path, kind: str
+) -> None:
+    path = tmp_path / "settings"
+    step = _edit(kind, path, lambda: None)
+
+    [outcome] = apply_removal(Removal("Host", tmp_path, (step,)))
+
+    assert outcome.status == "absent" and "does not exist" in outcome.detail
+    assert not path.exists()
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "left"),
+    [
+        ("json", '{"ours": 1, "theirs": 2}', '{\n  "theirs": 2\n}\n'),
+        ("toml", "[theirs]\na = 1\n\n[ours]\nb = 2\n", "[theirs]\na = 1\n"),
+    ],
+)
+def test_an_edit_writes_the_file_without_ours_and_says_so(
+    tmp_path: Path, kind: str, text: str, left: str
+) -> None:
+    path = tmp_path / "settings"
+    path.write_text(text, encoding="utf-8")
+    step = _edit(kind, path, lambda: None)
+
+    [outcome] = apply_removal(Removal("Host", tmp_path, (step,)))
+
+    assert outcome.status == "removed" and outcome.detail.startswith(f"edited {path}")
+    assert path.read_text(encoding="utf-8") == left
+
+
+@pytest.mark.parametrize(
+    ("kind", "text"),
+    [("json", '{"ours": 1, "theirs": 2}'), ("toml", "[theirs]\na = 1\n\n[ours]\nb = 2\n")],
+)
+def test_a_file_another_writer_changes_during_the_edit_keeps_what_they_wrote(
+    tmp_path: Path, kind: str, text: str
+) -> None:
+    path = tmp_path / "settings"
+    path.write_text(text, encoding="utf-8")
+    theirs = text.replace("theirs", "changed")
+    step = _edit(kind, path, lambda: path.write_text(theirs, encoding="utf-8"))
+
+    [outcome] = apply_removal(Removal("Host", tmp_path, (step,)))
+
+    assert outcome.status == "failed" and "changed while it was edited" in outcome.detail
+    assert path.read_text(encoding="utf-8") == theirs
 
 
 class _Fails(str):

@@ -115,12 +115,22 @@ def mood_section(
     state = report.combined
     if strategy is not None and strategy.no_signal:
         return _unclear_mood(report, now)
-    feel = f"{valence_word(state.valence)} valence, {arousal_word(state.arousal)} arousal"
-    primary = f"{state.primary} ({state.primary_score:.2f}; {feel}; "
+    # Valence and arousal in words, each only when it is not the middle of its scale: "neutral
+    # valence, moderate arousal" tells the agent nothing the mood's name does not.
+    feel = ", ".join(
+        f"{word} {scale}"
+        for word, scale in (
+            (valence_word(state.valence), "valence"),
+            (arousal_word(state.arousal), "arousal"),
+        )
+        if word not in ("neutral", "moderate")
+    )
+    primary = f"{state.primary} ({state.primary_score:.2f}; {feel + '; ' if feel else ''}"
     primary += f"confidence {state.confidence:.2f})"
     if state.speaker is not None:  # a group chat: whose state this is
         primary += f", {state.speaker}, the latest to speak"
-    items = [Item(primary, "Primary", 1, gist=f"{state.primary}; {feel}")]
+    gist = f"{state.primary}; {valence_word(state.valence)}, {arousal_word(state.arousal)}"
+    items = [Item(primary, "Primary", 1, gist=gist)]
     if state.secondary and state.secondary != NO_EMOTION:  # "neutral" says nothing more
         score = f"{state.secondary} ({state.secondary_score:.2f})"
         items.append(Item(score, "Secondary", 4, gist=state.secondary))
@@ -187,18 +197,16 @@ def speaker_item(name: str, state: MoodState) -> Item:
 
 
 def strategy_section(strategy: Strategy | None) -> Section | None:
-    """How to answer, when a clear emotion calls for it: the rule's lines, the preamble's left
-    out when the style already says it. Without a clear emotion (`no_signal`) there is nothing
-    to adapt to, and the mood's one line says so (see `mood_section`)."""
+    """How to answer, when a clear emotion calls for it: the rule's style, tone, verbosity and
+    preamble in one line (the preamble left out when the style already says it), its note on
+    a line of its own. Without a clear emotion (`no_signal`) there is nothing to adapt to, and
+    the mood's one line says so (see `mood_section`)."""
     if strategy is None or strategy.no_signal:
         return None
-    items = [
-        Item(strategy.style, "Style", 1),
-        Item(strategy.tone, "Tone", 2),
-        Item(strategy.verbosity, "Verbosity", 2),
-    ]
+    parts = [strategy.style, f"tone: {strategy.tone}", f"verbosity: {strategy.verbosity}"]
     if "preamble" not in strategy.style.lower():
-        items.append(Item("yes" if strategy.preamble else "NO", "Preamble", 3))
+        parts.append("a short preamble is fine" if strategy.preamble else "no preamble")
+    items = [Item("; ".join(parts), "How to answer", 1, gist=strategy.mood)]
     if strategy.note:
         items.append(Item(strategy.note, "Note", 4))
     return Section("response_strategy", TITLES["response_strategy"], tuple(items))

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -77,20 +76,10 @@ class Generic(PlainHost):
 
     label = "generic JSONL"
     formats: tuple[str, ...] = (GENERIC,)
+    reader_class: type[Reader] = GenericReader
 
     def sources(self, workspace: Path, state_dir: Path, environ: Mapping[str, str]) -> list[str]:
         return []  # only where the config says
 
     def claims(self, line: Mapping[str, Any]) -> str | None:
         return GENERIC if "role" in line and "content" in line else None
-
-    def reader(
-        self,
-        fmt: str,
-        source: str,
-        cutoff: datetime | None,
-        limit: int,
-        session_id: str | None,
-        until: datetime | None,
-    ) -> Reader:
-        return GenericReader(source, cutoff, limit, session_id, until)

@@ -28,6 +28,8 @@ class Host(Protocol):
     label: str  # its name in messages: "OpenClaw"
     formats: tuple[str, ...]  # the transcript formats it writes (`transcripts.format`)
     store_formats: tuple[str, ...]  # those of them that are databases
+    # What reads one session file of its formats, given the window (`registry.make_reader`).
+    reader_class: type[Reader]
 
     def sources(self, workspace: Path, state_dir: Path, environ: Mapping[str, str]) -> list[str]:
         """Given the workspace, its state folder and the environment, return globs (each
@@ -37,18 +39,6 @@ class Host(Protocol):
 
     def claims(self, line: Mapping[str, Any]) -> str | None:
         """Given a parsed transcript line, return the host's format it belongs to, or None."""
-        ...
-
-    def reader(
-        self,
-        fmt: str,
-        source: str,
-        cutoff: datetime | None,
-        limit: int,
-        session_id: str | None,
-        until: datetime | None,
-    ) -> Reader:
-        """Given one of the host's formats and the window, return a reader for one session."""
         ...
 
     def is_side_file(self, folder: Path, name: str, cache: dict[Any, Any]) -> bool:

@@ -46,7 +46,7 @@ def make_reader(
     """Given a format, return its reader: messages older than `cutoff` end the walk, messages
     stamped after `until` are not taken, at most `limit` are kept."""
     host = next((host for host in HOSTS if fmt in host.formats), _FALLBACK)
-    return host.reader(fmt, source, cutoff, limit, session_id, until)
+    return host.reader_class(source, cutoff, limit, session_id, until)
 
 
 def default_sources(workspace: Path, state_dir: Path, environ: Mapping[str, str]) -> list[str]:

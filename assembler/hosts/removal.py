@@ -147,10 +147,8 @@ def apply_removal(
     became of each, in order. A failed step does not stop the next."""
     outcomes = []
     for step in removal.steps:
-        if isinstance(step, SettingsEdit):
+        if isinstance(step, SettingsEdit | TomlEdit):
             outcomes.append(_edit(step))
-        elif isinstance(step, TomlEdit):
-            outcomes.append(_edit_toml(step))
         else:
             outcomes.append(_command(step, run, which))
     return outcomes
@@ -218,15 +216,38 @@ def _said(finished: subprocess.CompletedProcess[str]) -> str:
     return "no output"
 
 
-def _edit(step: SettingsEdit) -> Outcome:
-    path = step.path
-    shown = shlex.quote(str(path))
+def _edit(step: SettingsEdit | TomlEdit) -> Outcome:
+    """Given an edit, take ours out of its file, written only if it still holds what was read;
+    return what became of it."""
+    shown = shlex.quote(str(step.path))
     try:
-        before = read_regular(path, limit=SETTINGS_MAX_BYTES, follow_links=step.follow_links).data
+        before = read_regular(
+            step.path, limit=SETTINGS_MAX_BYTES, follow_links=step.follow_links
+        ).data
     except (AssemblerError, OSError) as error:
         return Outcome(step, "failed", f"{shown}: {error}; edit it by hand")
     if before is None:
         return Outcome(step, "absent", f"{shown} does not exist")
+    if isinstance(step, SettingsEdit):
+        edited = _without_entries(step, before, shown)
+    else:
+        edited = _without_tables(step, before, shown)
+    if isinstance(edited, Outcome):
+        return edited
+    data, done = edited
+    try:
+        target = step.path.resolve() if step.follow_links else step.path
+        replaced = replace_if_unchanged(target, data, before)
+    except (AssemblerError, OSError) as error:
+        return Outcome(step, "failed", f"{shown}: {error}; edit it by hand")
+    if not replaced.done:
+        return Outcome(step, "failed", f"{shown} changed while it was edited; run this again")
+    return Outcome(step, "removed", done)
+
+
+def _without_entries(step: SettingsEdit, before: bytes, shown: str) -> tuple[bytes, str] | Outcome:
+    """Given a JSON edit and its file's bytes, return the bytes without our entries and what
+    was done, or the outcome when the file is not JSON or holds none of ours."""
     try:
         value = load_json(before)
     except (ValueError, UnicodeDecodeError) as error:
@@ -235,25 +256,13 @@ def _edit(step: SettingsEdit) -> Outcome:
     if stripped == value:
         return Outcome(step, "absent", f"nothing of ours in {shown}")
     data = (json.dumps(stripped, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-    try:
-        target = path.resolve() if step.follow_links else path
-        replaced = replace_if_unchanged(target, data, before)
-    except (AssemblerError, OSError) as error:
-        return Outcome(step, "failed", f"{shown}: {error}; edit it by hand")
-    if not replaced.done:
-        return Outcome(step, "failed", f"{shown} changed while it was edited; run this again")
-    return Outcome(step, "removed", f"edited {shown}")
+    return data, f"edited {shown}"
 
 
-def _edit_toml(step: TomlEdit) -> Outcome:
-    path = step.path
-    shown = shlex.quote(str(path))
-    try:
-        before = read_regular(path, limit=SETTINGS_MAX_BYTES, follow_links=step.follow_links).data
-    except (AssemblerError, OSError) as error:
-        return Outcome(step, "failed", f"{shown}: {error}; edit it by hand")
-    if before is None:
-        return Outcome(step, "absent", f"{shown} does not exist")
+def _without_tables(step: TomlEdit, before: bytes, shown: str) -> tuple[bytes, str] | Outcome:
+    """Given a TOML edit and its file's bytes, return the bytes without our tables and what
+    was done, or the outcome when the file is not TOML, holds none of ours, or holds one that
+    cannot be cut out line by line."""
     try:
         text = before.decode("utf-8")
         ours = step.tables(tomllib.loads(text))
@@ -261,20 +270,12 @@ def _edit_toml(step: TomlEdit) -> Outcome:
         return Outcome(step, "failed", f"{shown} is not TOML ({error}); edit it by hand")
     if not ours:
         return Outcome(step, "absent", f"nothing of ours in {shown}")
+    named = ", ".join(table_header(table) for table in ours)
     try:
         data = without_tables(text, ours).encode("utf-8")
     except TableCutError as error:
-        named = ", ".join(table_header(table) for table in ours)
         return Outcome(step, "manual", f"{shown}: {error}; delete by hand: {named}")
-    try:
-        target = path.resolve() if step.follow_links else path
-        replaced = replace_if_unchanged(target, data, before)
-    except (AssemblerError, OSError) as error:
-        return Outcome(step, "failed", f"{shown}: {error}; edit it by hand")
-    if not replaced.done:
-        return Outcome(step, "failed", f"{shown} changed while it was edited; run this again")
-    cut = ", ".join(table_header(table) for table in ours)
-    return Outcome(step, "removed", f"edited {shown}: {cut}")
+    return data, f"edited {shown}: {named}"
 
 
 def table_header(path: TablePath) -> str:

@@ -199,15 +199,22 @@ def recall_memories(
     ranked = index.search_many(queries, k=k * 3, **search_options)
     below = 0
     chunks: int | None = None
+    # A newer line on a hit's subject may take its place when it clears the absolute floor,
+    # however far it trails the query's best (see `_Picker.offer`).
+    rivals = ranked
     if floor is not None:
         chunks = index.chunk_count()
         kept = [floor.keep(hits, chunks) for hits in ranked]
         below = len({(h.path, h.start_line) for hits in ranked for h in hits}) - len(
             {(h.path, h.start_line) for hits in kept for h in hits}
         )
+        rivals = [
+            [hit for hit in hits if relevance(hit) >= floor.limit(hit, chunks)] for hits in ranked
+        ]
         ranked = kept
     if exclude is not None:
         ranked = [[hit for hit in hits if not exclude(hit)] for hits in ranked]
+        rivals = [[hit for hit in hits if not exclude(hit)] for hits in rivals]
     explain = [
         f"query {i + 1}{' (current)' if i == 0 else ''}: {_clip(q)!r}"
         for i, q in enumerate(queries)
@@ -228,15 +235,15 @@ def recall_memories(
     for hit in ranked[0]:
         if picker.count(0) >= current_slots or len(picker.shown) >= k:
             break
-        picker.offer(hit, 0)
+        picker.offer(hit, 0, rivals=rivals[0])
     for number, answers in enumerate(ranked[1:], start=1):
         for hit in answers:
-            if len(picker.shown) >= k or picker.offer(hit, number):
+            if len(picker.shown) >= k or picker.offer(hit, number, rivals=rivals[number]):
                 break
     for hit in ranked[0]:
         if len(picker.shown) >= k:
             break
-        picker.offer(hit, 0)
+        picker.offer(hit, 0, rivals=rivals[0])
     shown = len(picker.shown)
     for rank in range(k * 3):
         for number, answers in enumerate(ranked):
@@ -280,9 +287,13 @@ class _Picker:
     def count(self, query: int) -> int:
         return sum(1 for item in self.shown if item.query == query)
 
-    def offer(self, hit: Hit, query: int, *, spare: bool = False) -> bool:
+    def offer(
+        self, hit: Hit, query: int, *, spare: bool = False, rivals: Sequence[Hit] = ()
+    ) -> bool:
         """Given a hit of a query, take it if it has a line worth showing; return whether the
-        query is answered: taken, or its line is on the subject of a newer one shown."""
+        query is answered: taken, or its line is on the subject of a newer one shown. Of the
+        query's other hits (`rivals`), one whose line is on the same subject and newer is
+        taken in its place (see `_newest_on_subject`)."""
         key = (hit.path, hit.start_line)
         if any((item.hit.path, item.hit.start_line) == key for item in self.shown):
             return False
@@ -290,7 +301,7 @@ class _Picker:
             return False
         self.judged.add((*key, query))
         where = f"query {query + 1} -> {_describe(hit)}{' (spare)' if spare else ''}"
-        line = self._line(hit, query)
+        line = self._line(hit, self.queries[query])
         if line is None:
             self.explain.append(f"{where}: no line to show (headings only, or written later)")
             return False
@@ -299,6 +310,13 @@ class _Picker:
             self.explain.append(f"{where}: its line scores {line.score:.3f}, under the floor")
             return False
         item = _Shown(replace(hit, snippet=line.text, subject=line.subject), query, line)
+        newest = self._newest_on_subject(item, rivals)
+        if newest is not item:
+            where = f"query {query + 1} -> {_describe(newest.hit)}"
+            self.explain.append(f"{where}: newer than {hit.path}, shown in its place")
+            item = newest
+            if any((i.hit.path, i.hit.start_line) == _key(newest.hit) for i in self.shown):
+                return True
         for number, other in enumerate(self.shown):
             if not _same_subject(line, other.line):
                 continue
@@ -312,7 +330,32 @@ class _Picker:
         self.explain.append(where)
         return True
 
-    def _line(self, hit: Hit, query: int) -> Line | None:
+    def _newest_on_subject(self, item: _Shown, rivals: Sequence[Hit]) -> _Shown:
+        """Given a line about to be shown and the other hits of its query (each relevant
+        enough to show), return the newest line of them on its subject (see `same_subject`,
+        `newer`): "22:34 Lab disk at 91%" of tonight's note rather than "Lab disk: 96% → 84%
+        after prune" of last week, though last week's line answers the query's words better.
+        Each rival's line is the one nearest the item's line, not the query: a day's log
+        shows the subject in one entry among many. `item` itself when none is newer; only
+        daily notes of the same day or later are read."""
+        best = item
+        for rival in rivals:
+            if _key(rival) in (_key(item.hit), _key(best.hit)):
+                continue
+            day = note_date(rival.path)
+            if day is None or day < _day(best.hit.path, self._mtime):
+                continue  # an undated note (MEMORY.md) is kept on purpose, not a newer log
+            line = self._line(rival, item.line.text)
+            if line is None or not _same_subject(line, best.line):
+                continue
+            candidate = _Shown(
+                replace(rival, snippet=line.text, subject=line.subject), item.query, line
+            )
+            if newer(candidate, best, self._mtime):
+                best = candidate
+        return best
+
+    def _line(self, hit: Hit, query: str) -> Line | None:
         """Return the line a hit shows for a query, None when it has none written by now."""
         from assembler.memory.search import best_lines  # numpy: only when a line is due
 
@@ -325,7 +368,7 @@ class _Picker:
         # a model that failed on the query would fail again on every line.
         embedder = self.index.embedder if hit.vector is not None else None
         (line,) = best_lines(
-            [(hit, self.queries[query])],
+            [(hit, query)],
             weights=self.index.snippet_weights,
             embedder=embedder,
             keep=written,
@@ -362,6 +405,10 @@ class _Picker:
             self.explain,
             spare=[dated(item) for item in self.shown[shown:]],
         )
+
+
+def _key(hit: Hit) -> tuple[str, int]:
+    return hit.path, hit.start_line
 
 
 def _sentence_recall(
@@ -425,21 +472,52 @@ SAME_SUBJECT = 0.5
 SAME_SUBJECT_WORDS = 3
 
 
+# A log line that names its subject before a colon ("Lab disk: 96% → 84% after prune",
+# "22:34 Lab disk at 91%: ...") names it in at most this many characters.
+SUBJECT_HEAD_CHARS = 40
+
+
 def same_subject(line: str, other: str) -> bool:
     """Given two lines, return whether they state something about the same subject (see
-    SAME_SUBJECT), so that a newer one supersedes an older one."""
+    SAME_SUBJECT), so that a newer one supersedes an older one: most of their content words
+    are shared, or one names its subject before a colon in two words or more that the other's
+    subject holds ("Lab disk" and "Lab disk at 91%")."""
     a, b = _subject_words(line), _subject_words(other)
     shared = len(a & b)
-    return shared >= SAME_SUBJECT_WORDS and shared >= SAME_SUBJECT * min(len(a), len(b))
+    if shared >= SAME_SUBJECT_WORDS and shared >= SAME_SUBJECT * min(len(a), len(b)):
+        return True
+    return _same_head(line, other)
+
+
+def _same_head(line: str, other: str) -> bool:
+    """Whether both lines name a subject before a colon, in two words or more, one of which
+    holds the other's words."""
+    a, b = _head_words(line), _head_words(other)
+    return min(len(a), len(b)) >= 2 and (a <= b or b <= a)
+
+
+def _head_words(text: str) -> set[str]:
+    """The content words a line names its subject with before a colon, after its list marker
+    and clock time; none when it has no such head."""
+    text = _MARKER.sub("", text.strip())
+    text = _LEADING_TIME.sub("", text).lstrip(" -–:")
+    head, colon, _ = text.partition(":")
+    if not colon or len(head) > SUBJECT_HEAD_CHARS or '"' in head:
+        return set()
+    return _subject_words(head)
 
 
 def _same_subject(line: Line, other: Line) -> bool:
     """Given two lines, return whether they are on one subject: by their sentences' vectors
-    when both have one (see `search.SAME_SUBJECT_COSINE`), else by their words."""
+    when both have one (see `search.SAME_SUBJECT_COSINE`), or by the subject they name before
+    a colon (see `same_subject`), else by their words. The vectors are of one sentence each;
+    a line that names its subject may say the rest in another."""
     from assembler.memory.search import SAME_SUBJECT_COSINE
 
     if line.vector is not None and other.vector is not None:
-        return float(line.vector @ other.vector) >= SAME_SUBJECT_COSINE
+        if float(line.vector @ other.vector) >= SAME_SUBJECT_COSINE:
+            return True
+        return _same_head(line.text, other.text)
     return same_subject(line.text, other.text)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +20,7 @@ class ClaudeCode(PlainHost):
 
     label = "Claude Code"
     formats: tuple[str, ...] = (CLAUDE_CODE,)
+    reader_class: type[Reader] = ClaudeCodeReader
 
     def sources(self, workspace: Path, state_dir: Path, environ: Mapping[str, str]) -> list[str]:
         return claude_code_sources(workspace, state_dir, environ)
@@ -40,14 +40,3 @@ class ClaudeCode(PlainHost):
         if "uuid" in line and "sessionId" in line:
             return CLAUDE_CODE
         return None
-
-    def reader(
-        self,
-        fmt: str,
-        source: str,
-        cutoff: datetime | None,
-        limit: int,
-        session_id: str | None,
-        until: datetime | None,
-    ) -> Reader:
-        return ClaudeCodeReader(source, cutoff, limit, session_id, until)

@@ -19,8 +19,7 @@ import os
 import re
 import shlex
 import stat
-from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -32,6 +31,8 @@ from assembler.fsutil import (
     read_regular,
     resolves_within,
 )
+from assembler.hosts.command_hooks import hook_commands
+from assembler.hosts.session_cwd import HeadCwds, literal_cwd, named_cwd
 
 # What the hook keeps in the state folder: {"<session id>": {"transcript_path", "cwd", "seen"}}.
 HOOK_SESSIONS_NAME: Final = "claude-code-sessions.json"
@@ -48,10 +49,7 @@ _CHUNK_BYTES = 16 * 1024
 _LINE_PARSED_BYTES = 64 * 1024
 # `"cwd": "<string>"` among a line's first keys, before any nested object or array.
 _CWD_KEY = re.compile(rb'^\{[^{}\[\]]*?"cwd"\s*:\s*("(?:[^"\\]|\\.)*")')
-# A transcript's first working folder never changes: remembered by file identity, so the
-# status page's watcher, which asks every second, reads each transcript's head once.
-_CWD_CACHE: OrderedDict[tuple[str, int, int], str] = OrderedDict()
-_CWD_CACHE_SIZE = 1024
+_CWDS: Final = HeadCwds()
 
 
 def projects_dir(environ: Mapping[str, str]) -> Path:
@@ -238,22 +236,11 @@ def _hook_workspaces(settings: Path, environ: Mapping[str, str]) -> set[str]:
     if not isinstance(hooks, dict):
         return set()
     found: set[str] = set()
-    for command in _commands(hooks):
+    for command in hook_commands(hooks):
         named = _hook_workspace(command)
         if named is not None:
             found.add(os.path.realpath(_expand_home(named, environ)))
     return found
-
-
-def _commands(hooks: dict[Any, Any]) -> Iterator[str]:
-    """Given the `hooks` of a settings file, yield the command lines of its command hooks."""
-    for matchers in hooks.values():
-        for matcher in matchers if isinstance(matchers, list) else ():
-            inner = matcher.get("hooks") if isinstance(matcher, dict) else None
-            for hook in inner if isinstance(inner, list) else ():
-                command = hook.get("command") if isinstance(hook, dict) else None
-                if isinstance(command, str):
-                    yield command
 
 
 def _hook_workspace(command: str) -> str | None:
@@ -281,24 +268,7 @@ def _hook_workspace(command: str) -> str | None:
 def transcript_cwd(path: Path) -> str | None:
     """Given a Claude Code transcript, return the working folder its first conversation line
     names (`cwd`), or None when its first MiB names none or it cannot be read."""
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    key = (os.path.realpath(path), info.st_dev, info.st_ino)
-    cached = _CWD_CACHE.get(key)
-    if cached is not None:
-        _CWD_CACHE.move_to_end(key)
-        return cached
-    try:
-        found = _first_cwd(path)
-    except OSError:
-        return None
-    if found is not None:  # a session with no line yet may get one: not remembered
-        _CWD_CACHE[key] = found
-        while len(_CWD_CACHE) > _CWD_CACHE_SIZE:
-            _CWD_CACHE.popitem(last=False)
-    return found
+    return _CWDS.get(path, _first_cwd)
 
 
 def _first_cwd(path: Path) -> str | None:
@@ -341,13 +311,6 @@ def _line_cwd(line: bytes, *, whole: bool) -> str | None:
             value: Any = json.loads(line)
         except (ValueError, RecursionError):
             return None
-        cwd = value.get("cwd") if isinstance(value, dict) else None
-        return cwd if isinstance(cwd, str) and cwd else None
+        return named_cwd(value.get("cwd")) if isinstance(value, dict) else None
     found = _CWD_KEY.match(line)
-    if found is None:
-        return None
-    try:
-        cwd = json.loads(found.group(1))
-    except ValueError:
-        return None
-    return cwd if isinstance(cwd, str) and cwd else None
+    return literal_cwd(found.group(1)) if found is not None else None

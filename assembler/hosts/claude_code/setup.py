@@ -16,6 +16,7 @@ from typing import Any
 from assembler.errors import AssemblerError
 from assembler.fsutil import load_json, read_regular, resolves_within
 from assembler.hosts.claude_code.sessions import config_dir
+from assembler.hosts.command_hooks import hook_commands, strip_our_hooks
 from assembler.hosts.mcp.setup import MCP_SERVER_NAME, names_workspace
 from assembler.hosts.removal import SETTINGS_MAX_BYTES, HostCommand, Removal, SettingsEdit, Step
 
@@ -24,6 +25,8 @@ from assembler.hosts.removal import SETTINGS_MAX_BYTES, HostCommand, Removal, Se
 # soon as every server is connected; only a server that never answers costs the whole wait.
 MCP_STARTUP_WAIT_ENV = "CLAUDE_CODE_MCP_STARTUP_WAIT_MS"
 MCP_STARTUP_WAIT_MS = "30000"
+# The host's name on the hook's command line (`assemble hook claude-code`).
+HOOK_HOST = "claude-code"
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,7 @@ def claude_code_setup(workspace: Path, assemble: Path) -> ClaudeCodeSetup:
     first request wait until the MCP servers are connected, up to that bound, instead of the
     2 s after which Claude Code sends it without their tools.
     """
-    hook_command = shlex.join([str(assemble), "hook", "claude-code", "--workspace", str(workspace)])
+    hook_command = shlex.join([str(assemble), "hook", HOOK_HOST, "--workspace", str(workspace)])
     hook = {"hooks": [{"type": "command", "command": hook_command}]}
     # SessionStart's matcher is a regular expression on its `source`.
     after_loss = {"matcher": "clear|compact", **hook}
@@ -133,16 +136,7 @@ def strip_settings(value: Any, workspace: Path) -> Any:
         return value
     hooks = value.get("hooks")
     if isinstance(hooks, dict):
-        for event in list(hooks):
-            groups = hooks[event]
-            if not isinstance(groups, list):
-                continue
-            kept_groups = [_without_ours(group, workspace) for group in groups]
-            kept_groups = [group for group in kept_groups if group is not None]
-            if kept_groups:
-                hooks[event] = kept_groups
-            else:
-                del hooks[event]
+        strip_our_hooks(hooks, HOOK_HOST, workspace)
         if not hooks:
             del value["hooks"]
     rule = f"mcp__{MCP_SERVER_NAME}"
@@ -165,47 +159,9 @@ def strip_settings(value: Any, workspace: Path) -> Any:
     return value
 
 
-def _without_ours(group: Any, workspace: Path) -> Any:
-    """A matcher group without our hooks; None when it held only ours."""
-    inner = group.get("hooks") if isinstance(group, dict) else None
-    if not isinstance(inner, list):
-        return group
-    kept = [hook for hook in inner if not _is_ours(hook, workspace)]
-    if len(kept) == len(inner):
-        return group
-    return {**group, "hooks": kept} if kept else None
-
-
-def _is_ours(hook: Any, workspace: Path) -> bool:
-    """Whether a hook is the one setup prints: `<...>/assemble hook claude-code --workspace W`
-    for this workspace, and nothing more."""
-    command = hook.get("command") if isinstance(hook, dict) else None
-    if not isinstance(command, str):
-        return False
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return False
-    return (
-        len(words) == 5
-        and Path(words[0]).name == "assemble"
-        and words[1:4] == ["hook", "claude-code", "--workspace"]
-        and os.path.realpath(words[4]) == os.path.realpath(workspace)
-    )
-
-
 def _runs_any_hook(hooks: Any) -> bool:
     """Whether settings' hooks still run `assemble hook claude-code` (for any workspace)."""
-    if not isinstance(hooks, dict):
-        return False
-    for groups in hooks.values():
-        for group in groups if isinstance(groups, list) else ():
-            inner = group.get("hooks") if isinstance(group, dict) else None
-            for hook in inner if isinstance(inner, list) else ():
-                command = hook.get("command") if isinstance(hook, dict) else None
-                if isinstance(command, str) and "hook claude-code" in command:
-                    return True
-    return False
+    return any(f"hook {HOOK_HOST}" in command for command in hook_commands(hooks))
 
 
 def _registry_path(environ: Mapping[str, str]) -> Path:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +20,7 @@ class Codex(PlainHost):
 
     label = "Codex"
     formats: tuple[str, ...] = (CODEX,)
+    reader_class: type[Reader] = CodexReader
 
     def sources(self, workspace: Path, state_dir: Path, environ: Mapping[str, str]) -> list[str]:
         return codex_sources(workspace, environ)
@@ -29,14 +29,3 @@ class Codex(PlainHost):
         if line.get("type") in LINE_TYPES and isinstance(line.get("payload"), dict):
             return CODEX
         return None
-
-    def reader(
-        self,
-        fmt: str,
-        source: str,
-        cutoff: datetime | None,
-        limit: int,
-        session_id: str | None,
-        until: datetime | None,
-    ) -> Reader:
-        return CodexReader(source, cutoff, limit, session_id, until)

@@ -15,12 +15,12 @@ import glob
 import json
 import os
 import re
-from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final
 
 from assembler.fsutil import is_within, read_head, resolves_within
+from assembler.hosts.session_cwd import HeadCwds, literal_cwd, named_cwd
 
 # The rollouts whose heads are looked at, newest first, and the most returned.
 MAX_CHECKED: Final = 256
@@ -37,8 +37,7 @@ _KIND_BYTES: Final = 512
 _KIND = re.compile(rb'^\{[^{}\[\]]*"type"\s*:\s*"(?:session_meta|turn_context)"')
 _PAYLOAD_CWD = re.compile(rb'"payload"\s*:\s*\{[^{}\[\]]*?"cwd"\s*:\s*("(?:[^"\\]|\\.)*")')
 _ROLLOUT = re.compile(r"^rollout-.*\.jsonl$")
-_CWD_CACHE: OrderedDict[tuple[str, int, int], str] = OrderedDict()
-_CWD_CACHE_SIZE: Final = 1024
+_CWDS: Final = HeadCwds()
 
 
 def codex_home(environ: Mapping[str, str]) -> Path:
@@ -117,31 +116,14 @@ def _rollouts(root: str) -> Iterator[str]:
 def rollout_cwd(path: Path) -> str | None:
     """Given a rollout, return the working folder its `session_meta` (else its first
     `turn_context`) names, or None when its head names none or it cannot be read."""
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    key = (os.path.realpath(path), info.st_dev, info.st_ino)
-    cached = _CWD_CACHE.get(key)
-    if cached is not None:
-        _CWD_CACHE.move_to_end(key)
-        return cached
-    try:
-        # Not blocking, and only a regular file: a named pipe there would stop every run.
-        head, _ = read_head(path, _HEAD_BYTES)
-    except OSError:
-        return None
-    found = _head_cwd(head)
-    if found is not None:  # a rollout with no line yet may get one: not remembered
-        _CWD_CACHE[key] = found
-        while len(_CWD_CACHE) > _CWD_CACHE_SIZE:
-            _CWD_CACHE.popitem(last=False)
-    return found
+    return _CWDS.get(path, _head_cwd)
 
 
-def _head_cwd(head: bytes) -> str | None:
-    """Given a rollout's first bytes, return the `cwd` of its first `session_meta` or
-    `turn_context` line in them."""
+def _head_cwd(path: Path) -> str | None:
+    """Given a rollout, return the `cwd` of its first `session_meta` or `turn_context` line
+    within its first bytes."""
+    # Not blocking, and only a regular file: a named pipe there would stop every run.
+    head, _ = read_head(path, _HEAD_BYTES)
     *complete, last = head.split(b"\n")
     for line in complete:
         line = line.strip()
@@ -162,8 +144,7 @@ def _value_cwd(value: Any) -> str | None:
     if not isinstance(value, dict) or value.get("type") not in ("session_meta", "turn_context"):
         return None
     payload = value.get("payload")
-    cwd = payload.get("cwd") if isinstance(payload, dict) else None
-    return cwd if isinstance(cwd, str) and cwd else None
+    return named_cwd(payload.get("cwd")) if isinstance(payload, dict) else None
 
 
 def _start_cwd(line: bytes) -> str | None:
@@ -173,10 +154,4 @@ def _start_cwd(line: bytes) -> str | None:
     if not _KIND.match(start[:_KIND_BYTES]):
         return None
     found = _PAYLOAD_CWD.search(start)
-    if found is None:
-        return None
-    try:
-        cwd = json.loads(found.group(1))
-    except ValueError:
-        return None
-    return cwd if isinstance(cwd, str) and cwd else None
+    return literal_cwd(found.group(1)) if found is not None else None

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from assembler.hosts.codex.sessions import codex_home
+from assembler.hosts.command_hooks import strip_our_hooks
 from assembler.hosts.mcp.setup import MCP_SERVER_NAME
 from assembler.hosts.removal import Removal, SettingsEdit, TomlEdit
 from assembler.hosts.toml_tables import TablePath
@@ -37,6 +38,8 @@ HOOK_TIMEOUT_S: Final = 600
 # SessionStart's matcher, a regular expression on its `source`: the sessions whose context
 # lost the block. A new session gets it from its first UserPromptSubmit.
 AFTER_LOSS: Final = "clear|compact"
+# The host's name on the hook's command line (`assemble hook codex`).
+HOOK_HOST: Final = "codex"
 _EVENT_LABELS: Final = {"SessionStart": "session_start", "UserPromptSubmit": "user_prompt_submit"}
 
 
@@ -73,7 +76,7 @@ def codex_setup(workspace: Path, assemble: Path, environ: Mapping[str, str]) -> 
     session, then only what changed); SessionStart runs it only when a session lost what it
     held (cleared, compacted)."""
     home = codex_home(environ)
-    hook_command = shlex.join([str(assemble), "hook", "codex", "--workspace", str(workspace)])
+    hook_command = shlex.join([str(assemble), "hook", HOOK_HOST, "--workspace", str(workspace)])
     # Codex cuts a hook's context over about 2,500 tokens to a preview and a file; the hook
     # caps what it sends itself (`file.handoff.block_limit`), so the model gets it whole.
     handler = {"type": "command", "command": hook_command, "additionalContextLimit": 0}
@@ -202,44 +205,6 @@ def strip_hooks(value: Any, workspace: Path) -> Any:
     codex` for the workspace (a matcher group and an event go when they held only those).
     Everything else stays as it was."""
     hooks = value.get("hooks") if isinstance(value, dict) else None
-    if not isinstance(hooks, dict):
-        return value
-    for event in list(hooks):
-        groups = hooks[event]
-        if not isinstance(groups, list):
-            continue
-        kept = [group for group in (_without_ours(g, workspace) for g in groups) if group]
-        if kept:
-            hooks[event] = kept
-        else:
-            del hooks[event]
+    if isinstance(hooks, dict):
+        strip_our_hooks(hooks, HOOK_HOST, workspace)
     return value
-
-
-def _without_ours(group: Any, workspace: Path) -> Any:
-    """A matcher group without our hooks; None when it held only ours."""
-    inner = group.get("hooks") if isinstance(group, dict) else None
-    if not isinstance(inner, list):
-        return group
-    kept = [hook for hook in inner if not _is_ours(hook, workspace)]
-    if len(kept) == len(inner):
-        return group
-    return {**group, "hooks": kept} if kept else None
-
-
-def _is_ours(hook: Any, workspace: Path) -> bool:
-    """Whether a hook is the one setup prints: `<...>/assemble hook codex --workspace W` for
-    this workspace, and nothing more."""
-    command = hook.get("command") if isinstance(hook, dict) else None
-    if not isinstance(command, str):
-        return False
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return False
-    return (
-        len(words) == 5
-        and Path(words[0]).name == "assemble"
-        and words[1:4] == ["hook", "codex", "--workspace"]
-        and os.path.realpath(words[4]) == os.path.realpath(workspace)
-    )

@@ -31,6 +31,7 @@ class OpenClaw:
     label = "OpenClaw"
     formats: tuple[str, ...] = (OPENCLAW, OPENCLAW_STORE)
     store_formats: tuple[str, ...] = (OPENCLAW_STORE,)
+    reader_class: type[Reader] = OpenClawReader
 
     def sources(self, workspace: Path, state_dir: Path, environ: Mapping[str, str]) -> list[str]:
         return openclaw_sources(workspace, environ)
@@ -42,17 +43,6 @@ class OpenClaw:
         if isinstance(kind, str) and "id" in line and "parentId" in line:
             return OPENCLAW
         return None
-
-    def reader(
-        self,
-        fmt: str,
-        source: str,
-        cutoff: datetime | None,
-        limit: int,
-        session_id: str | None,
-        until: datetime | None,
-    ) -> Reader:
-        return OpenClawReader(source, cutoff, limit, session_id, until)
 
     def is_side_file(self, folder: Path, name: str, cache: dict[Any, Any]) -> bool:
         if is_session_artifact(name):
