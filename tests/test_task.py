@@ -213,6 +213,16 @@ def test_a_new_task_after_a_closure_in_the_same_turn_is_the_task() -> None:
             ),
             "the staging deploy of billing fails on the healthcheck → fix it",
         ),
+        # What the agent keeps doing is the matter; the words quoted ask nothing of it.
+        (
+            (
+                "deploy the docs site",
+                "Running it.",
+                'you keep saying "The build is done. Please check the preview now." but it is not',
+                "Sorry.",
+            ),
+            'you keep saying "The build is done. Please check the preview now." but it is not',
+        ),
     ],
 )
 def test_working_on_is_the_humans_latest_request(turns: tuple[str, ...], line: str) -> None:

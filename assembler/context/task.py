@@ -149,6 +149,7 @@ _PROBLEM = re.compile(
     r"\b(?:fail(?:s|ed|ing|ure)?|broken|breaks|crash(?:es|ed|ing)?|errors?|exception|"
     r"doesn'?t work|not working|won'?t (?:start|build|load|run)|stuck|hangs?|hanging|"
     r"timed? out|times out|refused|denied|regress\w*|funktioniert nicht|geht nicht|fehler|"
+    r"keeps? (?:saying|doing|sending|writing|using|calling|adding|asking|getting|giving)|"
     r"kaputt|abgestürzt|hängt)\b|不对|失败|报错|不行|没反应|挂了|エラー",
     re.IGNORECASE,
 )
@@ -237,7 +238,7 @@ def current_task(messages: Sequence[Message], summaries: Sequence[Summary]) -> T
             + (f", closed by {clip_words(' '.join(closing.sentences), 6)!r}" if closing else "")
         )
         if closing is not None and closing.kind == "outcome":
-            outcome = next(s for s in closing.sentences if _OUTCOME.search(s))
+            outcome = next(s for s in closing.sentences if _OUTCOME.search(_unquoted(s)))
             return TaskChoice(
                 clip_words(outcome, MAX_WORDS), closing.message, False, None, explain, True
             )
@@ -257,7 +258,7 @@ def current_task(messages: Sequence[Message], summaries: Sequence[Summary]) -> T
             explain.append(f"working on: no request in the window; the host's {summary.kind}")
             return TaskChoice(line, None, True, None, explain)
     if closing is not None and closing.kind == "outcome":
-        outcome = next(s for s in closing.sentences if _OUTCOME.search(s))
+        outcome = next(s for s in closing.sentences if _OUTCOME.search(_unquoted(s)))
         return TaskChoice(
             clip_words(outcome, MAX_WORDS), closing.message, False, None, explain, True
         )
@@ -298,7 +299,7 @@ def _kind(text: str, said: Sequence[str]) -> str:
     if not whole or _FILLER.match(whole) or _FILLER_CJK.match(whole):
         return "filler"
     asks = [s for s in said if _asks(s) and not _insult_only(s)]
-    outcomes = [i for i, s in enumerate(said) if _OUTCOME.search(s)]
+    outcomes = [i for i, s in enumerate(said) if _OUTCOME.search(_unquoted(s))]
     last_ask = max((i for i, s in enumerate(said) if s in asks and _specific(s)), default=-1)
     if outcomes and last_ask < outcomes[-1]:
         return "outcome"  # a new task after the outcome, in the same turn, is a request
@@ -310,8 +311,9 @@ def _kind(text: str, said: Sequence[str]) -> str:
 
 
 def _asks(sentence: str) -> bool:
-    """Whether a sentence asks something of the agent: a question or a request."""
-    stripped = sentence.strip()
+    """Whether a sentence asks something of the agent: a question or a request (not one it
+    quotes)."""
+    stripped = _unquoted(sentence).strip()
     if stripped.endswith(("?", "？")) or _REQUEST_OPENING.match(stripped):
         return True
     if _SLASH_COMMAND.match(stripped):
@@ -390,14 +392,29 @@ def summary_line(text: str) -> str:
 
 def sentences(text: str) -> list[str]:
     """Given a message's text, return its sentences of prose: no code blocks, no lines of a
-    pasted log (mostly digits and symbols), each clipped to SENTENCE_CHARS."""
+    pasted log (mostly digits and symbols), each clipped to SENTENCE_CHARS. A quotation within
+    a line is part of the sentence that quotes it: in 'You keep saying this "... Do not mimic
+    this format."' the human asks nothing of the agent with the quoted words."""
     plain = CODE_BLOCK.sub("\n", text.replace(ELISION, "\n"))
+    plain = _QUOTATION.sub(lambda quoted: _QUOTED_END.sub(_HELD_SPACE, quoted.group(0)), plain)
     found: list[str] = []
     for part in _SENTENCE_END.split(plain):
-        part = part.strip().lstrip("-*>#").strip()
+        part = part.replace(_HELD_SPACE, " ").strip().lstrip("-*>#").strip()
         if part and _is_prose(part):
             found.append(part[:SENTENCE_CHARS])
     return found
+
+
+def _unquoted(sentence: str) -> str:
+    """A sentence without the quotations in it: what the human says in their own words."""
+    return _QUOTATION.sub(" ", sentence)
+
+
+# A quotation on one line, in straight or curly double quotes, and the sentence ends inside it,
+# held together by a character no message has (a private-use one) while the text is split.
+_QUOTATION = re.compile(r'"[^"\n]{12,}"|“[^”\n]{12,}”')
+_QUOTED_END = re.compile(r"(?<=[.!?])\s+")
+_HELD_SPACE = "\ue000"
 
 
 def _is_prose(text: str) -> bool:
