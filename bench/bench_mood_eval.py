@@ -1,6 +1,7 @@
-"""Benchmark: the mood model, with the embedding head and without (the n-gram model alone, the
-fallback and the earlier model), next to the embedding head before the gate and plain VADER on
-the development data.
+"""Benchmark: the mood model, with the embedding head and the fine-tuned layer, without the layer
+("no layer": an export without hidden states) and without embeddings (the n-gram model alone,
+the fallback and the earlier model), next to the embedding head before the gate and plain VADER
+on the development data.
 
     python bench/bench_mood_eval.py [--data PATH] [--no-cache] [--baseline REV]
 
@@ -116,6 +117,7 @@ class CachedEmbedder:
         self.folder = folder / slug
         self._rows: dict[str, np.ndarray] = {}
         self.computed = 0  # texts this process embedded (not found in the cache)
+        self._states: dict[str, Any] = {}
         if self.folder.is_dir():
             for part in sorted(self.folder.glob("*.npz")):
                 with np.load(part, allow_pickle=False) as stored:
@@ -143,6 +145,22 @@ class CachedEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack([self._rows[t] for t in texts]).astype(np.float32)
+
+    def encode_with_states(self, texts: Sequence[str]) -> tuple[np.ndarray, list[Any] | None]:
+        """Given texts, return their vectors (cached) and the hidden states entering the
+        model's last layer (kept in memory only: they are a few hundred numbers per token), or
+        None when the wrapped embedder gives none."""
+        inner = getattr(self.inner, "encode_with_states", None)
+        if inner is None:
+            return self.encode(texts), None
+        missing = [t for t in dict.fromkeys(texts) if t not in self._states]
+        for start in range(0, len(missing), 512):
+            batch = missing[start : start + 512]
+            _, states = inner(batch)
+            if states is None:
+                return self.encode(texts), None
+            self._states.update(zip(batch, states, strict=True))
+        return self.encode(texts), [self._states[t] for t in texts]
 
 
 def load_goemotions(data: Path, split: str) -> list[GoRow]:
@@ -253,17 +271,22 @@ def figures_of(model: Any, texts: list[str], gold: list[str], emo: EmoRows) -> F
 
 
 def table(
-    ours: Figures, vader: Figures, old: Figures | None = None, before: Figures | None = None
+    ours: Figures,
+    vader: Figures,
+    old: Figures | None = None,
+    before: Figures | None = None,
+    no_layer: Figures | None = None,
 ) -> str:
-    """Given the figures of ours, VADER's and optionally the n-gram model's alone and the
-    baseline head's, return the comparison table as text."""
-    columns = [("ours", ours)] + ([("before", before)] if before else [])
+    """Given the figures of ours, VADER's and optionally the n-gram model's alone, the
+    baseline head's and ours without the fine-tuned layer, return the comparison table."""
+    columns = [("ours", ours)] + ([("no layer", no_layer)] if no_layer else [])
+    columns += [("before", before)] if before else []
     columns += ([("n-gram", old)] if old else []) + [("VADER", vader)]
-    head = "".join(f"{name:>8}" for name, _ in columns)
+    head = "".join(f"{name:>9}" for name, _ in columns)
     lines = [f"{'metric':<34}{head}{'target':>8}"]
 
     def row(label: str, value: Callable[[Figures], float], target: str = "") -> None:
-        cells = "".join(f"{value(fig):8.3f}" for _, fig in columns)
+        cells = "".join(f"{value(fig):9.3f}" for _, fig in columns)
         lines.append(f"{label:<34}{cells}{target:>8}")
 
     row("GoEmotions dev macro-F1 (7 moods)", lambda f: f.macro_f1, ">=0.62")
@@ -274,11 +297,12 @@ def table(
     return "\n".join(lines)
 
 
-def embedding_model(cache: bool = True) -> Any:
-    """Return the mood model with the embedding head, reading the bundled embedding model's
-    vectors (cached in EMBEDDING_CACHE unless `cache` is False)."""
+def embedding_model(cache: bool = True, *, layer: bool = True) -> Any:
+    """Return the mood model with the embedding head and (unless `layer` is False: the
+    fallback of an export without hidden states) the fine-tuned layer, reading the bundled
+    embedding model's vectors (cached in EMBEDDING_CACHE unless `cache` is False)."""
     from assembler.memory.embeddings import load_embedder
-    from assembler.mood.model import load_mood_model
+    from assembler.mood.model import MoodModel, load_mood_model
 
     embedder: Any = load_embedder("bundled")
     if cache:
@@ -286,6 +310,12 @@ def embedding_model(cache: bool = True) -> Any:
     model = load_mood_model(embedder=embedder)
     if not model.reads_embeddings:
         raise SystemExit(f"the mood model does not read embeddings ({model.embedder_failed})")
+    if not layer:
+        return MoodModel(
+            model.weights, source=model.source, semantic=model.semantic, embedder=embedder
+        )
+    if model.layer is None:
+        raise SystemExit("the mood model has no fine-tuned layer (see the log)")
     return model
 
 
@@ -325,6 +355,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-cache", action="store_true", help="embed every text again")
     parser.add_argument("--baseline", default=BASELINE_REV, help="git revision of 'before'")
     args = parser.parse_args(argv)
+    from assembler.mood.layer import DEFAULT_LAYER_PATH
     from assembler.mood.model import DEFAULT_MODEL_PATH, load_mood_model
     from assembler.mood.semantic import DEFAULT_SEMANTIC_PATH
 
@@ -345,8 +376,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "rows with a mapped label (evaluated)"
     )
     print(f"  {data / 'emobank' / 'emobank-train-dev.csv'}: {len(emo.texts)} rows with split=dev")
-    print(f"ours: {DEFAULT_SEMANTIC_PATH} mixed with {DEFAULT_MODEL_PATH}, reading the bundled")
-    print("  embedding model's vectors (all-MiniLM-L6-v2)")
+    print(f"ours: {DEFAULT_SEMANTIC_PATH} and {DEFAULT_LAYER_PATH} mixed with")
+    print(f"  {DEFAULT_MODEL_PATH}, reading the bundled embedding model (all-MiniLM-L6-v2)")
+    print("no layer: ours without the fine-tuned layer (an export without hidden states)")
     before_model = baseline_model(args.baseline, not args.no_cache)
     if before_model is not None:
         print(f"before: {before_model.source} (the head without the gate), same n-gram model")
@@ -355,10 +387,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("  neutral; valence = compound; arousal = |compound|")
     started = time.perf_counter()
     ours, vader = evaluate(embedding_model(not args.no_cache), data)
+    no_layer, _ = evaluate(embedding_model(not args.no_cache, layer=False), data)
     old, _ = evaluate(load_mood_model(), data)
     before = evaluate(before_model, data)[0] if before_model is not None else None
     print()
-    print(table(ours, vader, old, before))
+    print(table(ours, vader, old, before, no_layer))
     print(f"\n({time.perf_counter() - started:.1f} s)")
     return 0
 

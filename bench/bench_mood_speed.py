@@ -1,5 +1,6 @@
-"""Benchmark: messages per second of `MoodModel.score_many` with the embedding head and without
-(the n-gram model alone), next to VADER alone.
+"""Benchmark: messages per second of `MoodModel.score_many` with the embedding head and the
+fine-tuned layer, with the head and no layer, and without embeddings (the n-gram model alone),
+next to VADER alone.
 
     python bench/bench_mood_speed.py [--data PATH] [--repeat 3] [--embedded 2000]
 
@@ -104,13 +105,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not shared.reads_embeddings:
         raise SystemExit(f"the mood model does not read embeddings ({shared.embedder_failed})")
 
-    def embedded_model() -> MoodModel:
-        # a fresh model: nothing recalled from the recent moods of an earlier run
-        return MoodModel(ngram.weights, semantic=shared.semantic, embedder=embedder)
+    def embedded_model(layer: bool = True) -> MoodModel:
+        # a fresh model: nothing recalled from the recent moods of an earlier run; with the
+        # fine-tuned layer (as an assembly reads) or without (an export without hidden states)
+        return MoodModel(
+            ngram.weights,
+            semantic=shared.semantic,
+            embedder=embedder,
+            layer=shared.layer if layer else None,
+        )
 
     embedded_model().score_many(distinct[:64])  # the ONNX session's first run is slow
     with_embedding = statistics.median(
         rate(lambda: embedded_model().score_many(distinct), len(distinct))
+        for _ in range(args.repeat)
+    )
+    head_only = statistics.median(
+        rate(lambda: embedded_model(layer=False).score_many(distinct), len(distinct))
         for _ in range(args.repeat)
     )
     windows = [distinct[i : i + WINDOW] for i in range(0, WINDOW * args.repeat, WINDOW)]
@@ -133,13 +144,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{'':<44}{'messages/s':>12}")
     print(f"{'n-gram alone, score_many, first call':<44}{first:12,.0f}")
     print(f"{'n-gram alone, score_many, median':<44}{ours:12,.0f}")
-    print(f"{'with the embedding head, score_many, median':<44}{with_embedding:12,.0f}")
+    print(f"{'with embeddings and the layer, median':<44}{with_embedding:12,.0f}")
+    print(f"{'with embeddings, no layer, median':<44}{head_only:12,.0f}")
     print(f"{'VADER polarity_scores alone':<44}{alone:12,.0f}")
     print(
         f"a window of {WINDOW} messages scored afresh: {window_ms:.0f} ms with the embedding "
         f"head, {ngram_window_ms:.0f} ms without"
     )
     print(f"ratio: with embedding / without = {with_embedding / ours:.3f}")
+    print(f"ratio: with the layer / without it = {with_embedding / head_only:.3f}")
     return 0
 
 

@@ -1,7 +1,7 @@
-"""Benchmark: the mood of a conversation window, ours (with the embedding head) next to the
-embedding head before the gate ("before": `bench_mood_eval.BASELINE_REV`'s, under this code), the
-n-gram model alone (the fallback without an embedder, and the earlier model) and VADER on the
-last message.
+"""Benchmark: the mood of a conversation window, ours (with the embedding head and the fine-tuned
+layer) next to ours without the layer ("no layer"), the embedding head before the gate
+("before": `bench_mood_eval.BASELINE_REV`'s, under this code), the n-gram model alone (the
+fallback without an embedder, and the earlier model) and VADER on the last message.
 
     python bench/bench_mood_window.py [--data PATH] [--k 8] [--limit N] [--no-cache]
                                       [--baseline REV]
@@ -391,9 +391,11 @@ def table(
     vader: Figures,
     old: Figures | None = None,
     before: Figures | None = None,
+    no_layer: Figures | None = None,
 ) -> str:
     """Given a corpus name, the definition and the figures of ours, VADER and optionally the
-    n-gram model alone and the baseline head, return the comparison as text."""
+    n-gram model alone, the baseline head and ours without the fine-tuned layer, return the
+    comparison as text."""
     if definition == "state":
         head = f"{name}, gold = the speaker's state now: {ours.windows} windows, "
         head += f"{ours.emotional} emotional now, {ours.neutral} neutral (calm), "
@@ -403,9 +405,10 @@ def table(
         head = f"{name}, gold = the latest utterance's label: {ours.windows} windows, "
         head += f"{ours.emotional} emotional, {ours.neutral} neutral"
         neutral = "fires on neutral windows"
-    columns = [("ours", ours)] + ([("before", before)] if before else [])
+    columns = [("ours", ours)] + ([("no layer", no_layer)] if no_layer else [])
+    columns += [("before", before)] if before else []
     columns += ([("n-gram", old)] if old else []) + [("VADER", vader)]
-    names = "".join(f"{column:>8}" for column, _ in columns)
+    names = "".join(f"{column:>9}" for column, _ in columns)
     lines = [head, f"  {'metric':<44}{names}{'target':>8}"]
     rows: list[tuple[str, Callable[[Figures], float], str]] = [
         ("window mood macro-F1 (5 moods)", lambda f: f.macro_f1, ">=0.40"),
@@ -417,7 +420,7 @@ def table(
         rows.append(("fires on neither (an emotion 3 turns back)", lambda f: f.fires_between, ""))
     rows.append(("fired on emotional: with the gold emotion", lambda f: f.right_when_fired, ""))
     for label, value, target in rows:
-        cells = "".join(f"{value(fig):8.3f}" for _, fig in columns)
+        cells = "".join(f"{value(fig):9.3f}" for _, fig in columns)
         lines.append(f"  {label:<44}{cells}{target:>8}")
     for column, fig in columns:
         lines.append(
@@ -469,7 +472,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"  {daily.parent}: {len(corpora['DailyDialog validation'])} dialogues (less those "
         "listed in overlap_with_test.tsv)"
     )
-    print(f"ours: {DEFAULT_SEMANTIC_PATH} mixed with {DEFAULT_MODEL_PATH} (embedding head)")
+    print(f"ours: {DEFAULT_SEMANTIC_PATH} and the fine-tuned layer mixed with {DEFAULT_MODEL_PATH}")
+    print("no layer: ours without the fine-tuned layer (an export without hidden states)")
     before_model = baseline_model(args.baseline or BASELINE_REV, not args.no_cache)
     if before_model is not None:
         print(f"before: {before_model.source} (the head without the gate), same n-gram model")
@@ -492,17 +496,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("VADER: the last message alone; happy >= 0.05 compound, frustrated <= -0.05, else")
     print("  neutral; fires when not neutral")
     model = embedding_model(not args.no_cache)
+    no_layer_model = embedding_model(not args.no_cache, layer=False)
     old_model = load_mood_model()
     for name, found in corpora.items():
         started = time.perf_counter()
         results = evaluate(found, model, args.k)
         old = evaluate(found, old_model, args.k)
+        no_layer = evaluate(found, no_layer_model, args.k)
         before = evaluate(found, before_model, args.k) if before_model is not None else None
         for definition in DEFINITIONS:
             print()
             ours, vader = results[definition]
             was = before[definition][0] if before is not None else None
-            print(table(name, definition, ours, vader, old[definition][0], was))
+            print(
+                table(
+                    name, definition, ours, vader, old[definition][0], was, no_layer[definition][0]
+                )
+            )
         print(f"  ({time.perf_counter() - started:.1f} s)")
     return 0
 

@@ -304,7 +304,7 @@ def fake_write(monkeypatch: pytest.MonkeyPatch, *, fail: bool) -> None:
         if fail:
             raise ModelError("the trace failed")
         (folder / "tokenizer.json").write_text("{}")
-        manifest = Manifest(model_id, 384, 256, digest)
+        manifest = Manifest(model_id, 384, 256, digest, layer_input=True)
         (folder / "manifest.json").write_text(manifest.to_json())
         return manifest
 

@@ -87,6 +87,7 @@ from bench_mood_window import load_meld, speaker_state, windows  # noqa: E402
 
 from assembler.config.schema import MoodConfig, StrategyConfig  # noqa: E402
 from assembler.memory.embeddings import Embedder, load_embedder  # noqa: E402
+from assembler.mood.layer import read_mood_layer  # noqa: E402
 from assembler.mood.model import (  # noqa: E402
     DEFAULT_MODEL_PATH,
     RULE_MOODS,
@@ -255,11 +256,18 @@ def head_meta(
     }
 
 
-def runtime(ngram_path: Path, head_path: Path, embedder: Embedder) -> MoodModel:
-    """Given the two weights files and the embedder, return the runtime model reading both."""
+def runtime(
+    ngram_path: Path, head_path: Path, embedder: Embedder, layer_path: Path | None = None
+) -> MoodModel:
+    """Given the two weights files, the embedder and optionally a fine-tuned layer's file,
+    return the runtime model reading them."""
     base = MoodModel.from_file(ngram_path)
-    semantic = read_semantic_weights(head_path, dense=SEMANTIC_DENSE, classes=base.weights.classes)
-    return MoodModel(base.weights, source=str(head_path), semantic=semantic, embedder=embedder)
+    classes = base.weights.classes
+    semantic = read_semantic_weights(head_path, dense=SEMANTIC_DENSE, classes=classes)
+    layer = read_mood_layer(layer_path, classes=classes) if layer_path is not None else None
+    return MoodModel(
+        base.weights, source=str(head_path), semantic=semantic, embedder=embedder, layer=layer
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -271,6 +279,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=EMBEDDING_CACHE, help="vectors cache")
     parser.add_argument(
         "--keep", type=Path, help="also keep the tuning-stage weights here (for analysis)"
+    )
+    parser.add_argument(
+        "--layer",
+        type=Path,
+        help="the tuning-stage fine-tuned layer (train_mood_layer.py --keep DIR writes "
+        "DIR/mood_layer.npz): the window calibration is fitted on the moods it gives",
     )
     args = parser.parse_args(argv)
     data: Path = args.data
@@ -480,7 +494,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             offsets,
             head_meta(embedder, dim, mixing, cal, placeholder, training),
         )
-        tuned_model = runtime(ngram_path, head_path, embedder)
+        tuned_model = runtime(ngram_path, head_path, embedder, args.layer)
+        if args.layer is not None and tuned_model.layer is None:
+            raise SystemExit(f"cannot read the layer {args.layer}")
         window_x = np.array(
             [ngram.speaker_window(w, tuned_model, half_life, NOT_EMOTIONS) for w in held]
         )
@@ -490,6 +506,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 (args.keep / kept.name).write_bytes(kept.read_bytes())
     window = fit_window_calibration(held, window_x)
     training["gate_C"] = GATE_C
+    training["window_moods"] = "fine-tuned layer" if args.layer is not None else "embedding head"
     training["gate_goemotions_weight"] = GATE_GOEMOTIONS_WEIGHT
     log(
         f"window calibration: prior {window['prior']}, coef {window['coef']}, intercept "

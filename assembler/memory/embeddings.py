@@ -183,6 +183,14 @@ class LazyEmbedder:
         """Given texts, return their unit vectors, loading the model first if needed."""
         return self._load().encode(texts)
 
+    def encode_with_states(self, texts: Sequence[str]) -> tuple[FloatMatrix, list[Any] | None]:
+        """Given texts, return their vectors and, when the loaded model's export has them, the
+        hidden states entering its last layer (`OnnxEmbedder.encode_with_states`), else None."""
+        loaded = self._load()
+        if isinstance(loaded, OnnxEmbedder):
+            return loaded.encode_with_states(texts)
+        return loaded.encode(texts), None
+
     def _resolved(self) -> _Source:
         if self._source is None:
             self._source = _resolve(self.spec)
@@ -297,8 +305,9 @@ def _refresh_bundled_export(folder: Path, package_folder: Path) -> None:
     # vectors; where no new export can be made, the old one serves.
     if missing_export_tools():
         log.warning(
-            "the ONNX export in %s was made from other weights than the installed %s; using it "
-            "anyway (run `assemble model export --force` where torch is installed)",
+            "the ONNX export in %s was made from other weights than the installed %s, or by an "
+            "earlier version; using it anyway (run `assemble model export --force` where torch "
+            "is installed)",
             folder,
             BUNDLED_PACKAGE,
         )

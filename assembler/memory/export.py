@@ -46,6 +46,7 @@ from assembler.memory.onnx_embedder import (
     MANIFEST_FILE,
     MODEL_FILE,
     OUTPUT_NAME,
+    STATES_NAME,
     TOKENIZER_FILE,
     Manifest,
     OnnxEmbedder,
@@ -146,6 +147,8 @@ def current_export(folder: Path, *, model_id: str, source_digest: str) -> Manife
     except ModelError:
         return None
     if manifest.model_id != model_id or manifest.source_digest != source_digest:
+        return None
+    if not manifest.layer_input:  # made by an earlier version: the mood model needs it
         return None
     return manifest
 
@@ -259,6 +262,7 @@ def _write_export(source: Path, folder: Path, *, model_id: str, digest: str) -> 
         max_seq_length=_max_seq_length(model, source),
         source_digest=digest,
         lowercase=_lowercase(source),
+        layer_input=True,
     )
     names = _trace(torch, transformer.auto_model, folder)
     versions = {"torch": str(torch.__version__), "opset": _OPSET}
@@ -369,12 +373,13 @@ def _trace(torch: Any, network: Any, folder: Path) -> list[str]:
             self.network = network
 
         def forward(self, *inputs: Any) -> Any:
-            return self.network(**dict(zip(names, inputs, strict=True))).last_hidden_state
+            out = self.network(**dict(zip(names, inputs, strict=True)), output_hidden_states=True)
+            return out.last_hidden_state, out.hidden_states[-2]
 
     options: dict[str, Any] = {}
     if "dynamo" in inspect.signature(torch.onnx.export).parameters:
         options["dynamo"] = False  # the TorchScript exporter needs no onnxscript
-    axes = {name: {0: "batch", 1: "sequence"} for name in [*names, OUTPUT_NAME]}
+    axes = {name: {0: "batch", 1: "sequence"} for name in [*names, OUTPUT_NAME, STATES_NAME]}
     try:
         with warnings.catch_warnings(), torch.no_grad():
             # The tracer's warnings are about shapes it treats as constants: the ones above.
@@ -384,7 +389,7 @@ def _trace(torch: Any, network: Any, folder: Path) -> list[str]:
                 example,
                 str(folder / MODEL_FILE),
                 input_names=names,
-                output_names=[OUTPUT_NAME],
+                output_names=[OUTPUT_NAME, STATES_NAME],
                 dynamic_axes=axes,
                 opset_version=_OPSET,
                 do_constant_folding=True,

@@ -2,7 +2,8 @@
 
 An exported model is a folder, written once by `assembler.memory.export`, holding:
 
-- `model.onnx`: the transformer, token ids in, one vector per token out;
+- `model.onnx`: the transformer, token ids in, one vector per token out (and, in an export
+  made by this version, the hidden states entering its last layer, for the mood model);
 - `tokenizer.json`: the model's fast tokenizer;
 - `manifest.json`: the model id, the vector size, the longest input in tokens and a digest of
   the weights it was exported from.
@@ -38,6 +39,9 @@ MANIFEST_FORMAT = 1
 # The graph's inputs an export may have; BERT-like models take all three, others fewer.
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 OUTPUT_NAME = "token_embeddings"
+# The second output of an export made by this version: the hidden states entering the model's
+# last layer, which the mood model's own copy of that layer reads (`assembler.mood.layer`).
+STATES_NAME = "last_layer_input"
 EXPORT_AGAIN = "export it again with `assemble model export --force`"
 # The most tokens one batch holds (16 texts of 256 tokens, 64 of 64). onnxruntime holds each
 # layer's attention scores whole, heads x batch x length^2 floats: 64 texts of 256 tokens
@@ -54,6 +58,8 @@ class Manifest:
     max_seq_length: int
     source_digest: str
     lowercase: bool = False
+    # Whether the graph also gives the hidden states entering its last layer (STATES_NAME).
+    layer_input: bool = False
 
     def to_json(self, **extra: Any) -> str:
         """Given informational fields (versions, times), return the manifest as JSON text."""
@@ -64,6 +70,7 @@ class Manifest:
             "max_seq_length": self.max_seq_length,
             "source_digest": self.source_digest,
             "lowercase": self.lowercase,
+            "layer_input": self.layer_input,
             "pooling": "mean",
             "normalize": True,
             **extra,
@@ -98,6 +105,7 @@ def read_manifest(folder: Path) -> Manifest:
         max_seq_length=record["max_seq_length"],
         source_digest=record["source_digest"],
         lowercase=bool(record.get("lowercase", False)),
+        layer_input=bool(record.get("layer_input", False)),
     )
 
 
@@ -157,6 +165,8 @@ class OnnxModel:
         self._run_options = onnxruntime.RunOptions()
         self._run_options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
         self._inputs = [node.name for node in self._session.get_inputs()]
+        outputs = [node.name for node in self._session.get_outputs()]
+        self.has_states = self.manifest.layer_input and STATES_NAME in outputs
         self._check_graph()
         self._tokenizer = self._open_tokenizer(Tokenizer)
 
@@ -227,6 +237,17 @@ class OnnxModel:
 
         The caller holds `lock`. Raise whatever onnxruntime raises.
         """
+        return self.embed_with_states(encodings, states=False)[0]
+
+    def embed_with_states(
+        self, encodings: Sequence[Any], *, states: bool = True
+    ) -> tuple[npt.NDArray[np.float32], list[npt.NDArray[np.float32]] | None]:
+        """Given one batch of encodings from `tokenize`, return their (n, dim) unit vectors and,
+        when `states` and the export has them, each text's hidden states entering the last
+        layer (tokens x dim, no padding), else None.
+
+        The caller holds `lock`. Raise whatever onnxruntime raises.
+        """
         width = max(len(encoding.ids) for encoding in encodings)
         ids = np.full((len(encodings), width), self._pad_id, dtype=np.int64)
         types = np.full((len(encodings), width), self._pad_type_id, dtype=np.int64)
@@ -237,14 +258,21 @@ class OnnxModel:
             types[row, :length] = encoding.type_ids
             mask[row, :length] = encoding.attention_mask
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-        tokens = self._session.run(
-            [OUTPUT_NAME], {name: feeds[name] for name in self._inputs}, self._run_options
-        )[0]
+        wanted = [OUTPUT_NAME, STATES_NAME] if states and self.has_states else [OUTPUT_NAME]
+        results = self._session.run(
+            wanted, {name: feeds[name] for name in self._inputs}, self._run_options
+        )
+        tokens = results[0]
         weights = mask[:, :, None].astype(np.float32)
         # sentence-transformers' Pooling (mean) and Normalize, with their floors.
         pooled = (tokens * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return np.asarray(pooled / np.maximum(norms, 1e-12), dtype=np.float32)
+        vectors = np.asarray(pooled / np.maximum(norms, 1e-12), dtype=np.float32)
+        if len(results) < 2:
+            return vectors, None
+        hidden = np.asarray(results[1], dtype=np.float32)
+        lengths = mask.sum(axis=1)
+        return vectors, [hidden[row, : lengths[row]].copy() for row in range(len(encodings))]
 
 
 class OnnxEmbedder:
@@ -263,6 +291,11 @@ class OnnxEmbedder:
         """Return the export's folder."""
         return self._model.folder
 
+    @property
+    def has_states(self) -> bool:
+        """Return whether the export also gives the hidden states entering its last layer."""
+        return self._model.has_states
+
     def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Given texts, return their (n, dim) float32 unit vectors, in the order given.
 
@@ -270,9 +303,19 @@ class OnnxEmbedder:
         so each batch pads to similar lengths, in batches of at most `batch_size` texts and
         `TOKENS_PER_BATCH` tokens. Raise ModelError if the model fails while encoding.
         """
+        return self.encode_with_states(texts, states=False)[0]
+
+    def encode_with_states(
+        self, texts: Sequence[str], *, states: bool = True
+    ) -> tuple[npt.NDArray[np.float32], list[npt.NDArray[np.float32]] | None]:
+        """Given texts, return their vectors (as `encode`) and, when `states` and the export
+        has them (`has_states`), each one's hidden states entering the model's last layer
+        (tokens x dim), else None. Raise ModelError if the model fails while encoding."""
         result = np.zeros((len(texts), self.dim), dtype=np.float32)
+        hidden: list[npt.NDArray[np.float32]] = [result[:0]] * len(texts)
+        with_states = states and self.has_states
         if not texts:
-            return result
+            return result, (hidden if with_states else None)
         try:
             # One encode at a time per model: two at once on a small CPU only thrash.
             with self._model.lock:
@@ -283,7 +326,12 @@ class OnnxEmbedder:
                     longest = max(1, len(encodings[order[start]].ids))
                     size = max(1, min(self.batch_size, TOKENS_PER_BATCH // longest))
                     batch = order[start : start + size]
-                    result[batch] = self._model.embed([encodings[i] for i in batch])
+                    vectors, found = self._model.embed_with_states(
+                        [encodings[i] for i in batch], states=with_states
+                    )
+                    result[batch] = vectors
+                    for i, rows in zip(batch, found or (), strict=False):
+                        hidden[i] = rows
                     start += size
                 _give_back_freed_memory()
         except Exception as error:
@@ -292,7 +340,7 @@ class OnnxEmbedder:
                 f"({type(error).__name__}: {error}); try a smaller memory.batch_size, or set "
                 "memory.model = 'none' for keyword search alone"
             ) from error
-        return result
+        return result, (hidden if with_states else None)
 
 
 def _give_back_freed_memory() -> None:

@@ -6,8 +6,9 @@ INTERFACE (fixed; the implementation below fills it in):
 - `MessageMood`: the score of one text. `MoodModel.score_many(texts)` scores many in one call.
 - `load_mood_model(embedder=None)`: the bundled model, loaded once per process; given an
   embedder of the memory search's model (`mood_embedder` picks it), the model that also reads
-  each message's sentence embedding (`assembler.mood.semantic`). Without one, or when it cannot
-  load, the n-gram model alone scores.
+  each message's sentence embedding (`assembler.mood.semantic`) and, when the embedder gives
+  them, the hidden states its fine-tuned layer reads (`assembler.mood.layer`). Without one, or
+  when it cannot load, the n-gram model alone scores.
 - `analyze(messages, *, now, half_life, model=None) -> MoodReport`: the state per human speaker
   and combined, from the human (`role == "user"`) messages.
 
@@ -17,12 +18,9 @@ This module scores messages; `assembler.mood.window` turns their scores into the
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import re
 import threading
-import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -34,6 +32,8 @@ import numpy.typing as npt
 from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
 from assembler.errors import ModelError
+from assembler.mood.archive import broken_as_error, read_archive
+from assembler.mood.layer import DEFAULT_LAYER_PATH, MoodLayer, read_mood_layer
 from assembler.mood.semantic import (
     DEFAULT_SEMANTIC_PATH,
     SemanticWeights,
@@ -76,7 +76,9 @@ log = logging.getLogger(__name__)
 #    With an embedder (`load_mood_model(embedder=...)`), the embedding head
 #    (`assembler.mood.semantic`) reads each text's sentence embedding, the dense features and
 #    the rule hits; its mood log-probabilities, valence and arousal are mixed with the n-gram
-#    model's (the weights file says how much of each) before the steps below.
+#    model's (the weights file says how much of each) before the steps below. With the
+#    fine-tuned layer (`assembler.mood.layer`) and an embedder that gives hidden states, the
+#    layer's mood log-probabilities take the place of the head's in that mix.
 # 3. A lexicon layer for the two moods without training labels, `urgent` and `tired`, and for
 #    frustration at a persisting failure (`URGENT_PATTERNS`, `TIRED_PATTERNS`,
 #    `FRUSTRATED_PATTERNS`): a hit moves probability mass to that mood.
@@ -486,9 +488,11 @@ class MoodModel:
         source: str = "<memory>",
         semantic: SemanticWeights | None = None,
         embedder: Embedder | None = None,
+        layer: MoodLayer | None = None,
     ) -> None:
         """Given loaded weights and, optionally, an embedding head with the embedder of its
-        vectors, return a model (the head is used only when both are given).
+        vectors and the fine-tuned layer, return a model (the head is used only when both are
+        given; the layer only with them, and when the embedder gives hidden states).
 
         Raise ModelError if the weights do not fit together.
         """
@@ -496,8 +500,12 @@ class MoodModel:
         self.source = source
         self.semantic = semantic if embedder is not None else None
         self.embedder = embedder if semantic is not None else None
+        self.layer = layer if self.semantic is not None else None
         # Why the embedder failed, once it has: the n-gram model scores from then on.
         self.embedder_failed: str | None = None
+        # Why the layer cannot run (the embedder gives no hidden states), once known: the
+        # embedding head's moods serve instead.
+        self.layer_unavailable: str | None = None
         self._vader = SentimentIntensityAnalyzer()
         # The moods of recently scored texts: a daemon re-reads the same window cycle after
         # cycle, and a text's mood never changes. Insertion order is age; the oldest go first.
@@ -580,7 +588,10 @@ class MoodModel:
         messages that another version scored (another model, retrained weights, or the n-gram
         model alone after the embedder failed)."""
         if self.semantic is not None and self.embedder_failed is None:
-            return f"embedding:{self.semantic.digest}+ngram:{self.weights.digest}"
+            layer = ""
+            if self.layer is not None and self.layer_unavailable is None:
+                layer = f"+layer:{self.layer.digest}"
+            return f"embedding:{self.semantic.digest}{layer}+ngram:{self.weights.digest}"
         return f"ngram:{self.weights.digest}"
 
     def _char_columns(self, word: str) -> list[int]:
@@ -717,8 +728,16 @@ class MoodModel:
         semantic, embedder = self.semantic, self.embedder
         if semantic is None or embedder is None or self.embedder_failed is not None or not texts:
             return raw, [rule_hits(text) for text in texts], False
+        states: list[Any] | None = None
         try:
-            vectors = np.asarray(embedder.encode([embedded_part(t) for t in texts]), np.float32)
+            parts = [embedded_part(t) for t in texts]
+            if self.layer is not None and self.layer_unavailable is None:
+                found, states = _encode_with_states(embedder, parts)
+                if states is None:
+                    self._layer_lacks_states()
+                vectors = np.asarray(found, np.float32)
+            else:
+                vectors = np.asarray(embedder.encode(parts), np.float32)
             if vectors.shape != (len(texts), semantic.dim):
                 raise ModelError(
                     f"the embedder gave vectors of shape {vectors.shape}, the mood model reads "
@@ -735,6 +754,8 @@ class MoodModel:
         logits, valence, arousal = semantic.mix(
             outputs, raw.logits, raw.valence_raw, raw.arousal_raw
         )
+        if states is not None and self.layer is not None:
+            logits = self.layer.mix(self.layer.logits(states), raw.logits)
         mixed = RawScores(
             logits=logits,
             probs=_softmax(logits),
@@ -745,6 +766,20 @@ class MoodModel:
             emotional=semantic.emotional(outputs),
         )
         return mixed, hits, True
+
+    def _layer_lacks_states(self) -> None:
+        """Score moods with the embedding head from now on (the embedder gives no hidden
+        states: an export made by an earlier version); say so once, forget the moods scored
+        with the layer."""
+        with self._recent_lock:
+            if self.layer_unavailable is None:
+                self.layer_unavailable = (
+                    "the embedding model's export gives no hidden states; the mood model reads "
+                    "moods less well (degraded) until it is exported again with "
+                    "`assemble model export --force`"
+                )
+                log.warning("%s", self.layer_unavailable)
+            self._recent.clear()
 
     def _embedder_broke(self, error: ModelError) -> None:
         """Score with the n-gram model alone from now on (the embedder cannot load or failed);
@@ -859,18 +894,9 @@ def _message_mood(
 
 def _read_weights(path: Path) -> MoodWeights:
     fix = "reinstall the package or rebuild it with `python training/train_mood.py`"
-    if not path.is_file():
-        raise ModelError(f"Mood model weights not found at {path}; {fix}")
-    try:
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {name: data[name] for name in data.files}
-        meta = json.loads(str(arrays["meta"]))
-        if meta.get("format") != MODEL_FORMAT:
-            raise ModelError(
-                f"Mood model {path} has format {meta.get('format')!r}, this code reads "
-                f"{MODEL_FORMAT}; {fix}"
-            )
+    archive = read_archive(path, what="Mood model", fix=fix, formats=(MODEL_FORMAT,))
+    arrays, meta = archive.arrays, archive.meta
+    with broken_as_error(path, what="Mood model", fix=fix):
         if tuple(str(h) for h in arrays["hand_features"]) != HAND_FEATURES:
             raise ModelError(f"Mood model {path} was trained on other dense features; {fix}")
         return MoodWeights(
@@ -886,12 +912,8 @@ def _read_weights(path: Path) -> MoodWeights:
             stack=arrays["stack"].astype(np.float32),
             classes=tuple(str(c) for c in arrays["classes"]),
             meta=meta,
-            digest=digest,
+            digest=archive.digest,
         )
-    except ModelError:
-        raise
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
-        raise ModelError(f"Mood model {path} is unreadable or corrupt ({error}); {fix}") from error
 
 
 _cache_lock = threading.Lock()
@@ -900,6 +922,33 @@ _cached: MoodModel | None = None
 # model: a daemon scores cycle after cycle with the same one, and its recent moods are kept).
 _with_embeddings: dict[str, MoodModel] = {}
 _semantic: SemanticWeights | None = None
+# The fine-tuned layer: None until read; False when it cannot be read (logged once).
+_layer: MoodLayer | bool | None = None
+
+
+def _encode_with_states(embedder: Embedder, texts: Sequence[str]) -> tuple[Any, Any]:
+    """Given an embedder and texts, return their vectors and, when the embedder gives them
+    (an export made by this version), their hidden states entering its last layer, else None."""
+    encode = getattr(embedder, "encode_with_states", None)
+    if encode is None:
+        return embedder.encode(texts), None
+    result: tuple[Any, Any] = encode(texts)
+    return result
+
+
+def _read_layer(classes: tuple[str, ...], model_id: str) -> MoodLayer | None:
+    """Return the fine-tuned layer for this embedding model, read once (None if it cannot be
+    read, logged once, or reads another model's states). The caller holds `_cache_lock`."""
+    global _layer
+    if _layer is None:
+        try:
+            _layer = read_mood_layer(DEFAULT_LAYER_PATH, classes=classes)
+        except ModelError as error:
+            log.warning("the mood model reads without its fine-tuned layer: %s", error)
+            _layer = False
+    if isinstance(_layer, MoodLayer) and _layer.embedding_model == model_id:
+        return _layer
+    return None
 
 
 def load_mood_model(
@@ -946,6 +995,7 @@ def load_mood_model(
             source=f"{base.source} + {DEFAULT_SEMANTIC_PATH}",
             semantic=_semantic,
             embedder=embedder,
+            layer=_read_layer(base.weights.classes, model_id),
         )
         _with_embeddings[model_id] = model
         return model
@@ -957,12 +1007,14 @@ def mood_embedder(
     """Given `memory.model`, the memory index's embedder (None when there is no index) and
     `memory.batch_size`, return the embedder the mood model reads with: None when
     `memory.model` is 'none' (no embeddings wanted); the index's own when it runs the bundled
-    model (the embedding head's); else the bundled model, loaded on its first use."""
+    model (the embedding head's) and gives the hidden states the fine-tuned layer reads;
+    else the bundled model, loaded on its first use (the process loads it once: an index that
+    runs it wraps the same model in its caches of vectors, which hold no hidden states)."""
     from assembler.memory.embeddings import BUNDLED, BUNDLED_MODEL_ID, LazyEmbedder
 
     if memory_model.strip() == "none":
         return None
-    if memory_embedder is not None:
+    if memory_embedder is not None and hasattr(memory_embedder, "encode_with_states"):
         try:
             if memory_embedder.model_id == BUNDLED_MODEL_ID:
                 return memory_embedder

@@ -25,9 +25,6 @@ numpy only; the vectors come from an `assembler.memory.embeddings.Embedder`.
 
 from __future__ import annotations
 
-import hashlib
-import json
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from assembler.errors import ModelError
+from assembler.mood.archive import broken_as_error, read_archive
 from assembler.mood.window import MOODS, WINDOW_FEATURES, WindowCalibration
 from assembler.transcripts.message import clip_middle
 
@@ -153,18 +151,10 @@ def read_semantic_weights(
     Raise ModelError if the file is missing, unreadable, of another format, or trained on other
     features or classes.
     """
-    if not path.is_file():
-        raise ModelError(f"Mood embedding head not found at {path}; {_FIX}")
-    try:
-        raw = path.read_bytes()
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {name: data[name] for name in data.files}
-        meta = json.loads(str(arrays["meta"]))
-        if meta.get("format") not in READABLE_FORMATS:
-            raise ModelError(
-                f"Mood embedding head {path} has format {meta.get('format')!r}, this code reads "
-                f"{' or '.join(map(str, READABLE_FORMATS))}; {_FIX}"
-            )
+    what = "Mood embedding head"
+    archive = read_archive(path, what=what, fix=_FIX, formats=READABLE_FORMATS)
+    arrays, meta = archive.arrays, archive.meta
+    with broken_as_error(path, what=what, fix=_FIX):
         gate_columns = 1 if meta["format"] >= 2 else 0
         found_dense = tuple(str(d) for d in arrays["dense"])
         found_classes = tuple(str(c) for c in arrays["classes"])
@@ -217,12 +207,6 @@ def read_semantic_weights(
                 intercept=float(window["intercept"]),
                 not_emotions=not_emotions,
             ),
-            digest=hashlib.sha256(raw).hexdigest()[:12],
+            digest=archive.digest,
             meta=meta,
         )
-    except ModelError:
-        raise
-    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as error:
-        raise ModelError(
-            f"Mood embedding head {path} is unreadable or corrupt ({error}); {_FIX}"
-        ) from error
