@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -216,3 +217,31 @@ def test_an_assembly_with_memory_search_on_reads_moods_with_the_layer(tmp_path: 
     assert "hidden states" not in done.stderr
     assert "memory 14 chunks" in (workspace / "SCRATCHPAD.md").read_text()  # memory search ran
     assert "**Primary:** frustrated" in (workspace / "SCRATCHPAD.md").read_text()
+
+
+@pytest.mark.model
+def test_a_mood_model_without_the_states_it_needs_is_listed_as_degraded_in_the_file(
+    bundled: Any, layer: MoodLayer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from assembler.assembly import pipeline
+    from assembler.assembly.pipeline import assemble
+    from assembler.config.files import load_config
+
+    base = load_mood_model()
+    head = read_semantic_weights(
+        DEFAULT_SEMANTIC_PATH, dense=SEMANTIC_DENSE, classes=base.weights.classes
+    )
+    # A model of its own (the process's cached one stays as it is), reading an old export.
+    old = MoodModel(base.weights, semantic=head, embedder=PlainEmbedder(bundled), layer=layer)
+    monkeypatch.setattr(pipeline, "load_mood_model", lambda embedder=None: old)
+    (tmp_path / "chat.jsonl").write_text(
+        '{"role": "user", "content": "why is the deploy STILL failing??", '
+        '"timestamp": "2026-03-02T23:20:00+11:00"}\n'
+    )
+    (tmp_path / "assembler.toml").write_text(
+        '[transcripts]\nsources = ["*.jsonl"]\n[memory]\nenabled = false\n'
+    )
+    now = datetime.fromisoformat("2026-03-02T23:25:00+11:00")
+    assembly = assemble(load_config(tmp_path), now=now)
+    (entry,) = [d for d in assembly.meta["degraded"] if d["what"] == "mood model"]
+    assert "no hidden states" in entry["why"] and "export --force" in entry["why"]

@@ -242,7 +242,8 @@ def draft(
         embedder = mood_embedder(
             config.memory.model, index_embedder, batch_size=config.memory.batch_size
         )
-        scorer: Scorer = load_mood_model(embedder=embedder)
+        model = load_mood_model(embedder=embedder)
+        scorer: Scorer = model
         if remember_moods:
             scorer = remembering(
                 config.state_dir,
@@ -253,6 +254,12 @@ def draft(
             )
             moods_kept = isinstance(scorer, RememberedMoods)  # else the history was unusable
         mood = analyze(read.messages, now=now, half_life=half_life, model=scorer)
+        # What the mood model read without (it says so once in the log; the file, each time).
+        if model.embedder_failed is not None:
+            why = f"read without sentence embeddings: {model.embedder_failed}"
+            degraded.append(Problem("mood model", why, "mood"))
+        elif model.layer_unavailable is not None:
+            degraded.append(Problem("mood model", model.layer_unavailable, "mood"))
     except ModelError as error:
         degraded.append(Problem("mood", str(error), "mood"))
     if mood is not None:
