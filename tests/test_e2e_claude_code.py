@@ -31,7 +31,6 @@ import json
 import os
 import shlex
 import textwrap
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -50,6 +49,7 @@ from e2e.turns import (
     run_claude_command_line,
     run_host,
 )
+from e2e.workspace import unique, write_workspace
 
 from assembler.assembly.pipeline import run_once
 from assembler.config.files import load_config
@@ -144,17 +144,8 @@ def claude_code(
         workspace, project = tmp_path / "my workspace", tmp_path / "project"
         workspace.mkdir()
         project.mkdir()
-        config = '[memory]\nmodel = "none"\n'
-        if transcript:
-            config = '[transcripts]\nsources = ["chat.jsonl"]\n' + config
-            message = {
-                "role": "user",
-                "content": "why does the deploy keep failing on staging",
-                "timestamp": datetime.now(UTC).isoformat(),
-            }
-            (workspace / "chat.jsonl").write_text(json.dumps(message) + "\n")
-        (workspace / "assembler.toml").write_text(config)
-        setup = ClaudeCode(hosts, model, isolated_home, project, workspace, _unique("goal"))
+        write_workspace(workspace, transcript=transcript)
+        setup = ClaudeCode(hosts, model, isolated_home, project, workspace, unique("goal"))
         setup.assemble("pad", "append", "--section", "goal", setup.goal)
         setup.assemble("--once")
         _configure(setup, scope)
@@ -198,10 +189,6 @@ def _parse_setup(text: str) -> tuple[dict[str, Any], list[str]]:
     settings: dict[str, Any] = json.loads(textwrap.dedent("\n".join(lines[start : end + 1])))
     commands = [line.strip() for line in lines if line.strip().startswith("claude mcp add ")]
     return settings, commands
-
-
-def _unique(what: str) -> str:
-    return f"e2e {what} {uuid.uuid4().hex[:12]}"
 
 
 def _occurrences(request: LoggedRequest, needle: str) -> list[str]:
@@ -311,7 +298,7 @@ def test_what_the_model_saves_with_the_mcp_tool_is_in_the_journal_and_the_next_p
     claude_code: MakeClaudeCode,
 ) -> None:
     setup = claude_code()
-    finding = _unique("finding: staging uses port 8443")
+    finding = unique("finding: staging uses port 8443")
     arguments = {"action": "append", "section": "findings", "content": finding}
 
     first = setup.turn(
@@ -437,7 +424,7 @@ def test_after_the_first_copy_a_session_gets_only_what_changed(
 ) -> None:
     setup = claude_code()
     first = setup.turn("first prompt (e2e)", Text("First answer."))
-    finding = _unique("finding: staging uses port 8443")
+    finding = unique("finding: staging uses port 8443")
     setup.assemble("pad", "append", "--section", "findings", finding)
     mark = len(setup.model.turn_calls())
 
@@ -461,7 +448,7 @@ def test_a_slow_mcp_server_still_offers_the_scratchpad_tool_in_the_first_request
     _register_slow_server(setup, delay_s=3)
     env = claude_env(setup.hosts, setup.home, setup.model)
     del env["CLAUDE_CODE_MCP_STARTUP_WAIT_MS"]
-    finding = _unique("finding: the cache lives in /var/cache/app")
+    finding = unique("finding: the cache lives in /var/cache/app")
     arguments = {"action": "append", "section": "findings", "content": finding}
     turns = [
         [Text("First.")],

@@ -32,7 +32,6 @@ import json
 import os
 import textwrap
 import tomllib
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -44,6 +43,7 @@ from e2e.daemon import RunningDaemon
 from e2e.hosts import Hosts
 from e2e.mock_model import MODEL_ID, LoggedRequest, MockModel, Reply, Text
 from e2e.turns import HostRun, base_env, run_host
+from e2e.workspace import unique, write_workspace
 
 from assembler.assembly.pipeline import run_once
 from assembler.config.files import load_config
@@ -147,17 +147,8 @@ def codex(hosts: Hosts, model: MockModel, tmp_path: Path, isolated_home: Path) -
     def make(transcript: bool = False) -> Codex:
         workspace = tmp_path / "my workspace"
         workspace.mkdir()
-        config = '[memory]\nmodel = "none"\n'
-        if transcript:
-            config = '[transcripts]\nsources = ["chat.jsonl"]\n' + config
-            message = {
-                "role": "user",
-                "content": "why does the deploy keep failing on staging",
-                "timestamp": datetime.now(UTC).isoformat(),
-            }
-            (workspace / "chat.jsonl").write_text(json.dumps(message) + "\n")
-        (workspace / "assembler.toml").write_text(config)
-        setup = Codex(hosts, model, isolated_home, workspace, _unique("goal"))
+        write_workspace(workspace, transcript=transcript)
+        setup = Codex(hosts, model, isolated_home, workspace, unique("goal"))
         setup.assemble("pad", "append", "--section", "goal", setup.goal)
         setup.assemble("--once")
         _configure(setup)
@@ -209,10 +200,6 @@ def _parse_setup(text: str) -> tuple[dict[str, Any], list[str]]:
     first = lines.index("   [features]")
     last = next(i for i in range(first, len(lines)) if lines[i].startswith("   args = "))
     return hooks, [line.removeprefix("   ") for line in lines[first : last + 1]]
-
-
-def _unique(what: str) -> str:
-    return f"e2e {what} {uuid.uuid4().hex[:12]}"
 
 
 def _count(request: LoggedRequest, needle: str) -> int:
@@ -284,7 +271,7 @@ def test_a_resumed_session_gets_no_second_copy_then_only_what_changed(codex: Mak
     assert _count(second, setup.goal) == 1
     assert _count(second, UPDATE) == 0
 
-    finding = _unique("finding: staging uses port 8443")
+    finding = unique("finding: staging uses port 8443")
     setup.assemble("pad", "append", "--section", "findings", finding)
     setup.turn("third prompt (e2e)", Text("Third answer."), resume=session)
 
