@@ -236,12 +236,9 @@ def draft(
     strategy: Strategy | None = None
     moods_kept = False
     try:
-        # The mood model reads the messages' sentence embeddings with the memory search's model
-        # when it is the bundled one, else with the bundled one loaded when first needed.
-        index_embedder = memory.index.embedder if isinstance(memory, OpenMemory) else None
-        embedder = mood_embedder(
-            config.memory.model, index_embedder, batch_size=config.memory.batch_size
-        )
+        # The mood model reads the messages' sentence embeddings and hidden states with the
+        # bundled model, loaded once per process (the memory search's, when it runs that one).
+        embedder = mood_embedder(config.memory.model, batch_size=config.memory.batch_size)
         model = load_mood_model(embedder=embedder)
         scorer: Scorer = model
         if remember_moods:

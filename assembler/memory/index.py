@@ -11,9 +11,9 @@ The index (`.scratchpad/index.sqlite`) holds five tables:
   hash. Vectors are keyed by content, not by file, so a chunk that did not change is never
   embedded twice, even after a rename or a rebuild of the chunk table;
 - `text_vectors(model_id, text_hash, vector, created)`: the vectors of the short texts a
-  search embeds (its queries, the sentences of the hits it shows, the messages the mood model
-  reads), kept by `KnownVectors` as they are first encoded, so a later process embeds only
-  what is new, and loads no model at all when nothing is. Kept 30 days from their encoding.
+  search embeds (its queries, the sentences of the hits it shows), kept by `KnownVectors` as
+  they are first encoded, so a later process embeds only what is new, and loads no model at
+  all when nothing is. Kept 30 days from their encoding.
 
 An index of schema version 1 (without `text_vectors`) is upgraded in place: the table is
 added, nothing else changes.
@@ -851,9 +851,8 @@ class KnownVectors:
     (by the model and a hash of the text), and encodes only the texts it has no vector of.
 
     What a search embeds is short and mostly the same from one run to the next: the recent
-    human messages (its queries), the sentences of the hits it shows, the messages the mood
-    model reads. A fresh process then embeds only what is new, and loads no model at all when
-    nothing is.
+    human messages (its queries), the sentences of the hits it shows. A fresh process then
+    embeds only what is new, and loads no model at all when nothing is.
     """
 
     def __init__(self, inner: Embedder, index: MemoryIndex) -> None:

@@ -1001,25 +1001,16 @@ def load_mood_model(
         return model
 
 
-def mood_embedder(
-    memory_model: str, memory_embedder: Embedder | None = None, *, batch_size: int = 64
-) -> Embedder | None:
-    """Given `memory.model`, the memory index's embedder (None when there is no index) and
-    `memory.batch_size`, return the embedder the mood model reads with: None when
-    `memory.model` is 'none' (no embeddings wanted); the index's own when it runs the bundled
-    model (the embedding head's) and gives the hidden states the fine-tuned layer reads;
-    else the bundled model, loaded on its first use (the process loads it once: an index that
-    runs it wraps the same model in its caches of vectors, which hold no hidden states)."""
-    from assembler.memory.embeddings import BUNDLED, BUNDLED_MODEL_ID, LazyEmbedder
+def mood_embedder(memory_model: str, *, batch_size: int = 64) -> Embedder | None:
+    """Given `memory.model` and `memory.batch_size`, return the embedder the mood model reads
+    with: None when `memory.model` is 'none' (no embeddings wanted), else the bundled model,
+    loaded on its first use. The process loads it once: when the memory search runs it too,
+    both share it (the index wraps it in its caches of vectors, which hold no hidden states,
+    so the mood model does not read through them)."""
+    from assembler.memory.embeddings import BUNDLED, LazyEmbedder
 
     if memory_model.strip() == "none":
         return None
-    if memory_embedder is not None and hasattr(memory_embedder, "encode_with_states"):
-        try:
-            if memory_embedder.model_id == BUNDLED_MODEL_ID:
-                return memory_embedder
-        except ModelError:
-            pass  # the index's model cannot be found: the bundled one may still load
     return LazyEmbedder(BUNDLED, batch_size=batch_size)
 
 
