@@ -491,13 +491,11 @@ def plain_frontmatter(text: str) -> tuple[dict[str, Any], str] | None:
     `read_scratchpad`'s YAML reader (python-frontmatter) would, when the frontmatter is of the
     simple form `compose` writes (see _PLAIN_FIELD); else None, and the YAML reader decides.
     The light commands (`check`, `show`) then never import a YAML parser."""
-    if not text.startswith("---\n"):
-        return None
-    end = text.find("\n---\n", 3)
-    if end < 0:
+    yaml_text, body = split_frontmatter(text)
+    if yaml_text is None:
         return None
     meta: dict[str, Any] = {}
-    for line in text[4:end].split("\n"):
+    for line in yaml_text.split("\n"):
         field = _PLAIN_FIELD.fullmatch(line)
         if field is None or field["key"] not in _PLAIN_KEYS or field["key"] in meta:
             return None
@@ -507,7 +505,7 @@ def plain_frontmatter(text: str) -> tuple[dict[str, Any], str] | None:
             meta[field["key"]] = int(field["int"])
         else:
             meta[field["key"]] = field["plain"]
-    return meta, text[end + 5 :].strip()
+    return meta, body.strip()
 
 
 def compose(fields: Mapping[str, Any], body: str) -> str:

@@ -38,7 +38,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from assembler.file.codec import PREFIX_FOOTER, PREFIX_HEADER
+from assembler.file.codec import PREFIX_FOOTER, PREFIX_HEADER, parse_time
 from assembler.fsutil import atomic_write, load_json, read_state_file, real_dir
 
 HELD_DIR = "held"
@@ -95,13 +95,10 @@ class Held:
 
 
 def _time(value: Any) -> datetime | None:
+    """An aware time of a held record, None for anything else (a forged long string too)."""
     if not isinstance(value, str) or len(value) > 64:
         return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo is not None else None
+    return parse_time(value)
 
 
 # --- The difference of two blocks ------------------------------------------------------------
@@ -298,7 +295,8 @@ class HeldCopies:
             if not stat.S_ISREG(os.lstat(folder / name).st_mode):
                 self._unlink(folder, [name])  # planted (a link, a pipe): the name is ours
         text = json.dumps(held.to_json(), ensure_ascii=False) + "\n"
-        atomic_write(folder / name, text.encode("utf-8", "surrogatepass"))
+        # Not fsynced: a copy lost in a crash only means the session gets the whole block again.
+        atomic_write(folder / name, text.encode("utf-8", "surrogatepass"), durable=False)
         self._prune(folder)
 
     def forget(self, session_id: str) -> None:
