@@ -139,9 +139,11 @@ def strip_settings(value: Any, workspace: Path) -> Any:
         strip_our_hooks(hooks, HOOK_HOST, workspace)
         if not hooks:
             del value["hooks"]
+    # The permission and the MCP wait go with the last of our hooks (for any workspace).
+    last_hook = not _runs_any_hook(value.get("hooks"))
     rule = f"mcp__{MCP_SERVER_NAME}"
     permissions = value.get("permissions")
-    if not _runs_any_hook(value.get("hooks")) and isinstance(permissions, dict):
+    if last_hook and isinstance(permissions, dict):
         allow = permissions.get("allow")
         if isinstance(allow, list) and rule in allow:
             permissions["allow"] = [item for item in allow if item != rule]
@@ -149,10 +151,10 @@ def strip_settings(value: Any, workspace: Path) -> Any:
                 del permissions["allow"]
             if not permissions:
                 del value["permissions"]
-    # The MCP wait goes with the last hook too, when it is the value setup printed.
+    # The MCP wait too, when it is the value setup printed.
     env = value.get("env")
     ours = isinstance(env, dict) and env.get(MCP_STARTUP_WAIT_ENV) == MCP_STARTUP_WAIT_MS
-    if isinstance(env, dict) and ours and not _runs_any_hook(value.get("hooks")):
+    if isinstance(env, dict) and ours and last_hook:
         del env[MCP_STARTUP_WAIT_ENV]
         if not env:
             del value["env"]

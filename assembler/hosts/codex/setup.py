@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from typing import Any, Final
 
 from assembler.hosts.codex.sessions import codex_home
 from assembler.hosts.command_hooks import strip_our_hooks
-from assembler.hosts.mcp.setup import MCP_SERVER_NAME
+from assembler.hosts.mcp.setup import MCP_SERVER_NAME, names_workspace
 from assembler.hosts.removal import Removal, SettingsEdit, TomlEdit
 from assembler.hosts.toml_tables import TablePath
 
@@ -169,15 +168,11 @@ def our_tables(value: dict[str, Any], setup: CodexSetup, workspace: Path) -> lis
     found: list[TablePath] = []
     setups = [setup]
     server = _table(_table(value, "mcp_servers"), MCP_SERVER_NAME)
-    command, args = server.get("command"), server.get("args")
+    command = server.get("command")
     if (
         isinstance(command, str)
         and Path(command).name == "assemble"
-        and isinstance(args, list)
-        and len(args) == 3
-        and args[:2] == ["mcp", "--workspace"]
-        and isinstance(args[2], str)
-        and os.path.realpath(args[2]) == os.path.realpath(workspace)
+        and names_workspace(server, workspace)
     ):
         found.append(("mcp_servers", MCP_SERVER_NAME))
         home = {"CODEX_HOME": str(setup.hooks_json.parent)}

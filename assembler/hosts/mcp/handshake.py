@@ -57,11 +57,15 @@ T = TypeVar("T")
 @dataclass(frozen=True)
 class EarlyStart:
     """What was read from stdin before the server started (to be read by it first), and the
-    id of the `initialize` request already answered (None when none was)."""
+    answer to the `initialize` request already answered (None when none was)."""
 
     pending: bytes
-    answered: int | str | None
     answer: dict[str, Any] | None = None
+
+    @property
+    def answered(self) -> int | str | None:
+        """The id of the `initialize` request already answered, None when none was."""
+        return None if self.answer is None else self.answer["id"]
 
 
 def initialize_result(protocol_version: str) -> dict[str, Any]:
@@ -108,7 +112,7 @@ def _answer_initialize(stdin: int, stdout: int) -> EarlyStart:
     line, newline, _ = pending.partition(b"\n")
     request = _plain_initialize(line) if newline else None
     if request is None:
-        return EarlyStart(pending, None)
+        return EarlyStart(pending)
     answer = {
         "jsonrpc": "2.0",
         "id": request["id"],
@@ -119,8 +123,8 @@ def _answer_initialize(stdin: int, stdout: int) -> EarlyStart:
         while data:
             data = data[os.write(stdout, data) :]
     except OSError:  # the client is gone: the server finds that out for itself
-        return EarlyStart(pending, None)
-    return EarlyStart(pending, request["id"], answer)
+        return EarlyStart(pending)
+    return EarlyStart(pending, answer)
 
 
 def _read_first_line(stdin: int) -> bytes:
