@@ -297,6 +297,26 @@ def capped(text: str, limit: int) -> str:
     return kept + f"\n[scratchpad cut: {len(text):,} characters is over the {limit:,} sent]\n"
 
 
+# The events whose output the hosts add to the session's context (Claude Code's hook protocol,
+# which Codex's follows).
+CONTEXT_EVENTS = ("UserPromptSubmit", "SessionStart")
+
+
+def lost_block(event: HookEvent) -> bool:
+    """Given an event, return whether the session's context lost the block whatever it held: a
+    SessionStart of a new, cleared or compacted session (a resumed one keeps its history)."""
+    return event.name == "SessionStart" and event.source != "resume"
+
+
+def context_output(event: HookEvent, context: str) -> str:
+    """Given the event and what to add, return what the hook prints: the JSON that adds it to
+    the session's context for UserPromptSubmit and SessionStart, else ""."""
+    if event.name not in CONTEXT_EVENTS or not context:
+        return ""
+    output = {"hookSpecificOutput": {"hookEventName": event.name, "additionalContext": context}}
+    return json.dumps(output, ensure_ascii=False) + "\n"
+
+
 def session_copy(
     config: Config,
     host: str,

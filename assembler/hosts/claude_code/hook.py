@@ -28,11 +28,14 @@ from assembler.clock import local_timezone
 from assembler.config.files import load_config
 from assembler.file.codec import parse_time
 from assembler.file.handoff import (
+    CONTEXT_EVENTS,
     NO_BLOCK,
     Block,
     HookEvent,
+    context_output,
     hook_block,
     hook_workspace,
+    lost_block,
     nudge_daemon,
     parse_hook_event,
     session_copy,
@@ -42,7 +45,6 @@ from assembler.fsutil import FileLock, atomic_write, read_state_file, real_dir
 if TYPE_CHECKING:
     from assembler.config.schema import Config
 
-CONTEXT_EVENTS = ("UserPromptSubmit", "SessionStart")
 # The host's name in prompt requests and held copies.
 HOST = "claude-code"
 
@@ -50,15 +52,6 @@ HOST = "claude-code"
 def parse_claude_code_input(text: str) -> HookEvent:
     """Given the hook's stdin, return its event (see `file.handoff.parse_hook_event`)."""
     return parse_hook_event(text, "hook claude-code", "a Claude Code hook (settings.json 'hooks')")
-
-
-def claude_code_output(event: HookEvent, context: str) -> str:
-    """Given the event and the context block, return what the hook prints: the JSON Claude
-    Code adds to the context for UserPromptSubmit and SessionStart, else ""."""
-    if event.name not in CONTEXT_EVENTS or not context:
-        return ""
-    output = {"hookSpecificOutput": {"hookEventName": event.name, "additionalContext": context}}
-    return json.dumps(output, ensure_ascii=False) + "\n"
 
 
 SESSIONS_NAME = "claude-code-sessions.json"
@@ -101,8 +94,7 @@ def decide_and_record(config: Config, event: HookEvent, block: Block, now: datet
             record["cwd"] = event.cwd
         text = ""
         if event.name in CONTEXT_EVENTS and block.text:
-            full = event.name == "SessionStart" and event.source != "resume"
-            copy = session_copy(config, HOST, key or None, block, now, full=full)
+            copy = session_copy(config, HOST, key or None, block, now, full=lost_block(event))
             text = copy.text
             if text:
                 record["sent"] = copy.held.digest
@@ -148,4 +140,4 @@ def run_claude_code_hook(
         text = decide_and_record(config, event, block, clock)
     except (OSError, TimeoutError):
         text = block.text  # no memory of what the session holds: better twice than never
-    return claude_code_output(event, text)
+    return context_output(event, text)

@@ -21,16 +21,18 @@ an AssemblerError (the CLI prints one line and exits 1, which does not block).
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Final
 
 from assembler.clock import local_timezone
 from assembler.config.files import load_config
 from assembler.file.handoff import (
+    CONTEXT_EVENTS,
     HookEvent,
+    context_output,
     hook_block,
     hook_workspace,
+    lost_block,
     nudge_daemon,
     parse_hook_event,
     session_copy,
@@ -38,28 +40,11 @@ from assembler.file.handoff import (
 
 # The host's name in prompt requests and in `.scratchpad/held/`.
 HOST_KEY: Final = "codex"
-# The events whose output Codex adds to the context.
-CONTEXT_EVENTS: Final = ("UserPromptSubmit", "SessionStart")
 
 
 def parse_codex_input(text: str) -> HookEvent:
     """Given the hook's stdin, return its event (see `file.handoff.parse_hook_event`)."""
     return parse_hook_event(text, "hook codex", "a Codex hook (hooks.json)")
-
-
-def lost_block(event: HookEvent) -> bool:
-    """Given an event, return whether the session's context lost the block whatever it held: a
-    SessionStart after /clear or a compaction (a resumed session keeps its history)."""
-    return event.name == "SessionStart" and event.source != "resume"
-
-
-def codex_output(event: HookEvent, context: str) -> str:
-    """Given the event and what to add, return what the hook prints: the JSON Codex adds to the
-    context for UserPromptSubmit and SessionStart, else ""."""
-    if event.name not in CONTEXT_EVENTS or not context:
-        return ""
-    output = {"hookSpecificOutput": {"hookEventName": event.name, "additionalContext": context}}
-    return json.dumps(output, ensure_ascii=False) + "\n"
 
 
 def run_codex_hook(
@@ -92,4 +77,4 @@ def run_codex_hook(
         ).text
     except OSError:
         text = block.text  # no memory of what the session holds: better twice than never
-    return codex_output(event, text)
+    return context_output(event, text)
