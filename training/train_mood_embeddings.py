@@ -58,6 +58,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import train_test_split
 from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
@@ -113,7 +114,6 @@ FUSIONS = tuple(round(a, 2) for a in np.arange(0.0, 1.01, 0.1))
 # The head's share is the largest whose held-out figure is at most this much below the best.
 FUSION_TOLERANCE = 0.005
 NOT_EMOTIONS = ("curious", "confused")
-WINDOW_C = 1.0
 GATE_C = 1.0
 # A GoEmotions row weighs this much in the gate, a MELD utterance 1: the window reads
 # conversation, and a Reddit comment's emotion is often in its topic, a line of dialogue's in
@@ -452,10 +452,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     mass = emotional_mass(head_hold, ngram_hold, fusion, classes)
     log(
         "gate: AUC of emotional vs calm on the held-out MELD utterances "
-        f"{roc_auc(hold_emotional, gate.decision_function(hold_f)):.3f} (the mixed moods' "
-        f"emotional mass: {roc_auc(hold_emotional, mass[n_go:]):.3f}), GoEmotions "
-        f"{roc_auc(go_emotional, gate.decision_function(go_f[hold])):.3f} "
-        f"({roc_auc(go_emotional, mass[:n_go]):.3f})"
+        f"{roc_auc_score(hold_emotional, gate.decision_function(hold_f)):.3f} (the mixed moods' "
+        f"emotional mass: {roc_auc_score(hold_emotional, mass[n_go:]):.3f}), GoEmotions "
+        f"{roc_auc_score(go_emotional, gate.decision_function(go_f[hold])):.3f} "
+        f"({roc_auc_score(go_emotional, mass[:n_go]):.3f})"
     )
 
     # --- the gate's share and the window calibration, on the held-out dialogues, as the runtime
@@ -647,13 +647,6 @@ def fit_window_calibration(held: Sequence[Any], window_x: np.ndarray) -> dict[st
         "fitted": "on the held-out MELD train windows, classes weighted to the prior",
         "held_out": {"meld": {"fires_emotional": round(on, 4), "fires_neutral": round(off, 4)}},
     }
-
-
-def roc_auc(truth: np.ndarray, score: np.ndarray) -> float:
-    """Given booleans and scores, return the area under the ROC curve."""
-    from sklearn.metrics import roc_auc_score
-
-    return float(roc_auc_score(truth, score))
 
 
 def emotional_mass(

@@ -471,12 +471,10 @@ class KeptHistory:
             self._schema = history.schema_version()
             return history
 
-    def drop(self) -> None:
+    def close(self) -> None:
         """Close the kept history, so the next assembly opens (and checks) it afresh."""
         with self._lock:
             self._close()
-
-    close = drop
 
     def _close(self) -> None:
         if self._history is not None:
@@ -520,7 +518,7 @@ def remembering(
             history.rescore(model)
     except (WorkspaceError, sqlite3.Error, OSError) as error:
         if kept is not None:
-            kept.drop()
+            kept.close()
         log.warning("mood history unavailable, scoring the window afresh: %s", error)
         return model
     return RememberedMoods(known, model)
