@@ -158,6 +158,46 @@ def test_the_plugins_scratchpad_tool_is_the_mcp_servers() -> None:
     assert tool["parameters"] == SCRATCHPAD_SCHEMA
 
 
+# -- a fresh install: the folder, the first assembly, quoting ----------------------------------
+
+
+def test_setup_on_a_fresh_install_creates_the_workspace_and_assembles_it_once(
+    isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workspace = isolated_home / ".openclaw" / "workspace"  # OpenClaw makes it at its first run
+
+    assert main(["setup", "openclaw", "--workspace", str(workspace)]) == 0
+
+    out = capsys.readouterr().out
+    assert workspace.is_dir()
+    assert f"created the workspace folder {workspace}" in out
+    assert f"assembled {workspace / 'SCRATCHPAD.md'} once" in out
+    assert (workspace / "SCRATCHPAD.md").read_text().startswith("---\n")
+    assert (workspace / ".scratchpad" / "prefix.json").is_file()
+
+
+def test_setup_with_no_assemble_writes_no_file(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["setup", "claude-code", "--no-assemble", "--workspace", str(workspace)]) == 0
+
+    assert "assembled" not in capsys.readouterr().out
+    assert not (workspace / "SCRATCHPAD.md").exists()
+
+
+def test_a_failed_first_assembly_is_one_line_and_the_setup_is_still_printed(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workspace / "SCRATCHPAD.md").mkdir()  # where the file goes, a folder
+
+    assert main(["setup", "mcp", "--workspace", str(workspace)]) == 0
+
+    out, err = capsys.readouterr()
+    [failed] = [line for line in out.splitlines() if line.startswith("first assembly failed: ")]
+    assert failed.endswith(f"run assemble --once --workspace {workspace} to see why")
+    assert "Traceback" not in out + err and '"mcpServers"' in out
+
+
 @pytest.mark.parametrize("host", ["openclaw", "claude-code", "mcp"])
 def test_every_path_printed_for_a_workspace_with_a_space_and_a_quote_splits_back_whole(
     tmp_path: Path, host: str
