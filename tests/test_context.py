@@ -146,6 +146,31 @@ def test_time_context_in_the_configured_zone(utc_hour: int, part: str, late: boo
         assert "deferr" in times.note
 
 
+def test_the_late_hours_advice_is_not_said_again_beside_the_tired_strategy() -> None:
+    from assembler.assembly.sections import time_section
+    from assembler.mood.strategy import Strategy
+
+    late = time_context(
+        datetime(2026, 3, 2, 12, 25, tzinfo=UTC),
+        SYDNEY,
+        late_night_start=23,
+        late_night_end=7,
+        morning_end=10,
+    )
+
+    def line(strategy: Strategy | None) -> str:
+        return time_section(late, strategy).items[0].text
+
+    def fired(mood: str, *, no_signal: bool = False) -> Strategy:
+        note = "Offer to pick this up later." if mood == "tired" else ""
+        return Strategy(mood, "brief", "gentle", "minimal", False, note, "", no_signal)
+
+    assert line(None).endswith("late night: suggest deferring non-urgent work")
+    assert line(fired("frustrated")).endswith("late night: suggest deferring non-urgent work")
+    assert line(fired("tired", no_signal=True)).endswith("non-urgent work")
+    assert line(fired("tired")) == "23:25 AEDT, Mon 02 Mar, late night"
+
+
 def test_late_night_window_that_does_not_wrap_midnight() -> None:
     times = time_context(NOW, UTC, late_night_start=1, late_night_end=5, morning_end=10)
     assert not times.late_night

@@ -443,6 +443,49 @@ def test_two_lines_that_name_one_subject_before_a_colon_are_on_one_subject() -> 
     assert not same_subject("Lab disk: 96% after prune.", "22:34 Lab printer: out of toner.")
 
 
+def test_two_releases_of_one_series_are_on_one_subject() -> None:
+    from assembler.memory.recall import same_subject
+
+    tag = "10:58 Ray pushed the git tag `1.14.3`; the `release` workflow went green."
+    assert same_subject(tag, "21:41 Chart fix merged, 1.14.4 built with the semver tag.")
+    assert same_subject("Shipped v2.0.1 to staging.", "Rolled out 2.0.3 everywhere.")
+    # The same release, another series, a product's line or an address: not a later release.
+    assert not same_subject(tag, "19:43 There is no `api:1.14.3` in the registry.")
+    assert not same_subject(tag, "Bumped the chart to 1.15.0.")
+    assert not same_subject("Postgres 16.4 on prod.", "Plan the Postgres 16.6 upgrade.")
+    assert not same_subject("Printer at 10.0.0.12.", "NAS at 10.0.0.14.")
+
+
+def test_a_later_release_anywhere_in_a_newer_chunk_supersedes_the_line() -> None:
+    # The evening's log names the new release in one entry among others; the line of it that
+    # is nearest the morning's words is another entry, yet the release entry wins.
+    morning = noted(
+        "memory/2026-03-02.md",
+        "- 08:45 Morning brief sent.\n"
+        "- 10:58 Ray pushed the git tag `1.14.3`; the `release` workflow went green.\n",
+        0.5,
+    )
+    evening = noted(
+        "memory/2026-03-02.md",
+        "- 11:30 Ray pushed the branch and went green on the workflow review.\n"
+        "- 11:41 Chart fix merged, 1.14.4 built with the semver tag this time.\n",
+        0.4,
+        line=20,
+    )
+    index = StubIndex({"release": [morning, evening]})
+    messages = conversation(("user", "is the release workflow green on the tag?"))
+    floor = Floor(hybrid=0.25, relative=0.95)
+    result = recall_memories(index, messages, k=4, floor=floor, now=NOW)  # type: ignore[arg-type]
+    assert [h.snippet for h in result.hits] == [
+        "11:41 Chart fix merged, 1.14.4 built with the semver tag this time."
+    ]
+    # Without the later release the morning's line stands.
+    alone = recall_memories(StubIndex({"release": [morning]}), messages, k=4, floor=floor, now=NOW)  # type: ignore[arg-type]
+    assert [h.snippet for h in alone.hits] == [
+        "10:58 Ray pushed the git tag `1.14.3`; the `release` workflow went green."
+    ]
+
+
 def test_lines_written_after_the_runs_clock_are_not_shown() -> None:
     text = "- 09:00 Deploy failed again.\n- 20:00 Deploy fixed with the secret name.\n"
     index = StubIndex({"deploy": [noted("memory/2026-03-02.md", text, 0.6)]})

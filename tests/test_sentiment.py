@@ -580,6 +580,25 @@ def test_a_long_story_keeps_its_start_and_its_latest_changes() -> None:
     assert len(parts) == 7
 
 
+def test_a_negative_state_that_eased_and_came_back_is_told_as_one_episode() -> None:
+    moods = ["frustrated", "neutral", "neutral", "frustrated", "neutral", "neutral", "tired"]
+    window = [user(f"{m}:0.0 m{i}", 190 - 30 * i) for i, m in enumerate(moods)]
+    state = analyze(window, now=NOW, half_life=timedelta(minutes=5), model=FixedModel()).combined
+    assert state.trajectory == (
+        'frustrated on and off from 08:50; eased at 10:50 ("neutral:0.0 m4"); '
+        "tired now (since 11:50)"
+    )
+    # Still frustrated now: each step is told.
+    ongoing = analyze(
+        window[:4],
+        now=NOW - timedelta(minutes=90),
+        half_life=timedelta(minutes=5),
+        model=FixedModel(),
+    ).combined
+    assert ongoing.trajectory.startswith("frustrated from 08:50; eased at 09:20")
+    assert ongoing.trajectory.endswith("frustrated now (since 10:20)")
+
+
 def test_confidence_grows_with_more_agreeing_messages() -> None:
     def confidence(n: int) -> float:
         window = [user("frustrated:-0.7 broken", 1) for _ in range(n)]

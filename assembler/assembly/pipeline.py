@@ -307,7 +307,7 @@ def draft(
         "active_context": lambda: active_section(active),
         "relevant_memories": lambda: memories_section(recall),
         "daily_context": lambda: daily_section(daily, config.workspace),
-        "time_context": lambda: time_section(times),
+        "time_context": lambda: time_section(times, strategy),
         "routing_hint": lambda: routing_section(routing, config.routing.tiers.get("medium")),
     }
     sections = [s for name in config.sections.enabled() if (s := builders[name]()) is not None]

@@ -246,14 +246,18 @@ def daily_section(daily: DailyContext | None, workspace: Path) -> Section | None
     return Section("daily_context", TITLES["daily_context"], tuple(items), style="quote")
 
 
-def time_section(times: TimeContext) -> Section:
+def time_section(times: TimeContext, strategy: Strategy | None = None) -> Section:
+    """The local time and part of the day, with the hour's note ("late night: suggest
+    deferring non-urgent work") unless the strategy fired on tiredness: its own note ("offer
+    to pick this up later") is then the advice on pace, not said twice."""
     if not times.known:
         clock = f"{times.local:%H:%M %Z, %a %d %b} (this machine's zone; the human's is unknown)"
         # The clock alone moved: no news for hosts that send the block only when it changed.
         item = Item(clock, "Server time", 2, gist="unknown zone")
         return Section("time_context", TITLES["time_context"], (item,))
     local = f"{times.local:%H:%M %Z, %a %d %b}, {times.part_of_day}"
-    if times.note:
+    paced = strategy is not None and not strategy.no_signal and strategy.mood == "tired"
+    if times.note and not paced:
         local += f": {times.note}"
     return Section(
         "time_context",

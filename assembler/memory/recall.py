@@ -17,6 +17,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -336,8 +337,12 @@ class _Picker:
         `newer`): "22:34 Lab disk at 91%" of tonight's note rather than "Lab disk: 96% → 84%
         after prune" of last week, though last week's line answers the query's words better.
         Each rival's line is the one nearest the item's line, not the query: a day's log
-        shows the subject in one entry among many. `item` itself when none is newer; only
+        shows the subject in one entry among many; so is any of its lines that the words
+        alone put on the item's subject (a later release of the same series, the same subject
+        before a colon), wherever it is in the chunk. `item` itself when none is newer; only
         daily notes of the same day or later are read."""
+        from assembler.memory.search import every_line  # numpy: only when a line is due
+
         best = item
         for rival in rivals:
             if _key(rival) in (_key(item.hit), _key(best.hit)):
@@ -345,24 +350,28 @@ class _Picker:
             day = note_date(rival.path)
             if day is None or day < _day(best.hit.path, self._mtime):
                 continue  # an undated note (MEMORY.md) is kept on purpose, not a newer log
-            line = self._line(rival, item.line.text)
-            if line is None or not _same_subject(line, best.line):
-                continue
-            candidate = _Shown(
-                replace(rival, snippet=line.text, subject=line.subject), item.query, line
-            )
-            if newer(candidate, best, self._mtime):
-                best = candidate
+            nearest = self._line(rival, item.line.text)
+            lines = [] if nearest is None else [nearest]
+            lines += [
+                line
+                for line in every_line(rival, keep=partial(self._written, rival))
+                if _same_head(line.text, item.line.text) or _same_release(line.text, item.line.text)
+            ]
+            for line in lines:
+                if line is not nearest or _same_subject(line, best.line):
+                    candidate = _Shown(
+                        replace(rival, snippet=line.text, subject=line.subject), item.query, line
+                    )
+                    if newer(candidate, best, self._mtime):
+                        best = candidate
         return best
+
+    def _written(self, hit: Hit, sentence: str) -> bool:
+        return written_by(replace(hit, snippet=sentence), self.now)
 
     def _line(self, hit: Hit, query: str) -> Line | None:
         """Return the line a hit shows for a query, None when it has none written by now."""
         from assembler.memory.search import best_lines  # numpy: only when a line is due
-
-        now = self.now
-
-        def written(shown: Hit, sentence: str) -> bool:
-            return written_by(replace(shown, snippet=sentence), now)
 
         # Sentences are compared with the query by the model only when the search had it:
         # a model that failed on the query would fail again on every line.
@@ -371,7 +380,7 @@ class _Picker:
             [(hit, query)],
             weights=self.index.snippet_weights,
             embedder=embedder,
-            keep=written,
+            keep=self._written,
             **self.weights,
         )
         return line
@@ -481,12 +490,35 @@ def same_subject(line: str, other: str) -> bool:
     """Given two lines, return whether they state something about the same subject (see
     SAME_SUBJECT), so that a newer one supersedes an older one: most of their content words
     are shared, or one names its subject before a colon in two words or more that the other's
-    subject holds ("Lab disk" and "Lab disk at 91%")."""
+    subject holds ("Lab disk" and "Lab disk at 91%"), or they name two releases of one series
+    (see `_same_release`)."""
     a, b = _subject_words(line), _subject_words(other)
     shared = len(a & b)
     if shared >= SAME_SUBJECT_WORDS and shared >= SAME_SUBJECT * min(len(a), len(b)):
         return True
-    return _same_head(line, other)
+    return _same_head(line, other) or _same_release(line, other)
+
+
+# A release's version: three numbers ("1.14.3", "v2.0.1"); its series is the first two
+# ("1.14"). Four numbers are an address more often than a version, and are not read.
+_VERSION = re.compile(r"(?<![\w.])v?(\d+\.\d+)\.(\d+)(?!\w|\.\d)")
+
+
+def _same_release(line: str, other: str) -> bool:
+    """Whether the lines name different releases of one series ("pushed the git tag 1.14.3"
+    and "1.14.4 built with the semver tag"): what the newer says of its release supersedes the
+    older's. Versions of two numbers ("Postgres 16.6", "Python 3.11") name a product's line,
+    not a release of it, and are not read."""
+    mine, theirs = _versions(line), _versions(other)
+    return any(
+        series == other_series and version != other_version
+        for series, version in mine
+        for other_series, other_version in theirs
+    )
+
+
+def _versions(text: str) -> set[tuple[str, str]]:
+    return {(m.group(1), f"{m.group(1)}.{m.group(2)}") for m in _VERSION.finditer(text)}
 
 
 def _same_head(line: str, other: str) -> bool:
@@ -517,7 +549,7 @@ def _same_subject(line: Line, other: Line) -> bool:
     if line.vector is not None and other.vector is not None:
         if float(line.vector @ other.vector) >= SAME_SUBJECT_COSINE:
             return True
-        return _same_head(line.text, other.text)
+        return _same_head(line.text, other.text) or _same_release(line.text, other.text)
     return same_subject(line.text, other.text)
 
 

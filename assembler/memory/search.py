@@ -377,6 +377,18 @@ def line_of(
     )
 
 
+def every_line(hit: Hit, *, keep: Callable[[str], bool] | None = None) -> list[Line]:
+    """Given a hit, return each of its sentences that `keep` accepts as a line shown alone
+    (see `line_of`; no score, no vector): for rules that read words, not meaning."""
+    found: list[Line] = []
+    for piece in _pieces(hit.text):
+        if keep is not None and not keep(piece.text):
+            continue
+        text = piece.whole if len(piece.whole) <= _SNIPPET_CHARS else piece.text
+        found.append(Line(text, subject(hit.text, piece.row, hit.heading, hit.path), 0.0))
+    return found
+
+
 def _minutes(clock: str) -> int:
     hours, minutes = clock.split(":")
     return int(hours) * 60 + int(minutes)

@@ -535,9 +535,15 @@ def _trajectory(
         return f"{what} now{since}" if since else f"{what} throughout"
     parts: list[str] = []
     seen: set[str] = set()
+    folded = _on_and_off([labels[start] for start in runs])
     for k, start in enumerate(runs):
         label, message = labels[start], messages[start]
         before = labels[start - 1] if start > 0 else None
+        if k in folded:
+            if folded[k]:
+                parts.append(f"{label} on and off{_at(message, now, ' from ')}")
+            seen.add(label)
+            continue
         if k == len(runs) - 1:
             since = _at(message, now, "since ")
             if before in _EASES and label not in _NEGATIVE:
@@ -558,6 +564,35 @@ def _trajectory(
     if len(parts) > _PARTS_SHOWN:
         parts = [*parts[:2], "…", *parts[2 - _PARTS_SHOWN :]]
     return "; ".join(parts)
+
+
+def _on_and_off(runs: Sequence[str]) -> dict[int, bool]:
+    """Given the label of each run of the story, oldest first, return the runs told as one
+    episode "frustrated on and off from 19:47": negative states that eased and came back, two
+    times or more, before they eased for good ahead of the state now. Each such run maps to
+    whether it opens its episode (told) or not (left out); the ease that ends the episode is
+    told as usual, and the state now is never folded."""
+    folded: dict[int, bool] = {}
+    last = len(runs) - 1
+    k = 0
+    while k < last:
+        j, eases, end = k, 0, k
+        while j < last and runs[j] in _EASES:
+            while j < last and runs[j] in _EASES:
+                j += 1
+            if j >= last:
+                break  # still negative now: the story tells each step
+            eases, end = eases + 1, j  # runs[j] eased it
+            if j + 1 < last and runs[j + 1] in _EASES:
+                j += 1
+                continue
+            break
+        if eases >= 2:
+            folded.update({i: i == k for i in range(k, end)})
+            k = end + 1
+        else:
+            k += 1
+    return folded
 
 
 def _words(label: str) -> str:
