@@ -366,6 +366,50 @@ def test_without_a_heading_in_the_chunk_the_subject_is_its_section_then_the_file
     )
 
 
+def test_a_reply_in_a_log_is_about_the_subject_of_the_entry_it_answers() -> None:
+    from assembler.memory.search import subject
+
+    log = (
+        "## Evening\n"
+        "- 21:10 Lab disk at 86%: Docker up 30 GB since yesterday.\n"
+        '- 21:12 Ray: "yeah yeah, I know". Not raising it again before the weekend.\n'
+        '- 21:50 Ray: "night".\n'
+    )
+    assert subject(log, 2, "", "memory/2026-03-01.md") == "Lab disk at 86%"
+    # Forty minutes later is not a reply to it, nor is an entry that names its own subject.
+    assert subject(log, 3, "", "memory/2026-03-01.md") == "Evening"
+    assert subject(log, 1, "", "memory/2026-03-01.md") == "Evening"
+    untimed = "- Lab disk: alerts at 85%.\n- Ray: fine, leave it.\n"
+    assert subject(untimed, 1, "", "MEMORY.md") == "Lab disk"
+
+
+def test_a_reply_is_superseded_by_a_newer_line_on_its_subject_in_a_hit_already_taken() -> None:
+    # Last night's reply says nothing of the disk by its words; the entry it answers does, and
+    # tonight's log, already shown for the question about the disk, has a newer line on it.
+    reply = noted(
+        "memory/2026-03-01.md",
+        "## Evening\n- 21:10 Lab disk at 86%: Docker up 30 GB.\n"
+        '- 21:12 Ray: "yeah yeah, I know". Not raising it again before the weekend.\n',
+        0.5,
+    )
+    tonight = noted(
+        "memory/2026-03-02.md",
+        "## Morning\n- 10:34 Lab disk at 91%: the Docker build cache refilled.\n",
+        0.6,
+    )
+    index = StubIndex({"disk": [tonight], "weekend": [reply]})
+    messages = conversation(
+        ("user", "leave the weekend plans for later"),
+        ("user", "the lab disk alert went off again, how bad?"),
+    )
+    result = recall_memories(index, messages, k=4, now=NOW)  # type: ignore[arg-type]
+    assert [h.path for h in result.hits] == ["memory/2026-03-02.md"]
+    assert any("newer than memory/2026-03-01.md" in line for line in result.explain)
+    # Alone, the reply is shown under the subject it answers, dated.
+    alone = recall_memories(StubIndex({"weekend": [reply]}), messages, k=4, now=NOW)  # type: ignore[arg-type]
+    assert [h.subject for h in alone.hits] == ["Lab disk at 86% (2026-03-01)"]
+
+
 def test_a_line_of_an_older_dated_note_says_its_date_and_todays_does_not() -> None:
     older = noted("memory/2026-02-28.md", "# Sat\n## Lab\n- Frigate grows 8 GB a day.\n", 0.6)
     today = noted("memory/2026-03-02.md", "# Mon\n## Lab\n- 09:10 Frigate pruned.\n", 0.5)

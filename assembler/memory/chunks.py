@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
@@ -210,3 +211,69 @@ def note_date(path: str) -> date | None:
         return date(int(found.group(1)), int(found.group(2)), int(found.group(3)))
     except ValueError:
         return None
+
+
+# A line's list marker (and task box) and the clock time a log entry begins with.
+LIST_MARKER = re.compile(r"^(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
+LOG_CLOCK = re.compile(r"^\d{1,2}:\d{2}\b")
+_WORDS = re.compile(r"[^\W_]+")
+
+
+# A log entry that names its subject before a colon ("22:34 Lab disk at 91%: ...") names it in
+# at most this many characters.
+SUBJECT_HEAD_CHARS = 40
+
+
+def entry_head(line: str) -> str:
+    """Given a line of a note, return the subject it names before a colon, after its list
+    marker and clock time ("- 22:34 Lab disk at 91%: the Docker cache refilled" gives "Lab
+    disk at 91%"); "" when it names none (no colon, a quotation before it, or longer than
+    SUBJECT_HEAD_CHARS)."""
+    text = LIST_MARKER.sub("", line.strip())
+    text = LOG_CLOCK.sub("", text).lstrip(" -–:")
+    head, colon, _ = text.partition(":")
+    if not colon or len(head) > SUBJECT_HEAD_CHARS or '"' in head:
+        return ""
+    return head.strip()
+
+
+# A log entry is a reply to the entry above it when it follows within this many minutes.
+REPLY_MINUTES = 10
+
+
+def replied_head(rows: Sequence[str], row: int) -> str:
+    """Given a note's lines and the index of one, return the subject it answers when it is a
+    reply: its entry opens with one speaker's words ("21:12 Ray: "yeah yeah, I know". Not
+    raising it again ...") and the list item just above, written at most REPLY_MINUTES before
+    it when both give their time, names a subject in two words or more ("21:10 Lab disk at
+    86%: ..."); else ""."""
+    if row < 1 or len(_WORDS.findall(entry_head(rows[row]))) != 1:
+        return ""
+    above = rows[row - 1].strip()
+    if not LIST_MARKER.match(above):
+        return ""
+    then, now = clock_minutes(above), clock_minutes(rows[row])
+    if then is not None and now is not None and not 0 <= now - then <= REPLY_MINUTES:
+        return ""
+    head = entry_head(above)
+    return head if len(_WORDS.findall(head)) >= 2 else ""
+
+
+def clock_minutes(line: str) -> int | None:
+    """Given a line of a note, return the clock time its entry begins with (after its list
+    marker), in minutes of the day ("- 21:10 Lab disk ..." gives 1270); None without one."""
+    found = LOG_CLOCK.match(LIST_MARKER.sub("", line.strip()))
+    if found is None:
+        return None
+    hours, minutes = found.group(0).split(":")
+    return int(hours) * 60 + int(minutes)
+
+
+def subject_head(rows: Sequence[str], row: int) -> str:
+    """Given a note's lines and the index of one, return the subject the line names before a
+    colon in two words or more, or as a reply the one it answers (see `replied_head`); ""
+    when neither."""
+    own = entry_head(rows[row])
+    if len(_WORDS.findall(own)) >= 2:
+        return own
+    return replied_head(rows, row)

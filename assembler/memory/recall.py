@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from assembler.errors import ModelError, Problem, UnsafePathError, WorkspaceError
 from assembler.fsutil import read_state_file
-from assembler.memory.chunks import note_date
+from assembler.memory.chunks import clock_minutes, entry_head, note_date
 from assembler.redact import redact
 from assembler.tokens import get_counter
 from assembler.transcripts.message import Message, clip_middle
@@ -117,9 +117,6 @@ class Floor:
         return [hit for hit in hits if self.admits(hit, best, chunks)]
 
 
-_LEADING_TIME = re.compile(r"^(\d{1,2}):(\d{2})\b")
-
-
 def written_by(hit: Hit, now: datetime) -> bool:
     """Given a hit and the run's clock, return whether its note could have been written by
     then: a daily note of a later day was not, nor a line of today's note timed after the clock
@@ -130,10 +127,8 @@ def written_by(hit: Hit, now: datetime) -> bool:
     today = now.date()
     if day != today:
         return day < today
-    found = _LEADING_TIME.match(hit.snippet.strip())
-    if found is None:
-        return True
-    return (int(found.group(1)), int(found.group(2))) <= (now.hour, now.minute)
+    clock = clock_minutes(hit.snippet)
+    return clock is None or clock <= now.hour * 60 + now.minute
 
 
 def relevance(hit: Hit) -> float:
@@ -293,8 +288,9 @@ class _Picker:
     ) -> bool:
         """Given a hit of a query, take it if it has a line worth showing; return whether the
         query is answered: taken, or its line is on the subject of a newer one shown. Of the
-        query's other hits (`rivals`), one whose line is on the same subject and newer is
-        taken in its place (see `_newest_on_subject`)."""
+        query's other hits (`rivals`) and those already taken, one whose line is on the same
+        subject and newer takes its place (see `_newest_on_subject`); one already taken
+        answers the query."""
         key = (hit.path, hit.start_line)
         if any((item.hit.path, item.hit.start_line) == key for item in self.shown):
             return False
@@ -311,7 +307,8 @@ class _Picker:
             self.explain.append(f"{where}: its line scores {line.score:.3f}, under the floor")
             return False
         item = _Shown(replace(hit, snippet=line.text, subject=line.subject), query, line)
-        newest = self._newest_on_subject(item, rivals)
+        # The hits already taken count too: a newer line of theirs answers this one.
+        newest = self._newest_on_subject(item, [*rivals, *(taken.hit for taken in self.shown)])
         if newest is not item:
             where = f"query {query + 1} -> {_describe(newest.hit)}"
             self.explain.append(f"{where}: newer than {hit.path}, shown in its place")
@@ -355,7 +352,7 @@ class _Picker:
             lines += [
                 line
                 for line in every_line(rival, keep=partial(self._written, rival))
-                if _same_head(line.text, item.line.text) or _same_release(line.text, item.line.text)
+                if _same_head(line.head, item.line.head) or _same_release(line.text, item.line.text)
             ]
             for line in lines:
                 if line is not nearest or _same_subject(line, best.line):
@@ -481,11 +478,6 @@ SAME_SUBJECT = 0.5
 SAME_SUBJECT_WORDS = 3
 
 
-# A log line that names its subject before a colon ("Lab disk: 96% → 84% after prune",
-# "22:34 Lab disk at 91%: ...") names it in at most this many characters.
-SUBJECT_HEAD_CHARS = 40
-
-
 def same_subject(line: str, other: str) -> bool:
     """Given two lines, return whether they state something about the same subject (see
     SAME_SUBJECT), so that a newer one supersedes an older one: most of their content words
@@ -496,7 +488,7 @@ def same_subject(line: str, other: str) -> bool:
     shared = len(a & b)
     if shared >= SAME_SUBJECT_WORDS and shared >= SAME_SUBJECT * min(len(a), len(b)):
         return True
-    return _same_head(line, other) or _same_release(line, other)
+    return _same_head(entry_head(line), entry_head(other)) or _same_release(line, other)
 
 
 # A release's version: three numbers ("1.14.3", "v2.0.1"); its series is the first two
@@ -521,36 +513,27 @@ def _versions(text: str) -> set[tuple[str, str]]:
     return {(m.group(1), f"{m.group(1)}.{m.group(2)}") for m in _VERSION.finditer(text)}
 
 
-def _same_head(line: str, other: str) -> bool:
-    """Whether both lines name a subject before a colon, in two words or more, one of which
-    holds the other's words."""
-    a, b = _head_words(line), _head_words(other)
+def _same_head(head: str, other: str) -> bool:
+    """Whether two subjects named before a colon (see `chunks.entry_head`), each in two words
+    or more, are one: one holds the other's words ("Lab disk", "Lab disk at 91%")."""
+    a, b = _subject_words(head), _subject_words(other)
     return min(len(a), len(b)) >= 2 and (a <= b or b <= a)
-
-
-def _head_words(text: str) -> set[str]:
-    """The content words a line names its subject with before a colon, after its list marker
-    and clock time; none when it has no such head."""
-    text = _MARKER.sub("", text.strip())
-    text = _LEADING_TIME.sub("", text).lstrip(" -–:")
-    head, colon, _ = text.partition(":")
-    if not colon or len(head) > SUBJECT_HEAD_CHARS or '"' in head:
-        return set()
-    return _subject_words(head)
 
 
 def _same_subject(line: Line, other: Line) -> bool:
     """Given two lines, return whether they are on one subject: by their sentences' vectors
-    when both have one (see `search.SAME_SUBJECT_COSINE`), or by the subject they name before
-    a colon (see `same_subject`), else by their words. The vectors are of one sentence each;
-    a line that names its subject may say the rest in another."""
+    when both have one (see `search.SAME_SUBJECT_COSINE`), by the subject they name before a
+    colon or answer as a reply (`Line.head`), by the releases they name (see
+    `_same_release`), else, without vectors, by their words (see `same_subject`). The vectors
+    are of one sentence each; a line that names its subject may say the rest in another."""
     from assembler.memory.search import SAME_SUBJECT_COSINE
 
     if line.vector is not None and other.vector is not None:
         if float(line.vector @ other.vector) >= SAME_SUBJECT_COSINE:
             return True
-        return _same_head(line.text, other.text) or _same_release(line.text, other.text)
-    return same_subject(line.text, other.text)
+    elif same_subject(line.text, other.text):
+        return True
+    return _same_head(line.head, other.head) or _same_release(line.text, other.text)
 
 
 def _subject_words(text: str) -> set[str]:
@@ -564,7 +547,7 @@ def newer(a: _Shown, b: _Shown, mtime: Callable[[str], float]) -> bool:
     day_a, day_b = _day(a.hit.path, mtime), _day(b.hit.path, mtime)
     if day_a != day_b:
         return day_a > day_b
-    clock_a, clock_b = _clock(a.line.text), _clock(b.line.text)
+    clock_a, clock_b = clock_minutes(a.line.text), clock_minutes(b.line.text)
     if clock_a is not None and clock_b is not None and clock_a != clock_b:
         return clock_a > clock_b
     if a.hit.path == b.hit.path:
@@ -576,14 +559,6 @@ def _day(path: str, mtime: Callable[[str], float]) -> date:
     return note_date(path) or datetime.fromtimestamp(mtime(path)).date()
 
 
-def _clock(text: str) -> tuple[int, int] | None:
-    found = _LEADING_TIME.match(_MARKER.sub("", text.strip()))
-    return None if found is None else (int(found.group(1)), int(found.group(2)))
-
-
-_MARKER = re.compile(r"^[-*+]\s+")
-
-
 def superseded(line: str, day: date | None, today: date, newest: Iterable[str]) -> bool:
     """Given a memory's line, the day of its note (None: not a dated note), today's date and
     lines of today's note shown elsewhere (Daily Context), return whether one of those says
@@ -592,13 +567,13 @@ def superseded(line: str, day: date | None, today: date, newest: Iterable[str]) 
     is what the agent keeps on purpose: never superseded here."""
     if day is None or day > today:
         return False
-    clock = _clock(line)
+    clock = clock_minutes(line)
     for other in newest:
         if not same_subject(line, other):
             continue
         if day < today:
             return True
-        later = _clock(other)
+        later = clock_minutes(other)
         if clock is not None and later is not None and later > clock:
             return True
     return False

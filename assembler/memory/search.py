@@ -21,7 +21,15 @@ from typing import Any, TypedDict
 import numpy as np
 import numpy.typing as npt
 
-from assembler.memory.chunks import ATX_HEADING, note_date
+from assembler.memory.chunks import (
+    ATX_HEADING,
+    LIST_MARKER,
+    LOG_CLOCK,
+    clock_minutes,
+    note_date,
+    replied_head,
+    subject_head,
+)
 from assembler.memory.embeddings import Embedder
 
 Vector = npt.NDArray[np.float32]
@@ -197,8 +205,6 @@ def _snippet_terms(query: str) -> list[str]:
 # A sentence ends at ., ! or ? followed by a space and what can start one; "1.14.4" and
 # "e.g. this" stay whole.
 _SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"')\]]))\s+(?=[\"'`(\[]?[A-Z0-9])")
-_LIST_MARKER = re.compile(r"^(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
-_CLOCK = re.compile(r"^\d{1,2}:\d{2}\b")
 
 
 def sentences(text: str) -> list[str]:
@@ -223,8 +229,8 @@ def _pieces(text: str) -> list[_Piece]:
         line = raw.strip()
         if not line or line.startswith("```") or ATX_HEADING.match(line):
             continue
-        line = _LIST_MARKER.sub("", line)
-        clock = _CLOCK.match(line)
+        line = LIST_MARKER.sub("", line)
+        clock = LOG_CLOCK.match(line)
         before: list[str] = []
         for number, piece in enumerate(_SENTENCE_END.split(line)):
             piece = " ".join(piece.split())
@@ -295,15 +301,21 @@ class Line:
     subject: str
     score: float
     vector: Vector | None = None
+    # The subject its entry names before a colon, or answers as a reply (see
+    # `chunks.subject_head`): two lines that name one are on one subject.
+    head: str = ""
 
 
 def subject(text: str, row: int, heading: str, path: str) -> str:
     """Given a chunk's text, the index of one of its lines, the chunk's heading path and its
-    file, return what the line is about: the nearest Markdown heading above it in the chunk,
+    file, return what the line is about: for a reply in a log, the subject of the entry it
+    answers (see `replied_head`); else the nearest Markdown heading above it in the chunk,
     else the last heading of the chunk's path (the one above the chunk in its file), else the
     note's title (its first heading, or a frontmatter `title:`), else its file name in words
     ("api-deploy-runbook.md": "api deploy runbook", "2026-03-02.md": "2026-03-02")."""
     rows = text.split("\n")
+    if replied := replied_head(rows, row):
+        return replied
     for line in reversed(rows[: row + 1]):
         found = ATX_HEADING.match(line.strip())
         if found and (title := _heading_text(found.group(2))):
@@ -351,14 +363,14 @@ def line_of(
     if not allowed:
         return None
     if vectors is not None:
-        clocks = {i: _CLOCK.match(pieces[i].text) for i in allowed}
+        clocks = {i: clock_minutes(pieces[i].text) for i in allowed}
         newest = [
             i
             for i in allowed
             if not any(
                 (later := clocks[j]) is not None
                 and (earlier := clocks[i]) is not None
-                and _minutes(later.group(0)) > _minutes(earlier.group(0))
+                and later > earlier
                 and float(vectors[i] @ vectors[j]) >= SAME_SUBJECT_COSINE
                 for j in allowed
             )
@@ -374,6 +386,7 @@ def line_of(
         subject(hit.text, piece.row, hit.heading, hit.path),
         max(scores[best], 0.0),
         None if vectors is None else vectors[best],
+        subject_head(hit.text.split("\n"), piece.row),
     )
 
 
@@ -385,13 +398,9 @@ def every_line(hit: Hit, *, keep: Callable[[str], bool] | None = None) -> list[L
         if keep is not None and not keep(piece.text):
             continue
         text = piece.whole if len(piece.whole) <= _SNIPPET_CHARS else piece.text
-        found.append(Line(text, subject(hit.text, piece.row, hit.heading, hit.path), 0.0))
+        about = subject(hit.text, piece.row, hit.heading, hit.path)
+        found.append(Line(text, about, 0.0, head=subject_head(hit.text.split("\n"), piece.row)))
     return found
-
-
-def _minutes(clock: str) -> int:
-    hours, minutes = clock.split(":")
-    return int(hours) * 60 + int(minutes)
 
 
 def best_lines(
