@@ -197,19 +197,21 @@ def speaker_item(name: str, state: MoodState) -> Item:
 
 
 def strategy_section(strategy: Strategy | None) -> Section | None:
-    """How to answer, when a clear emotion calls for it: the rule's style, tone, verbosity and
-    preamble in one line (the preamble left out when the style already says it), its note on
-    a line of its own. Without a clear emotion (`no_signal`) there is nothing to adapt to, and
-    the mood's one line says so (see `mood_section`)."""
+    """How to answer, when a clear emotion calls for it, in one line: the rule's style, tone,
+    verbosity and preamble (the preamble left out when the style already says it), then its
+    note ("…; no preamble. Offer to pick this up later; ..."). Without a clear emotion
+    (`no_signal`) there is nothing to adapt to, and the mood's one line says so (see
+    `mood_section`)."""
     if strategy is None or strategy.no_signal:
         return None
     parts = [strategy.style, f"tone: {strategy.tone}", f"verbosity: {strategy.verbosity}"]
     if "preamble" not in strategy.style.lower():
         parts.append("a short preamble is fine" if strategy.preamble else "no preamble")
-    items = [Item("; ".join(parts), "How to answer", 1, gist=strategy.mood)]
-    if strategy.note:
-        items.append(Item(strategy.note, "Note", 4))
-    return Section("response_strategy", TITLES["response_strategy"], tuple(items))
+    text = "; ".join(parts)
+    if note := strategy.note.strip():
+        text += f"{'' if text.endswith(('.', '!', '?')) else '.'} {note}"
+    items = (Item(text, "How to answer", 1, gist=strategy.mood),)
+    return Section("response_strategy", TITLES["response_strategy"], items)
 
 
 def active_section(active: ActiveContext) -> Section | None:
