@@ -338,12 +338,8 @@ def test_lines_that_carry_nothing_are_left_out() -> None:
             "working_on": "the staging deploy (in api)",
             "last_topic": None,
             "topics": [],
-            "last_message_at": NOW - timedelta(minutes=10),
             "session_gap": None,
             "gap_note": "continuous session, no break in the window",
-            "messages_read": 45,
-            "human_messages": 22,
-            "sessions": 2,
         }
         return ActiveContext(**{**fields, **more})
 

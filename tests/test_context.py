@@ -58,8 +58,8 @@ def test_working_on_is_the_humans_sentence_with_the_project_and_keyword_topics_s
     active = active_context(messages, [], now=NOW, half_life=timedelta(minutes=20))
     assert active.working_on == "helm deploy still failing after the image tag fix (in api)"
     assert any("helm" in t.phrase for t in active.topics)  # the key phrases, for --explain
-    assert (active.messages_read, active.human_messages, active.sessions) == (4, 2, 1)
-    assert active.last_message_at == NOW - timedelta(minutes=29)
+    # No pause of 45 minutes: the stretch began with the first message.
+    assert active.session_start == NOW - timedelta(minutes=50)
 
 
 def test_a_sign_off_after_the_task_is_neither_working_on_nor_last_topic() -> None:
@@ -106,9 +106,11 @@ def test_session_gap_is_the_pause_before_the_current_stretch() -> None:
     messages = [msg("a", 300), msg("b", 290), msg("c", 20), msg("d", 5)]
     active = active_context(messages, [], now=NOW, half_life=timedelta(minutes=20))
     assert active.session_gap == timedelta(minutes=270)
+    assert active.session_start == NOW - timedelta(minutes=20)  # "c", after the pause
     assert active.gap_note.startswith("medium")
     continuous = active_context(messages[2:], [], now=NOW, half_life=timedelta(minutes=20))
     assert continuous.session_gap is None
+    assert continuous.session_start == NOW - timedelta(minutes=20)
     idle = active_context([msg("a", 60 * 30)], [], now=NOW, half_life=timedelta(minutes=20))
     assert idle.session_gap == timedelta(hours=30)
     assert idle.gap_note.startswith("long")
@@ -262,7 +264,7 @@ def test_the_most_extreme_timestamps_give_a_context_without_error() -> None:
     ]
     for now in (NOW, FAR_FUTURE, YEAR_ONE):
         active = active_context(messages, [], now=now, half_life=timedelta(minutes=20))
-        assert active.last_message_at == FAR_FUTURE
+        assert active.session_start == FAR_FUTURE  # the years between are pauses
         assert active.working_on is not None and "deploy" in active.working_on
         format_duration(now - FAR_FUTURE)
         format_duration(now - YEAR_ONE)

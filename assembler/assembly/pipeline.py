@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import itertools
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -362,7 +361,7 @@ def compose(config: Config, auto: Draft, agent: AgentInputs) -> Assembly:
     try:
         # The frontmatter is read too (hosts that inject the raw file): the total cap holds it.
         header = count(renderer.page(sections=[], **page)) + frontmatter_tokens
-        began = session_start(auto.transcripts.messages)
+        began = auto.active.session_start
         # The agent part comes first: the total cap is met by shrinking the auto part, and the
         # agent part gives way (saying so) only when the auto part is down to its header.
         part = render_agent_part(
@@ -463,23 +462,10 @@ def compose(config: Config, auto: Draft, agent: AgentInputs) -> Assembly:
     )
 
 
-# A pause this long between two messages ends a session: the active context's session gap
-# (`context.active.active_context`) and the agent sections' "before this session" agree.
+# A pause this long between two messages ends a session: the active context's session gap and
+# start (`context.active.active_context`), which the agent sections' "before this session"
+# is told from.
 SESSION_PAUSE = timedelta(minutes=45)
-
-
-def session_start(messages: Sequence[Message], pause: timedelta = SESSION_PAUSE) -> datetime | None:
-    """Given the messages read (any order), return when the current session began: the first
-    message after the last pause of at least `pause` between two of them; None without a
-    timed message."""
-    stamps = sorted(m.timestamp for m in messages if m.timestamp is not None)
-    if not stamps:
-        return None
-    start = stamps[0]
-    for before, after in itertools.pairwise(stamps):
-        if after - before >= pause:
-            start = after
-    return start
 
 
 def _auto_digest(sections: Sequence[Section]) -> str:
@@ -552,10 +538,7 @@ def assemble(
     """
     memory = memory_for(config, dry_run=True)
     auto = draft(config, now=now, memory=memory, transcript_globs=transcript_globs)
-    seen, problems = _read_output(config)
-    agent = read_agent_inputs(config, now=auto.now, seen=seen)
-    agent.degraded[:0] = problems
-    return compose(config, auto, agent)
+    return _compose_as_read(config, auto)
 
 
 # A prompt matches a transcript's message when their first this many characters (spaces
@@ -591,6 +574,15 @@ def with_prompt(messages: Sequence[Message], prompt: Message) -> list[Message]:
     return [*messages, prompt]
 
 
+def _compose_as_read(config: Config, auto: Draft) -> Assembly:
+    """Given the config and the auto part's draft, return the assembly with the agent sections
+    as the journal and SCRATCHPAD.md hold them now, importing nothing (see `assemble`)."""
+    seen, problems = _read_output(config)
+    agent = read_agent_inputs(config, now=auto.now, seen=seen)
+    agent.degraded[:0] = problems
+    return compose(config, auto, agent)
+
+
 def assemble_prompt(
     config: Config,
     *,
@@ -617,10 +609,7 @@ def assemble_prompt(
         prompt=prompt,
         moods=moods,
     )
-    seen, problems = _read_output(config)
-    agent = read_agent_inputs(config, now=auto.now, seen=seen)
-    agent.degraded[:0] = problems
-    return compose(config, auto, agent)
+    return _compose_as_read(config, auto)
 
 
 def ready_parts(assembly: Assembly) -> tuple[str, str]:

@@ -32,12 +32,11 @@ class ActiveContext:
     working_on: str | None
     last_topic: str | None
     topics: list[Topic]
-    last_message_at: datetime | None
     session_gap: timedelta | None  # the pause before the current stretch of activity
     gap_note: str
-    messages_read: int
-    human_messages: int
-    sessions: int
+    # When the current stretch of activity began: the first message after the last pause of
+    # the gap threshold or more (None without a timed message).
+    session_start: datetime | None = None
     explain: list[str] = field(default_factory=list)
     finished: bool = False  # the human said the task is done, or signed off after it
 
@@ -103,7 +102,6 @@ def active_context(
     texts = [m.text for m in messages]
     weights = [_recency(m.timestamp, now, half_life) for m in messages]
     topics = extract_topics(texts, weights, limit=_TOPICS)
-    humans = [m for m in messages if m.role == "user"]
     explain: list[str] = []
     task = current_task(messages, summaries)
     working_on = task.working_on
@@ -111,8 +109,9 @@ def active_context(
     if working_on and project:
         working_on = f"{working_on} (in {project})"
     last_topic = _subject(task.last_sentence, task.working_on)
-    stamps = [m.timestamp for m in messages if m.timestamp is not None]
+    stamps = sorted(m.timestamp for m in messages if m.timestamp is not None)
     gap, gap_note = _session_gap(stamps, now, gap_threshold)
+    pause = _last_pause(stamps, gap_threshold)
     explain += task.explain
     explain += [f"topic {t.phrase!r} scored {t.score}" for t in topics]
     if summaries:
@@ -121,12 +120,9 @@ def active_context(
         working_on=working_on,
         last_topic=last_topic,
         topics=topics,
-        last_message_at=max(stamps) if stamps else None,
         session_gap=gap,
         gap_note=gap_note,
-        messages_read=len(messages),
-        human_messages=len(humans),
-        sessions=len({m.session_id or m.source for m in messages}),
+        session_start=pause[1] if pause else (stamps[0] if stamps else None),
         explain=explain,
         finished=task.finished,
     )
@@ -166,20 +162,29 @@ def _project_name(messages: Sequence[Message], workspace: Path | None) -> str | 
     return PurePosixPath(cwds.most_common(1)[0][0]).name or None
 
 
+def _last_pause(
+    stamps: Sequence[datetime], threshold: timedelta
+) -> tuple[datetime, datetime] | None:
+    """Given message times (oldest first), return the last pause of at least `threshold`
+    between two of them (its two ends), which marks where the current stretch of activity
+    began; None when the whole window is one stretch."""
+    pauses = [(a, b) for a, b in itertools.pairwise(stamps) if b - a >= threshold]
+    return pauses[-1] if pauses else None
+
+
 def _session_gap(
     stamps: Sequence[datetime], now: datetime, threshold: timedelta
 ) -> tuple[timedelta | None, str]:
-    """Return the pause before the current stretch of activity and a note on what it means."""
+    """Given message times (oldest first), return the pause before the current stretch of
+    activity (the time since the last message, when that is itself a pause) and a note on what
+    it means."""
     if not stamps:
         return None, "no messages in the window"
-    ordered = sorted(stamps)
-    since_last = now - ordered[-1]
+    since_last = now - stamps[-1]
     gap: timedelta | None = since_last
     if since_last < threshold:
-        # The last pause longer than the threshold inside the window marks where this stretch
-        # of work began; without one, the whole window is one stretch.
-        pauses = [b - a for a, b in itertools.pairwise(ordered) if b - a >= threshold]
-        gap = pauses[-1] if pauses else None
+        pause = _last_pause(stamps, threshold)
+        gap = pause[1] - pause[0] if pause else None
     if gap is None:
         return None, "continuous session, no break in the window"
     if gap < timedelta(hours=4):
