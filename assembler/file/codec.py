@@ -625,6 +625,29 @@ def rendered_frontmatter(state: Path) -> str | None:
     return split_frontmatter(copy)[0]
 
 
+def read_page(path: Path, state_dir: Path | None) -> tuple[datetime, str] | None:
+    """Given the path of SCRATCHPAD.md and the state folder (None: not known), return the
+    file's expiry and body, or None when it is missing, unreadable or broken. A frontmatter
+    exactly as the last render wrote it is read with a regular expression (see `quick_read`);
+    any other (an edit touched it) is parsed in full, as `check` parses it."""
+    try:
+        data = read_regular(path).data
+        text = data.decode("utf-8") if data is not None else None
+    except (OSError, UnicodeDecodeError):
+        return None
+    if text is None:
+        return None
+    found = quick_read(text)
+    if found is not None and state_dir is not None and found[2] == rendered_frontmatter(state_dir):
+        expires, body, _ = found
+        return expires, body
+    try:
+        page = read_scratchpad(path)
+    except ScratchpadError:
+        return None
+    return page.expires, page.body
+
+
 # --------------------------------------------------------------------------------------------
 # The record of the last assembly, kept in the state folder.
 # --------------------------------------------------------------------------------------------

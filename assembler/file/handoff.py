@@ -33,16 +33,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assembler.errors import AssemblerError, ScratchpadError
-from assembler.file.codec import (
-    body_prefix,
-    prefix_block,
-    quick_read,
-    read_scratchpad,
-    rendered_frontmatter,
-)
+from assembler.errors import AssemblerError
+from assembler.file.codec import body_prefix, read_page
 from assembler.file.ready import read_ready
-from assembler.fsutil import read_regular
 
 if TYPE_CHECKING:
     from assembler.config.schema import Config
@@ -163,27 +156,12 @@ def current_block(config: Config, now: datetime) -> Block:
 def fresh_context(path: Path, now: datetime, state_dir: Path | None = None) -> str:
     """Given the path of SCRATCHPAD.md, the clock and the state folder (which keeps the copy of
     the last render), return the block to add to the context, or "" when the file is missing,
-    unreadable, broken or stale: exactly when `assemble check` does not call it fresh.
-
-    When the file's frontmatter is exactly the last render's, it was valid YAML when written
-    and `expires` is read with a regular expression; otherwise (an edit touched it) it is
-    parsed in full, as `check` parses it.
-    """
-    try:
-        data = read_regular(path).data
-        text = data.decode("utf-8") if data is not None else None
-    except (OSError, UnicodeDecodeError):
+    unreadable, broken or stale: exactly when `assemble check` does not call it fresh (see
+    `codec.read_page`)."""
+    page = read_page(path, state_dir)
+    if page is None or now >= page[0]:
         return ""
-    if text is None:
-        return ""
-    found = quick_read(text)
-    if found is not None and state_dir is not None and found[2] == rendered_frontmatter(state_dir):
-        expires, body, _ = found
-        return "" if now >= expires else body_prefix(body)
-    try:
-        return prefix_block(read_scratchpad(path), now)
-    except ScratchpadError:
-        return ""
+    return body_prefix(page[1])
 
 
 # The wait for the daemon's answer to a prompt, in ms (see `daemon.control.PROMPT_BUDGET`).

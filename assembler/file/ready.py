@@ -44,12 +44,11 @@ from assembler.file.codec import (
     find_agent_region,
     plain_region,
     prefix_text,
-    quick_read,
     read_assembly_state,
+    read_page,
     read_scratchpad,
-    rendered_frontmatter,
 )
-from assembler.fsutil import atomic_write, load_json, read_regular, read_state_file, real_dir
+from assembler.fsutil import atomic_write, load_json, read_state_file, real_dir
 from assembler.tokens import get_counter
 
 # A hook reads the block before every prompt and imports this module for `read_ready`: what
@@ -194,7 +193,7 @@ def last_render(config: Config, now: datetime) -> Rendered | None:
     guidance of the block that render wrote (made anew when there is none). Return None when
     the file is missing, unreadable or broken.
     """
-    page = _read_page(config)
+    page = read_page(config.output_path, config.state_dir)
     if page is None:
         return None
     expires, body = page
@@ -206,29 +205,6 @@ def last_render(config: Config, now: datetime) -> Rendered | None:
     from assembler.pad.guidance import guidance_for
 
     return Rendered(auto, sha256_text(auto), expires, guidance_for(config))
-
-
-def _read_page(config: Config) -> tuple[datetime, str] | None:
-    """Given a config, return SCRATCHPAD.md's expiry and body, or None when it is missing,
-    unreadable or broken. A frontmatter exactly as the last render wrote it is read with a
-    regular expression; any other (an edit touched it) is parsed in full, as `check` parses it.
-    """
-    try:
-        data = read_regular(config.output_path).data
-        text = data.decode("utf-8") if data is not None else None
-    except (OSError, UnicodeDecodeError):
-        return None
-    if text is None:
-        return None
-    found = quick_read(text)
-    if found is not None and found[2] == rendered_frontmatter(config.state_dir):
-        expires, body, _ = found
-        return expires, body
-    try:
-        page = read_scratchpad(config.output_path)
-    except ScratchpadError:
-        return None
-    return page.expires, page.body
 
 
 def agent_text(config: Config, states: Mapping[str, SectionState], now: datetime, auto: str) -> str:
