@@ -178,6 +178,10 @@ def test_codex_home_is_honoured_over_the_home_folder(tmp_path: Path) -> None:
     assert codex_sources(workspace, {"HOME": str(tmp_path / "home")}) == [str(default)]
     environ = {"HOME": str(tmp_path / "home"), "CODEX_HOME": str(tmp_path / "codex-home")}
     assert codex_sources(workspace, environ) == [str(moved)]
+    # A `~` in CODEX_HOME is the home of the environment Codex runs with, not this process's.
+    nested = _rollout(tmp_path / "home" / "tools" / "codex" / "sessions", str(workspace), "c")
+    environ = {"HOME": str(tmp_path / "home"), "CODEX_HOME": "~/tools/codex"}
+    assert codex_sources(workspace, environ) == [str(nested)]
 
 
 def test_an_assembly_with_no_sources_configured_reads_this_workspaces_codex_sessions(

@@ -6,6 +6,7 @@ listed in `assembler.hosts.registry`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -86,3 +87,17 @@ class PlainHost:
 
     def names_project(self, cwd: str) -> bool:
         return True
+
+
+def user_home(environ: Mapping[str, str]) -> str:
+    """Given the environment a host runs with, return the user's home: `$HOME`, else what `~`
+    is for this process."""
+    return environ.get("HOME", "").strip() or os.path.expanduser("~")
+
+
+def expand_home(path: str, environ: Mapping[str, str]) -> str:
+    """Given a path from a host's setting and that environment, return it with a leading `~`
+    (the user's own home only: "~" or "~/...") put as that environment's home."""
+    if path == "~" or path.startswith("~/"):
+        return user_home(environ) + path[1:]
+    return path

@@ -32,6 +32,7 @@ from assembler.fsutil import (
     resolves_within,
 )
 from assembler.hosts.command_hooks import hook_commands
+from assembler.hosts.host import expand_home, user_home
 from assembler.hosts.session_cwd import HeadCwds, literal_cwd, named_cwd
 
 # What the hook keeps in the state folder: {"<session id>": {"transcript_path", "cwd", "seen"}}.
@@ -63,19 +64,8 @@ def config_dir(environ: Mapping[str, str]) -> Path:
     `~/.claude`."""
     configured = environ.get("CLAUDE_CONFIG_DIR", "").strip()
     if configured:
-        return Path(os.path.abspath(_expand_home(configured, environ)))
-    return Path(_home(environ)) / ".claude"
-
-
-def _home(environ: Mapping[str, str]) -> str:
-    return environ.get("HOME", "").strip() or os.path.expanduser("~")
-
-
-def _expand_home(path: str, environ: Mapping[str, str]) -> str:
-    """Given a path that may start with `~` (the user's home only), return it expanded."""
-    if path == "~" or path.startswith("~/"):
-        return _home(environ) + path[1:]
-    return path
+        return Path(os.path.abspath(expand_home(configured, environ)))
+    return Path(user_home(environ)) / ".claude"
 
 
 def claude_code_sources(workspace: Path, state_dir: Path, environ: Mapping[str, str]) -> list[str]:
@@ -239,7 +229,7 @@ def _hook_workspaces(settings: Path, environ: Mapping[str, str]) -> set[str]:
     for command in hook_commands(hooks):
         named = _hook_workspace(command)
         if named is not None:
-            found.add(os.path.realpath(_expand_home(named, environ)))
+            found.add(os.path.realpath(expand_home(named, environ)))
     return found
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from assembler.fsutil import is_within, read_head, resolves_within
+from assembler.hosts.host import expand_home, user_home
 from assembler.hosts.session_cwd import HeadCwds, literal_cwd, named_cwd
 
 # The rollouts whose heads are looked at, newest first, and the most returned.
@@ -44,9 +45,8 @@ def codex_home(environ: Mapping[str, str]) -> Path:
     """Given the environment, return Codex's own folder: `$CODEX_HOME`, else `~/.codex`."""
     configured = environ.get("CODEX_HOME", "").strip()
     if configured:
-        return Path(os.path.abspath(os.path.expanduser(configured)))
-    home = environ.get("HOME", "").strip() or os.path.expanduser("~")
-    return Path(home) / ".codex"
+        return Path(os.path.abspath(expand_home(configured, environ)))
+    return Path(user_home(environ)) / ".codex"
 
 
 def sessions_dir(environ: Mapping[str, str]) -> Path:

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from assembler.hosts.host import user_home
 from assembler.hosts.removal import Removal, SettingsEdit
 
 MCP_SERVER_NAME = "scratchpad"
@@ -33,7 +34,7 @@ def names_workspace(entry: Any, workspace: Path) -> bool:
 def mcp_config_files(environ: Mapping[str, str]) -> list[Path]:
     """Given the environment, return the `mcpServers` files of the MCP hosts whose place is
     known: Claude Desktop's and Cursor's (global) configuration."""
-    home = Path(environ.get("HOME", "").strip() or os.path.expanduser("~"))
+    home = Path(user_home(environ))
     config = Path(environ.get("XDG_CONFIG_HOME", "").strip() or home / ".config")
     return [config / "Claude" / "claude_desktop_config.json", home / ".cursor" / "mcp.json"]
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from assembler.fsutil import load_json, read_regular
+from assembler.hosts.host import user_home
 
 INDEX_NAME: Final = "sessions.json"
 
@@ -278,7 +279,7 @@ def _normalize_agent_id(value: str) -> str:
 
 def _home(environ: Mapping[str, str]) -> Path:
     explicit = environ.get("OPENCLAW_HOME", "").strip()
-    home = environ.get("HOME", "").strip() or os.path.expanduser("~")
+    home = user_home(environ)
     if explicit:
         return Path(home + explicit[1:] if explicit.startswith("~") else explicit)
     return Path(home)
