@@ -27,6 +27,7 @@ import numpy.typing as npt
 
 from assembler.errors import ModelError
 from assembler.mood.archive import broken_as_error, read_archive
+from assembler.mood.semantic import fuse_logits
 
 LAYER_FORMAT = 1
 DEFAULT_LAYER_PATH = Path(__file__).with_name("weights") / "mood_layer.npz"
@@ -136,17 +137,13 @@ class MoodLayer:
     def mix(self, logits: FloatArray, ngram_logits: FloatArray) -> FloatArray:
         """Given the layer's logits and the n-gram model's, return the mixed mood logits
         (offsets and temperature applied)."""
-        mixed = self.fusion * _log_softmax(logits) + (1.0 - self.fusion) * _log_softmax(
-            ngram_logits
+        return fuse_logits(
+            logits,
+            ngram_logits,
+            fusion=self.fusion,
+            offsets=self.offsets,
+            temperature=self.temperature,
         )
-        result: FloatArray = ((mixed + self.offsets) / self.temperature).astype(np.float32)
-        return result
-
-
-def _log_softmax(logits: FloatArray) -> FloatArray:
-    shifted = logits - logits.max(axis=1, keepdims=True)
-    result: FloatArray = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
-    return result
 
 
 def read_mood_layer(path: Path, *, classes: tuple[str, ...]) -> MoodLayer:

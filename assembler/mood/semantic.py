@@ -115,10 +115,13 @@ class SemanticWeights:
         return the mixed mood logits (offsets and temperature applied), valence and arousal
         (EmoBank's scales)."""
         n_classes = len(self.classes)
-        head = _log_softmax(outputs[:, :n_classes])
-        ngram = _log_softmax(ngram_logits)
-        logits = self.fusion * head + (1.0 - self.fusion) * ngram + self.offsets
-        logits = (logits / self.temperature).astype(np.float32)
+        logits = fuse_logits(
+            outputs[:, :n_classes],
+            ngram_logits,
+            fusion=self.fusion,
+            offsets=self.offsets,
+            temperature=self.temperature,
+        )
         valence = self.valence_fusion * outputs[:, n_classes]
         valence += (1.0 - self.valence_fusion) * ngram_valence
         arousal = self.arousal_fusion * outputs[:, n_classes + 1]
@@ -134,6 +137,22 @@ class SemanticWeights:
         gate = np.clip(outputs[:, column].astype(np.float64), -60.0, 60.0)
         result: FloatArray = (1.0 / (1.0 + np.exp(-gate))).astype(np.float32)
         return result
+
+
+def fuse_logits(
+    logits: FloatArray,
+    ngram_logits: FloatArray,
+    *,
+    fusion: float,
+    offsets: FloatArray,
+    temperature: float,
+) -> FloatArray:
+    """Given a model's mood logits and the n-gram model's, return them mixed as the mood
+    models are tuned: `fusion` x the model's log-probabilities plus the rest x the n-gram
+    model's, plus each mood's offset, over the temperature."""
+    mixed = fusion * _log_softmax(logits) + (1.0 - fusion) * _log_softmax(ngram_logits)
+    result: FloatArray = ((mixed + offsets) / temperature).astype(np.float32)
+    return result
 
 
 def _log_softmax(logits: FloatArray) -> FloatArray:
