@@ -25,7 +25,7 @@ from typing import Any, Final
 from assembler.hosts.codex.sessions import codex_home
 from assembler.hosts.command_hooks import strip_our_hooks
 from assembler.hosts.mcp.setup import MCP_SERVER_NAME, names_workspace
-from assembler.hosts.removal import Removal, SettingsEdit, TomlEdit
+from assembler.hosts.removal import Removal, SettingsEdit, TomlEdit, table_header
 from assembler.hosts.toml_tables import TablePath
 
 # The feature that turns hooks on. Codex 0.171 has it on by default and warns that the older
@@ -58,9 +58,12 @@ class CodexSetup:
         server, as TOML."""
         lines = ["[features]", f"{HOOKS_FEATURE} = true", ""]
         for key, digest in self.trust.items():
-            lines += [f"[hooks.state.{toml_string(key)}]", f"trusted_hash = {toml_string(digest)}"]
+            lines += [
+                table_header(("hooks", "state", key)),
+                f"trusted_hash = {toml_string(digest)}",
+            ]
             lines.append("")
-        lines.append(f"[mcp_servers.{MCP_SERVER_NAME}]")
+        lines.append(table_header(("mcp_servers", MCP_SERVER_NAME)))
         lines.append(f"command = {toml_string(self.mcp_server['command'])}")
         args = ", ".join(toml_string(arg) for arg in self.mcp_server["args"])
         lines.append(f"args = [{args}]")
@@ -135,8 +138,8 @@ def codex_removal(workspace: Path, assemble: Path, environ: Mapping[str, str]) -
     file's comments stay). The feature flag stays: it turns on hooks, which Codex does by
     default, and other hooks of the user's may rely on it."""
     setup = codex_setup(workspace, assemble, environ)
-    shown = [f"[hooks.state.{toml_string(key)}]" for key in setup.trust]
-    shown.append(f"[mcp_servers.{MCP_SERVER_NAME}]")
+    shown = [table_header(("hooks", "state", key)) for key in setup.trust]
+    shown.append(table_header(("mcp_servers", MCP_SERVER_NAME)))
     hooks = SettingsEdit(
         "the SessionStart and UserPromptSubmit hooks that run `assemble hook codex` for this "
         "workspace",
