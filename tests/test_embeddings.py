@@ -495,7 +495,8 @@ def test_an_install_without_the_export_extra_runs_with_the_export_alone(tmp_path
     workspace = tmp_path / "workspace"
     shutil.copytree(Path(__file__).resolve().parent.parent / "workspace-example", workspace)
     command = [sys.executable, "-c", _WITHOUT_EXPORT_TOOLS, "--once", "--no-daemon"]
-    command += ["--workspace", str(workspace), "--now", "2026-03-02T23:25:00+11:00"]
+    # At 19:57 a morning note bears on the failing deploy: the memory search shows it.
+    command += ["--workspace", str(workspace), "--now", "2026-03-02T19:57:00+11:00"]
     environment = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")}
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=environment)
     assert done.returncode == 0, done.stderr
