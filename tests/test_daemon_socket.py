@@ -22,6 +22,7 @@ from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
 import pytest
+from e2e.daemon import RunningDaemon
 
 import assembler.daemon.control as control
 import assembler.daemon.service as service
@@ -208,7 +209,7 @@ def test_the_real_daemon_serves_once_with_the_same_stdout_stderr_and_exit_code(
     # A warning (a glob that matches nothing) and an error (a transcript that is a folder):
     # stderr and the exit code 1 must come out the same too.
     ws = make_workspace(tmp_path / "ws", broken=True)
-    with Subprocess(ws, tmp_path) as daemon:
+    with RunningDaemon(ws, tmp_path, os.environ) as daemon:
 
         def assemble(*extra: str) -> tuple[int, str, str]:
             result = subprocess.run(
@@ -225,39 +226,11 @@ def test_the_real_daemon_serves_once_with_the_same_stdout_stderr_and_exit_code(
             assert served == cold, options
             assert cold[0] == 1 and "assemble: error: " in cold[2] and "matched no files" in cold[2]
         verbose = assemble("-vv")
-    assert f"assembled by the daemon (pid {daemon.pid})" in verbose[2]
-    assert "assembled" in (tmp_path / "daemon.log").read_text()
-
-
-class Subprocess:
-    """`assemble daemon` as a process, ready when it says READY=1 on its notify socket."""
-
-    def __init__(self, workspace: Path, folder: Path) -> None:
-        self.workspace = workspace
-        self.folder = folder
-
-    def __enter__(self) -> subprocess.Popen[bytes]:
-        address = str(self.folder / "notify")
-        self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self.notify.bind(address)
-        self.notify.settimeout(WAIT)
-        self.log = (self.folder / "daemon.log").open("w")
-        self.process = subprocess.Popen(
-            [str(ASSEMBLE), "daemon", "-w", str(self.workspace), "-v"],
-            stdout=subprocess.DEVNULL,
-            stderr=self.log,
-            env={**os.environ, "NOTIFY_SOCKET": address},
-        )
-        while b"READY=1" not in self.notify.recv(4096):
-            pass
-        return self.process
-
-    def __exit__(self, *exc: object) -> None:
-        self.process.terminate()
-        assert self.process.wait(timeout=WAIT) == 0
-        self.log.close()
-        self.notify.close()
-        assert not (self.workspace / ".scratchpad" / SOCKET_NAME).exists()
+    assert f"assembled by the daemon (pid {daemon.process.pid})" in verbose[2]
+    assert "assembled" in daemon.log_text()
+    # Stopped by SIGTERM, it exits cleanly and takes its socket with it.
+    assert daemon.returncode == 0
+    assert not (ws / ".scratchpad" / SOCKET_NAME).exists()
 
 
 # --- The cold fallback -----------------------------------------------------------------------
@@ -784,14 +757,38 @@ def test_a_caller_that_says_how_long_it_waits_gets_the_answer_after_a_running_as
     ws: Path, serve: Callable[[Path], Daemon]
 ) -> None:
     daemon = serve(ws)
-    release = threading.Timer(0.3, daemon._assembly.release)
-    daemon._assembly.acquire()
+    lock = daemon._assembly
+    waiting = threading.Event()
+
+    class Watched:
+        """The daemon's assembly lock, saying when a caller starts to wait for it for a
+        while (a prompt; the daemon's own cycles take it with `with`)."""
+
+        def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+            if timeout > 0:
+                waiting.set()
+            return lock.acquire(blocking, timeout)
+
+        def release(self) -> None:
+            lock.release()
+
+        def __enter__(self) -> None:
+            lock.acquire()
+
+        def __exit__(self, *exc: object) -> None:
+            lock.release()
+
+    lock.acquire()  # an assembly is running
+    daemon._assembly = Watched()  # type: ignore[assignment]
+    # Released only once the prompt waits for it: the answer must come after the wait.
+    release = threading.Thread(target=lambda: (waiting.wait(WAIT), lock.release()))
     release.start()
     try:
         request = dataclasses.replace(_prompt(), wait_ms=10_000)
-        answer = ask_prompt(ws / ".scratchpad", request, budget=10.0)
+        answer = ask_prompt(ws / ".scratchpad", request, budget=WAIT)
     finally:
-        release.join()
+        release.join(WAIT)
+    assert waiting.is_set()
     assert CONCISE in answer.block
     assert daemon.stats.assemblies["prompt"] == 1
 

@@ -50,7 +50,7 @@ class RunningDaemon:
 
     def __exit__(self, *exc: object) -> None:
         self.process.terminate()
-        self.process.wait(timeout=STOP_WAIT_S)
+        self.returncode = self.process.wait(timeout=STOP_WAIT_S)
         self.log.close()
         self.notify.close()
 
