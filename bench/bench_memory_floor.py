@@ -24,11 +24,11 @@ cases that show any line. "after the cap" renders the section as an assembly doe
 (`memories_section`, `_fit_without_repeats` with the default section cap of
 relevant_memories) and counts the lines that are left.
 
-- before: today's code until this change, kept callable: `recall_memories(lines=False)`
-  (the sentence alone, no line floor, no newer-wins, current topic first) with the floors
-  of the config defaults then, 0.25 / relative 0.6 / keywords 0.4, and the old fit (items
-  ranked by position, no shortening);
-- after: `recall_memories(lines=True)` with the line floor, for each (floor, relative floor)
+- before: the selection before lines had subjects, kept here to compare (`_former_recall`:
+  the most relevant sentence alone, no line floor, no newer-wins, current topic first) with
+  the floors of the config defaults then, 0.25 / relative 0.6 / keywords 0.4, and the old fit
+  (items ranked by position, no shortening);
+- after: `recall_memories`, whose line floor always applies, for each (floor, relative floor)
   of a sweep; the one chosen is the most precise whose recall is at least TARGET_RECALL on the
   whole set and loses at most MAX_RECALL_LOSS against no floor on the small memory (30
   sampled notes; there the cases whose notes are missing count as no-answer).
@@ -46,9 +46,10 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 try:
@@ -74,8 +75,16 @@ from assembler.config.schema import CapsConfig, MemoryConfig
 from assembler.file.render import Item, Renderer, Section, fit_sections
 from assembler.memory.embeddings import Embedder
 from assembler.memory.index import MemoryIndex
-from assembler.memory.recall import Floor, RecallResult, RememberedQueries, recall_memories
+from assembler.memory.recall import (
+    Floor,
+    RecallResult,
+    RememberedQueries,
+    conversation_queries,
+    recall_memories,
+)
+from assembler.memory.search import Hit, sentence_scores, sentence_vectors, sentences, snippet
 from assembler.tokens import estimate_tokens
+from assembler.transcripts.message import Message
 
 K = MemoryConfig().top_k
 SECTION_CAP = CapsConfig().sections["relevant_memories"]
@@ -86,6 +95,7 @@ RELATIVE_FLOORS = [0.6, 0.8, 0.9, 0.95]
 TARGET_RECALL = 0.80
 # On the small memory, the recall the floor may cost against none.
 MAX_RECALL_LOSS = 0.02
+# The before selection applies these as a chunk floor only: it had no line floor.
 BEFORE = {"hybrid": Floor(hybrid=0.25, relative=0.6), "keyword": Floor(keyword=0.4, relative=0.6)}
 # BM25 scores depend on the memory's size (a word's rarity): the floors must hold for a large
 # memory and for a small one, as an agent's often is.
@@ -258,13 +268,13 @@ def measure(
     defaults = MemoryConfig()
     hits, capped = Tally(), Tally()
     for case in all_cases:
-        result = recall_memories(
+        recall = _former_recall if before else recall_memories
+        result = recall(
             index,
             as_messages(case.conversation, now),
             k=K,
             floor=floor,
             spare=K,
-            lines=not before,
             now=now,
             vector_weight=defaults.vector_weight,
             bm25_weight=defaults.bm25_weight,
@@ -274,6 +284,107 @@ def measure(
         hits.newer += sum(line.endswith("shown in its place") for line in result.explain)
         capped.add(case, capped_paths(result, before, cap, tokens))
     return Row(hits.figures(), capped.figures())
+
+
+def _former_recall(
+    index: MemoryIndex,
+    messages: Sequence[Message],
+    *,
+    k: int,
+    floor: Floor | None,
+    spare: int = 0,
+    max_messages: int = 6,
+    **search_options: Any,
+) -> RecallResult:
+    """Given the memory index and the recent messages, return the hits the Relevant Memories
+    section showed before lines had subjects: the queries and floors of `recall_memories`,
+    but each hit's most relevant sentence alone as its snippet (see `_former_snippets`), no
+    line floor and no newer-wins. The current query gets the first slots (k minus one per
+    earlier topic, at least half), each earlier query its best hit not already taken, the
+    current query the slots still free; then up to `spare` more, the queries' next in turn."""
+    queries = conversation_queries(messages, max_messages=max_messages)
+    if not queries:
+        return RecallResult([], [], ["no human message with content to search for"])
+    ranked = index.search_many(queries, k=k * 3, **search_options)
+    below = 0
+    if floor is not None:
+        chunks = index.chunk_count()
+        kept = [floor.keep(hits, chunks) for hits in ranked]
+        below = len({(h.path, h.start_line) for hits in ranked for h in hits}) - len(
+            {(h.path, h.start_line) for hits in kept for h in hits}
+        )
+        ranked = kept
+    explain = [
+        f"query {i + 1}{' (current)' if i == 0 else ''}: {q!r}" for i, q in enumerate(queries)
+    ]
+    weights: dict[str, float] = {
+        key: float(search_options[key])
+        for key in ("vector_weight", "bm25_weight")
+        if key in search_options
+    }
+    earlier = len(queries) - 1
+    current_slots = k - min(earlier, k // 2) if earlier else k
+    chosen: list[tuple[Hit, int]] = []
+    seen: set[tuple[str, int]] = set()
+
+    def take(hit: Hit, query: int) -> None:
+        seen.add((hit.path, hit.start_line))
+        chosen.append((hit, query))
+
+    def fresh(hits: list[Hit]) -> list[Hit]:
+        return [h for h in hits if (h.path, h.start_line) not in seen]
+
+    for hit in fresh(ranked[0])[:current_slots]:
+        take(hit, 0)
+    for number, answers in enumerate(ranked[1:], start=1):
+        if len(chosen) >= k:
+            break
+        if best := fresh(answers)[:1]:
+            take(best[0], number)
+    for hit in fresh(ranked[0]):
+        if len(chosen) >= k:
+            break
+        take(hit, 0)
+    shown = len(chosen)
+    for rank in range(k * 3):
+        for number, answers in enumerate(ranked):
+            if len(chosen) < shown + spare and rank < len(answers) and fresh([answers[rank]]):
+                take(answers[rank], number)
+    snippets = _former_snippets(index, [(hit, queries[q]) for hit, q in chosen], **weights)
+    hits: list[Hit] = []
+    for number, ((hit, query), text) in enumerate(zip(chosen, snippets, strict=True)):
+        where = f"query {query + 1} -> {hit.path}:{hit.start_line}-{hit.end_line}"
+        if not text:
+            explain.append(f"{where}: headings only, not shown")
+            continue
+        hits.append(replace(hit, snippet=text))
+        explain.append(f"{where}{' (spare)' if number >= shown else ''}")
+    first = len([t for t in snippets[:shown] if t])
+    result = RecallResult(hits[:first], list(queries), explain, spare=hits[first:])
+    return result.finish(below, floor)
+
+
+def _former_snippets(
+    index: MemoryIndex,
+    pairs: Sequence[tuple[Hit, str]],
+    *,
+    vector_weight: float = 0.7,
+    bm25_weight: float = 0.3,
+) -> list[str]:
+    """Given hits and the query each answers, return each hit's most relevant sentence, as the
+    section showed it before lines had subjects: scored as the search scores chunks (see
+    `search.sentence_scores`; by the words alone without a model), the sentence alone, cut to
+    the snippet's width. A hit of headings alone gets ""."""
+    found = []
+    for hit, query in pairs:
+        terms = index.snippet_weights(query)
+        pieces = sentences(hit.text)
+        vectors = sentence_vectors(query, pieces, index.embedder)
+        scores = sentence_scores(
+            pieces, terms, vectors, vector_weight=vector_weight, bm25_weight=bm25_weight
+        )
+        found.append(snippet(hit.text, terms, scores=scores) if pieces else "")
+    return found
 
 
 # The section caps compared for the floor chosen (the default is SECTION_CAP).
@@ -333,7 +444,8 @@ def sweep(
         print(f"-- {name}")
         print(HEADER)
         befores[name] = measure(index, memory_cases, BEFORE[mode], before=True)
-        print(describe(f"before ({_floor(BEFORE[mode], mode)})", befores[name]))
+        label = f"before ({_floor(BEFORE[mode], mode, line=False)})"
+        print(describe(label, befores[name]))
         rows = table[name] = {}
         for value, share in settings:
             floor = _make(mode, value, share)
@@ -357,14 +469,15 @@ def _make(mode: str, value: float, share: float) -> Floor | None:
     if (value, share) == (0.0, 0.0):
         return None
     if mode == "hybrid":
-        return Floor(hybrid=value, relative=share, lines=True)
-    return Floor(keyword=value, relative=share, lines=True)
+        return Floor(hybrid=value, relative=share)
+    return Floor(keyword=value, relative=share)
 
 
-def _floor(floor: Floor, mode: str) -> str:
+def _floor(floor: Floor, mode: str, *, line: bool = True) -> str:
+    """Given a floor, return its label: the absolute and relative floors, and ", line" when
+    the line shown is held to it too (`recall_memories`; not the before selection)."""
     value = floor.hybrid if mode == "hybrid" else floor.keyword
-    lines = ", line" if floor.lines else ""
-    return f"{value:g} / {floor.relative:g}{lines}"
+    return f"{value:g} / {floor.relative:g}{', line' if line else ''}"
 
 
 def chosen(table: dict[str, dict[Setting, Row]]) -> Setting:

@@ -777,38 +777,6 @@ def test_the_snippet_is_one_sentence_the_one_with_the_rarest_query_word() -> Non
     ]
 
 
-def test_best_snippets_pick_the_sentence_closest_in_meaning_without_shared_words(
-    workspace: Path,
-) -> None:
-    text = (
-        "# Webhooks\n\n- The dashboard lives at stripe.com.\n"
-        "- Missed events: resend them with the events resend command.\n"
-    )
-    write(workspace / "memory" / "runbook.md", text)
-    query = "eventual resender"  # no word of either sentence begins with its words
-    with make_index(workspace, FakeEmbedder(), chunk_tokens=400, overlap_tokens=80) as index:
-        index.sync()
-        (hit,) = index.search("resend", k=1)
-        by_meaning = index.best_snippets([(hit, query)])
-        weights = index.snippet_weights(query)
-    assert snippet(text, weights) == "The dashboard lives at stripe.com."  # words: no match
-    assert by_meaning == ["Missed events: resend them with the events resend command."]
-
-
-def test_best_snippets_fall_back_to_words_without_a_model(workspace: Path) -> None:
-    write(
-        workspace / "memory" / "runbook.md",
-        "# Webhooks\n\n- The dashboard lives at stripe.com.\n"
-        "- Replay missed events with the CLI.\n",
-    )
-    with make_index(workspace, None, chunk_tokens=400, overlap_tokens=80) as index:
-        index.sync()
-        (hit,) = index.search("replay", k=1)
-        assert index.best_snippets([(hit, "how do I replay")]) == [
-            "Replay missed events with the CLI."
-        ]
-
-
 def test_search_sees_what_another_process_indexed(workspace: Path) -> None:
     write(workspace / "memory" / "a.md", "# Tea\n\nGreen tea at 80 degrees.\n")
     with (

@@ -70,9 +70,6 @@ class StubIndex:
             results.append(self.answers.get(key, [])[:k] if key else [])
         return results
 
-    def best_snippets(self, pairs: Sequence[tuple[Hit, str]], **weights: float) -> list[str]:
-        return [hit.snippet for hit, _ in pairs]
-
 
 def test_each_human_message_is_a_query_newest_first() -> None:
     messages = conversation(
@@ -183,9 +180,10 @@ def test_a_hit_is_never_shown_twice_and_excluded_hits_are_skipped() -> None:
 
 
 def test_hits_under_the_floor_are_not_shown_even_with_free_slots() -> None:
-    index = StubIndex(
-        {"helm": [hit("memory/helm.md", 0.62), hit("memory/ci.md", 0.41), hit("memory/x.md", 0.2)]}
-    )
+    # The lines shown bear on the query: only the chunk floor keeps a hit out here.
+    helm = noted("memory/helm.md", "The helm deploy fails on the missing image tag.", 0.62)
+    ci = noted("memory/ci.md", "The CI runner blocks each helm deploy for ten minutes.", 0.41)
+    index = StubIndex({"helm": [helm, ci, hit("memory/x.md", 0.2)]})
     messages = conversation(("user", "why does the helm deploy fail now"))
     everything = recall_memories(index, messages, k=4)  # type: ignore[arg-type]
     floored = recall_memories(index, messages, k=4, floor=Floor(hybrid=0.3))  # type: ignore[arg-type]
@@ -217,8 +215,8 @@ def test_keyword_hits_are_held_to_their_own_floor() -> None:
     index = StubIndex(
         {
             "helm": [
-                hit("memory/helm.md", 0.7, keyword=True),
-                hit("memory/ci.md", 0.5, keyword=True),
+                noted("memory/helm.md", "The helm deploy fails on the tag.", 0.7, keyword=True),
+                noted("memory/ci.md", "The CI runner blocks each helm deploy.", 0.5, keyword=True),
             ]
         }
     )
@@ -544,17 +542,20 @@ def test_lines_written_after_the_runs_clock_are_not_shown() -> None:
 
 def test_a_hit_whose_line_does_not_bear_on_the_query_is_not_shown() -> None:
     # The chunk reaches the floor on its other lines; the best line it has for this question
-    # shares one word of five with it: the mean of the two is under the floor.
-    text = "- TODO: call the plumber about the tap.\n"
-    index = StubIndex({"todo": [noted("memory/house.md", text, 0.26)]})
+    # shares one word of five with it: the mean of the two is under the floor. A chunk as
+    # relevant whose line answers the question is shown.
+    off = noted("memory/house.md", "- TODO: call the plumber about the tap.\n", 0.26)
+    on = noted(
+        "memory/parser.md", "- TODO: fix the parser tokenizer before the lexer module.\n", 0.26
+    )
     messages = conversation(("user", "fix the todo in the parser tokenizer module lexer"))
     floor = Floor(hybrid=0.25, relative=0.6)
-    assert recall_memories(index, messages, k=4, floor=floor, now=NOW).hits  # type: ignore[arg-type]
-    strict = recall_memories(  # type: ignore[arg-type]
-        index, messages, k=4, floor=replace(floor, lines=True), now=NOW
-    )
+    assert floor.keep([off]) == [off]
+    strict = recall_memories(StubIndex({"todo": [off]}), messages, k=4, floor=floor, now=NOW)  # type: ignore[arg-type]
     assert strict.hits == []
     assert strict.below_floor == 1
+    shown = recall_memories(StubIndex({"todo": [on]}), messages, k=4, floor=floor, now=NOW)  # type: ignore[arg-type]
+    assert [h.path for h in shown.hits] == ["memory/parser.md"]
 
 
 def test_the_hits_come_best_first_whatever_query_found_them() -> None:

@@ -832,19 +832,6 @@ class MemoryIndex:
         `MemorySearch.snippet_weights`)."""
         return self._search.snippet_weights(query)
 
-    def best_snippets(
-        self,
-        pairs: Sequence[tuple[Hit, str]],
-        *,
-        vector_weight: float = 0.7,
-        bm25_weight: float = 0.3,
-    ) -> list[str]:
-        """Given hits and the query each answers, return each hit's most relevant sentence
-        (see `MemorySearch.best_snippets`)."""
-        return self._search.best_snippets(
-            pairs, vector_weight=vector_weight, bm25_weight=bm25_weight
-        )
-
 
 class KnownVectors:
     """An Embedder over another that keeps, in its index, the vector of every text it encodes

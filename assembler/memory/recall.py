@@ -76,15 +76,15 @@ class Floor:
     BM25) for hits that have a vector, a BM25 share for hits found by keywords alone (their
     scores run on another scale), and a share of the best hit of the same query (the answer
     usually leads by far; what trails it is mostly noise). Relevance is the score without the
-    recency boost: a new daily note is ranked higher, not made relevant."""
+    recency boost: a new daily note is ranked higher, not made relevant.
+
+    The line shown must bear on the query too: the mean of the chunk's relevance and the
+    line's score (see `search.Line`) must reach the same absolute floor. A chunk can reach the
+    floor on a few shared words while the sentence it would show answers nothing."""
 
     hybrid: float = 0.0
     keyword: float = 0.0
     relative: float = 0.0
-    # Whether the line shown must bear on the query too: the mean of the chunk's relevance
-    # and the line's score (see `search.Line`) must reach the same floor. A chunk can reach
-    # the floor on a few shared words while the sentence it would show answers nothing.
-    lines: bool = False
 
     def admits(self, hit: Hit, best: float, chunks: int | None = None) -> bool:
         """Given a hit, the relevance of its query's best hit and how many chunks the index
@@ -105,9 +105,7 @@ class Floor:
 
     def admits_line(self, hit: Hit, score: float, chunks: int | None = None) -> bool:
         """Given a hit, the score of the line it would show and the index's size, return
-        whether the line bears on the query enough to show (always, without `lines`)."""
-        if not self.lines:
-            return True
+        whether the line bears on the query enough to show."""
         return (relevance(hit) + score) / 2 >= self.limit(hit, chunks)
 
     def keep(self, hits: Sequence[Hit], chunks: int | None = None) -> list[Hit]:
@@ -167,7 +165,6 @@ def recall_memories(
     floor: Floor | None = None,
     exclude: Callable[[Hit], bool] | None = None,
     spare: int = 0,
-    lines: bool = True,
     **search_options: Any,
 ) -> RecallResult:
     """Given the memory index and the recent messages, return the hits the Relevant Memories
@@ -185,9 +182,6 @@ def recall_memories(
     answered. `search_options` go to `MemoryIndex.search_many` (weights, min_score, MMR,
     recency, now). Up to `spare` more hits, the queries' next ones in turn, go to
     `RecallResult.spare`.
-
-    With `lines=False` it picks as it did before lines had subjects: the most relevant
-    sentence alone, no line floor, no newer-wins, current topic first (benchmarks compare).
     """
     queries = conversation_queries(messages, max_messages=max_messages)
     if not queries:
@@ -220,10 +214,6 @@ def recall_memories(
         for key in ("vector_weight", "bm25_weight")
         if key in search_options
     }
-    if not lines:
-        return _sentence_recall(
-            index, queries, ranked, k=k, spare=spare, weights=weights, explain=explain
-        ).finish(below, floor)
     now = search_options.get("now") or datetime.now().astimezone()
     picker = _Picker(index, queries, floor, chunks, now, weights, explain)
     earlier = len(queries) - 1
@@ -417,59 +407,6 @@ def _key(hit: Hit) -> tuple[str, int]:
     return hit.path, hit.start_line
 
 
-def _sentence_recall(
-    index: MemoryIndex,
-    queries: Sequence[str],
-    ranked: list[list[Hit]],
-    *,
-    k: int,
-    spare: int,
-    weights: dict[str, float],
-    explain: list[str],
-) -> RecallResult:
-    """The choice of `recall_memories(lines=False)`: its most relevant sentence alone as each
-    hit's snippet (see `MemorySearch.best_snippets`), current topic first."""
-    earlier = len(queries) - 1
-    current_slots = k - min(earlier, k // 2) if earlier else k
-    chosen: list[tuple[Hit, int]] = []
-    seen: set[tuple[str, int]] = set()
-
-    def take(hit: Hit, query: int) -> None:
-        seen.add((hit.path, hit.start_line))
-        chosen.append((hit, query))
-
-    def fresh(hits: list[Hit]) -> list[Hit]:
-        return [h for h in hits if (h.path, h.start_line) not in seen]
-
-    for hit in fresh(ranked[0])[:current_slots]:
-        take(hit, 0)
-    for number, answers in enumerate(ranked[1:], start=1):
-        if len(chosen) >= k:
-            break
-        if best := fresh(answers)[:1]:
-            take(best[0], number)
-    for hit in fresh(ranked[0]):
-        if len(chosen) >= k:
-            break
-        take(hit, 0)
-    shown = len(chosen)
-    for rank in range(k * 3):
-        for number, answers in enumerate(ranked):
-            if len(chosen) < shown + spare and rank < len(answers) and fresh([answers[rank]]):
-                take(answers[rank], number)
-    snippets = index.best_snippets([(hit, queries[q]) for hit, q in chosen], **weights)
-    hits: list[Hit] = []
-    for number, ((hit, query), text) in enumerate(zip(chosen, snippets, strict=True)):
-        spared = " (spare)" if number >= shown else ""
-        if not text:
-            explain.append(f"query {query + 1} -> {_describe(hit)}: headings only, not shown")
-            continue
-        hits.append(replace(hit, snippet=text))
-        explain.append(f"query {query + 1} -> {_describe(hit)}{spared}")
-    first = len([t for t in snippets[:shown] if t])
-    return RecallResult(hits[:first], list(queries), explain, spare=hits[first:])
-
-
 # Without vectors, two lines are on the same subject when this share of the content words of
 # the shorter one (at least SAME_SUBJECT_WORDS of them) are in the other: "Lab disk at 86%:
 # Docker up 30 GB ... plus Frigate" and "Lab disk at 91%: the Docker build cache refilled
@@ -645,7 +582,7 @@ def memory_floor(config: Config) -> Floor:
     """Return the relevance floor of `config.memory` (see `Floor`); the line shown is held to
     it too."""
     memory = config.memory
-    return Floor(memory.floor, memory.keyword_floor, memory.relative_floor, lines=True)
+    return Floor(memory.floor, memory.keyword_floor, memory.relative_floor)
 
 
 def index_options(config: Config) -> dict[str, Any]:
@@ -698,7 +635,7 @@ class RememberedQueries:
     (up to `batch` texts, at most `size`).
 
     From one daemon cycle to the next the recent human messages, which are the queries, and
-    the sentences of the hits shown (see `MemorySearch.best_snippets`) are mostly the same:
+    the sentences of the hits shown (see `search.best_lines`) are mostly the same:
     only the new ones need the model. Large batches (chunks being indexed) pass straight
     through, so they never push the queries out.
     """

@@ -838,60 +838,6 @@ class MemorySearch:
                 weights[stem] = max(weights.get(stem, 0.0), self._idf(word))
         return weights
 
-    def best_snippets(
-        self,
-        pairs: Sequence[tuple[Hit, str]],
-        *,
-        vector_weight: float = 0.7,
-        bm25_weight: float = 0.3,
-    ) -> list[str]:
-        """Given hits and the query each answers, return each hit's most relevant sentence
-        (see `snippet`), scored as the search scores chunks: `vector_weight` x the cosine of
-        the sentence and the query plus `bm25_weight` x the share of the query's IDF weight
-        the sentence has. Without embeddings (or when the model fails here) the share alone
-        decides. A hit of headings alone gets "".
-        """
-        weights = [self.snippet_weights(query) for _, query in pairs]
-        pieces = [sentences(hit.text) for hit, _ in pairs]
-        shares = [
-            [overlap(piece, w) / total if (total := sum(w.values())) > 0 else 0.0 for piece in ps]
-            for ps, w in zip(pieces, weights, strict=True)
-        ]
-        cosines = self._sentence_cosines([q for _, q in pairs], pieces)
-        total = vector_weight + bm25_weight
-        result = []
-        for (hit, _), ps, share, cos, w in zip(
-            pairs, pieces, shares, cosines, weights, strict=True
-        ):
-            if cos is None or total <= 0:
-                scores = share
-            else:
-                scores = [
-                    (vector_weight * max(c, 0.0) + bm25_weight * sh) / total
-                    for c, sh in zip(cos, share, strict=True)
-                ]
-            result.append(snippet(hit.text, w, scores=scores) if ps else "")
-        return result
-
-    def _sentence_cosines(
-        self, queries: Sequence[str], pieces: Sequence[Sequence[str]]
-    ) -> list[list[float] | None]:
-        """Return the cosine of each sentence with its hit's query, None without an embedder
-        or when it fails (the lexical share then decides). One small batch per hit: a daemon's
-        embedder remembers small batches, and the hits shown change little between cycles."""
-        result: list[list[float] | None] = []
-        for query, ps in zip(queries, pieces, strict=True):
-            if self.embedder is None or not ps:
-                result.append(None)
-                continue
-            try:
-                vectors = checked_vectors(self.embedder.encode([query, *ps]), len(ps) + 1)
-            except Exception:  # the snippet falls back to the words; the search said why
-                result.append(None)
-                continue
-            result.append([float(v) for v in vectors[1:] @ vectors[0]])
-        return result
-
     def _fill(self, candidates: dict[int, _Candidate]) -> None:
         for part in batched(list(candidates), SQL_VARIABLES):
             marks = ",".join("?" * len(part))
