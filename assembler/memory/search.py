@@ -393,13 +393,14 @@ def line_of(
 def every_line(hit: Hit, *, keep: Callable[[str], bool] | None = None) -> list[Line]:
     """Given a hit, return each of its sentences that `keep` accepts as a line shown alone
     (see `line_of`; no score, no vector): for rules that read words, not meaning."""
+    rows = hit.text.split("\n")
     found: list[Line] = []
     for piece in _pieces(hit.text):
         if keep is not None and not keep(piece.text):
             continue
         text = piece.whole if len(piece.whole) <= _SNIPPET_CHARS else piece.text
         about = subject(hit.text, piece.row, hit.heading, hit.path)
-        found.append(Line(text, about, 0.0, head=subject_head(hit.text.split("\n"), piece.row)))
+        found.append(Line(text, about, 0.0, head=subject_head(rows, piece.row)))
     return found
 
 

@@ -577,16 +577,13 @@ def _on_and_off(runs: Sequence[str]) -> dict[int, bool]:
     k = 0
     while k < last:
         j, eases, end = k, 0, k
-        while j < last and runs[j] in _EASES:
+        while j < last and runs[j] in _EASES:  # a negative stretch, then what eased it
             while j < last and runs[j] in _EASES:
                 j += 1
-            if j >= last:
+            if j == last:
                 break  # still negative now: the story tells each step
-            eases, end = eases + 1, j  # runs[j] eased it
-            if j + 1 < last and runs[j + 1] in _EASES:
-                j += 1
-                continue
-            break
+            eases, end = eases + 1, j
+            j += 1  # the episode goes on only if a negative state comes straight back
         if eases >= 2:
             folded.update({i: i == k for i in range(k, end)})
             k = end + 1
