@@ -1,17 +1,20 @@
 """Benchmark: the real assembly replayed on real session transcripts, at labelled points.
 
-    python bench/bench_real_sessions.py [--data PATH] [--points FILE] [-v] [--only ID]
+    python bench/bench_real_sessions.py [--data PATH] [--points FILE ...] [-v] [--only ID]
 
-Reads (never copies) the real Claude Code and OpenClaw session files of the development data,
-by default `../shared/data/real-sessions` next to the repo (see its SOURCES.md), at the replay
-points of `bench/data/real_sessions/points.jsonl` (see the README beside it: what each label
-means and how the labels were made). For each point a temporary workspace gets a config of
-its own, outside the workspace, that points `transcripts.sources` at the session file (its
-absolute path: the `.deleted.` archives are read because they are named), with the memory
-off and `time.timezone` unset; `assembler.assembly.pipeline.run_once(..., dry_run=True)`
-assembles the file as it would have been at the point's `now` (nothing stamped after it is
-read), through the real readers and the real assembly, and the auto part of the rendered
-text is scored:
+Reads (never copies) the real Claude Code, OpenClaw and Codex session files of the development
+data, by default `../shared/data/real-sessions` next to the repo (see its SOURCES.md), at the
+replay points of three label sets in `bench/data/real_sessions/` (see the README beside them:
+what each label means, how the labels were made and how the sessions were split):
+`blind.jsonl`, moments of sessions nobody writing the rules had read, labelled and committed
+before the rules changed, reported first and apart, their failures never listed (`-v` and
+`--only` leave them out); `tuning.jsonl` and `points.jsonl`, whose failures were read. For
+each point a temporary workspace gets a config of its own, outside the workspace, that
+points `transcripts.sources` at the session file (its absolute path: the `.deleted.` archives
+are read because they are named), with the memory off and `time.timezone` unset;
+`assembler.assembly.pipeline.run_once(..., dry_run=True)` assembles the file as it would have
+been at the point's `now` (nothing stamped after it is read), through the real readers and
+the real assembly, and the auto part of the rendered text is scored:
 
 - **working on**: the Working on line holds at least `task_min` of the label's `task` keys
   (each key a "|"-separated list of alternatives, matched case-insensitively as substrings).
@@ -25,8 +28,19 @@ text is scored:
   the points whose zone is not shown, how many say so is printed apart.
 - **no host text**: no line of the auto part holds the hosts' plumbing (`PLUMBING`: metadata
   blocks, envelopes and stamps, cron, heartbeat and relay prompts, command wrappers...).
+- **no zone claimed** (points whose transcript does not show the zone): no Time Context, or
+  one that says the human's zone is unknown.
 - **mood**: the primary mood is the label's (no mood section counts as neutral); and the same
   on the points where the label says the mood is clearly shown (`mood_clear`).
+- **strategy (clear)**: on those points, the How to answer line follows a rule of the label's
+  kind (`KINDS`: pressed, worried, low, lost, positive).
+- **no false alarm** (points labelled neutral): no mood and no strategy shown.
+
+Each auto line is then judged right, wrong, harmful (wrong in a way that changes how the model
+answers), no news (true, but what the model does or knows without it) or unjudged, with its
+tokens (`_judge_lines`); headings, the title and blank lines are overhead and the frontmatter
+is counted apart. The report gives the share of wrong and harmful lines and the share of the
+auto part's tokens that are right.
 
 The machine's own zone is set to `--machine-tz` (UTC by default) for the run, so that the
 figures do not depend on where the benchmark runs: the assembler, like a server, does not live
@@ -54,7 +68,12 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "real-sessions"
-DEFAULT_POINTS = REPO / "bench" / "data" / "real_sessions" / "points.jsonl"
+LABELS = REPO / "bench" / "data" / "real_sessions"
+DEFAULT_POINTS = LABELS / "points.jsonl"
+# The label sets, in the order they are reported: the blind split first (labelled before the
+# rules were changed, its failures never listed), then the sets whose failures were read.
+DEFAULT_SETS: tuple[Path, ...] = (LABELS / "blind.jsonl", LABELS / "tuning.jsonl", DEFAULT_POINTS)
+SPLITS: tuple[str, ...] = ("blind", "tuning", "development")
 # The project is not necessarily installed: import `assembler` from this checkout.
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
@@ -147,7 +166,43 @@ FINISHED_NOTE = re.compile(r"\([^()]*\b(?:finished|done|closed|completed)\b[^()]
 NO_TASK = re.compile(r"nothing identified|nothing known", re.IGNORECASE)
 ITEM = re.compile(r"^- \*\*(?P<label>[^*]+):\*\* ?(?P<text>.*)$")
 HOUR = re.compile(r"\b(\d{1,2}):\d\d\b")
-METRICS: tuple[str, ...] = ("working on", "part of day", "no host text", "mood", "mood (clear)")
+METRICS: tuple[str, ...] = (
+    "working on",
+    "part of day",
+    "no zone claimed",
+    "no host text",
+    "mood",
+    "mood (clear)",
+    "strategy (clear)",
+    "no false alarm",
+)
+# The kinds of answer a mood calls for: a strategy is of the right kind when its mood is of the
+# label's kind, and harmful when it is of the other valence (a warm "match their energy" for an
+# anxious human).
+KINDS: dict[str, str] = {
+    "frustrated": "pressed",
+    "urgent": "pressed",
+    "anxious": "worried",
+    "sad": "low",
+    "tired": "low",
+    "confused": "lost",
+    "happy": "positive",
+    "grateful": "positive",
+    "curious": "positive",
+}
+NEGATIVE = frozenset(m for m, kind in KINDS.items() if kind != "positive")
+# How each auto line of a file is judged (see `_judge_lines`), and the classes of the report.
+CLASSES: tuple[str, ...] = ("right", "wrong", "harmful", "no news", "unjudged", "overhead")
+
+
+@dataclass
+class Line:
+    """One line of the auto part: its section, its item's label (None: not an item) and text."""
+
+    section: str
+    label: str | None
+    text: str
+    line: str
 
 
 @dataclass
@@ -158,8 +213,13 @@ class Shown:
     working_on: str | None  # the Working on line's text (None: no line)
     working_label: str = ""
     time_lines: list[str] = field(default_factory=list)
+    time_label: str | None = None  # "Local time", "Server time", ... (None: no time item)
     primary: str | None = None
+    unclear_mood: bool = False  # the "no clear emotion — answer as usual" line
+    strategy: str | None = None  # the mood whose rule the How to answer line follows
     quoted: list[str] = field(default_factory=list)  # Active Context lines that quote words
+    lines: list[Line] = field(default_factory=list)
+    frontmatter: str = ""
 
 
 @dataclass
@@ -172,13 +232,21 @@ class Result:
     plumbing: list[str]
     error: str | None = None
     says_guess: bool = False
+    classes: dict[str, tuple[int, int]] = field(default_factory=dict)  # class -> (lines, tokens)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the real-sessions folder")
-    parser.add_argument("--points", type=Path, default=DEFAULT_POINTS)
-    parser.add_argument("-v", "--verbose", action="store_true", help="list the failing points")
+    parser.add_argument(
+        "--points",
+        type=Path,
+        action="append",
+        help="a label file (repeatable; default: the blind, tuning and development sets)",
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="list the failing points (not the blind's)"
+    )
     parser.add_argument("--only", metavar="ID", help="replay one point, print the whole file")
     parser.add_argument("--machine-tz", default="UTC", help="the machine's own zone for the run")
     args = parser.parse_args()
@@ -188,14 +256,18 @@ def main() -> int:
             "of the shared development data there, or pass --data PATH)"
         )
         return 0
-    if not args.points.is_file():
-        print(f"skipped: no replay points at {args.points}")
+    files = [f for f in (args.points or DEFAULT_SETS) if f.is_file()]
+    if not files:
+        print(f"skipped: no replay points at {', '.join(map(str, args.points or DEFAULT_SETS))}")
         return 0
-    points = [json.loads(line) for line in args.points.read_text("utf-8").splitlines() if line]
+    points = [point for path in files for point in _load_points(path)]
     if args.only:
         points = [p for p in points if p["id"] == args.only]
         if not points:
-            print(f"no point {args.only!r} in {args.points}")
+            print(f"no point {args.only!r} in {', '.join(map(str, files))}")
+            return 2
+        if points[0]["split"] == "blind":
+            print(f"{args.only} is a blind point: its file and failures are not shown")
             return 2
     missing = sorted({p["file"] for p in points if not (args.data / p["file"]).is_file()})
     points = [p for p in points if (args.data / p["file"]).is_file()]
@@ -208,8 +280,17 @@ def main() -> int:
     if args.only:
         _print_one(results[0])
         return 0
-    _report(results, args, missing, seconds)
+    _report(results, args, files, missing, seconds)
     return 0
+
+
+def _load_points(path: Path) -> list[dict[str, Any]]:
+    """Given a label file, return its points, each with its `split` (the development set's
+    points name none)."""
+    points = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+    for point in points:
+        point.setdefault("split", "development")
+    return points
 
 
 def _isolate(machine_tz: str) -> None:
@@ -264,7 +345,17 @@ def _replay(point: dict[str, Any], data: Path, folder: Path, *, show: bool) -> R
     says_guess = any(GUESS.search(line) for line in shown.time_lines)
     if point.get("zone"):
         scores["part of day"] = not says_guess and _part_right(point["part_of_day"], shown)
-    return Result(point, scores, shown, plumbing, says_guess=says_guess)
+    else:
+        scores["no zone claimed"] = not shown.time_lines or says_guess
+    kind = KINDS.get(point["mood"])
+    if point.get("mood_clear") and kind is not None:
+        scores["strategy (clear)"] = shown.strategy is not None and KINDS[shown.strategy] == kind
+    if point["mood"] == "neutral":
+        alarm = shown.strategy is not None or (shown.primary or "neutral") != "neutral"
+        scores["no false alarm"] = not alarm
+    result = Result(point, scores, shown, plumbing, says_guess=says_guess)
+    result.classes = _judge_lines(result)
+    return result
 
 
 def _where(error: BaseException) -> str:
@@ -293,18 +384,21 @@ def _read_shown(text: str) -> Shown:
 
     _, body = split_frontmatter(text)
     auto = auto_part(body)
-    shown = Shown(auto=auto, working_on=None)
+    shown = Shown(auto=auto, working_on=None, frontmatter=text[: len(text) - len(body)])
     section = ""
     for line in auto.splitlines():
         if line.startswith("## "):
             section = line[3:].strip().lower()
+            shown.lines.append(Line(section, None, "", line))
             continue
         if section.startswith("time"):
             shown.time_lines.append(line)
         item = ITEM.match(line)
         if item is None:
+            shown.lines.append(Line(section, None, line, line))
             continue
         label, value = item["label"].strip(), item["text"].strip()
+        shown.lines.append(Line(section, label, value, line))
         active = section.startswith("active")
         working = label.lower().startswith(("working on", "last task"))
         if active and working and not NO_TASK.search(value):
@@ -313,7 +407,24 @@ def _read_shown(text: str) -> Shown:
             shown.quoted.append(value)
         if section.startswith("emotional") and label.lower() == "primary":
             shown.primary = value.split(" ", 1)[0].strip(",;()").lower()
+        if section.startswith("emotional") and label.lower() == "mood":
+            shown.unclear_mood = True
+        if section.startswith("time") and shown.time_label is None:
+            shown.time_label = label
+        if section.startswith("response") and label.lower() == "how to answer":
+            shown.strategy = _strategy_mood(value)
     return shown
+
+
+def _strategy_mood(line: str) -> str | None:
+    """The mood whose default rule a How to answer line follows (by the rule's style)."""
+    from assembler.config.schema import StrategyConfig
+
+    styles = sorted(
+        ((rule.style, mood) for mood, rule in StrategyConfig().rules.items()),
+        key=lambda pair: -len(pair[0]),
+    )
+    return next((mood for style, mood in styles if line.startswith(style)), None)
 
 
 def _task_right(point: dict[str, Any], shown: Shown) -> bool:
@@ -355,6 +466,88 @@ def _part_of_hour(hour: int) -> str:
         if any(hour in r for r in ranges):
             return part
     return "night"
+
+
+def _judge_lines(result: Result) -> dict[str, tuple[int, int]]:
+    """Given a point's result, return each class's lines and tokens of the file's auto part
+    (frontmatter included, as overhead):
+
+    - Working on: right when the task metric is, harmful when it quotes the host's text,
+      else wrong; "Nothing known yet" is no news.
+    - Primary mood: right when it is the label's; harmful when its valence is the other one
+      (a positive mood for a negative label or the reverse); else wrong. The "no clear emotion
+      — answer as usual" line: no news on a neutral label (what the model does without it),
+      harmful on a clearly shown negative one, else wrong.
+    - How to answer: right when its mood is of the label's kind (`KINDS`), harmful when the
+      label is neutral or of the other valence, else wrong.
+    - Time: a local time is right or wrong by the part of day where the zone is shown, and
+      wrong where it is not (a claim nobody can check); a server time, with the human's zone
+      unknown, is no news.
+    - The routing hint with no Working on line is no news.
+    - Headings, the title and blank lines are overhead, and so is the frontmatter (counted
+      apart: the hooks' block leaves it out, the raw file has it); every other line
+      (trajectories, topics, gaps, the routing hint beside a task) is unjudged.
+    """
+    from assembler.tokens import estimate_tokens
+
+    point, shown = result.point, result.shown
+    classes: Counter[str] = Counter()
+    tokens: Counter[str] = Counter()
+    if shown is None:
+        return {}
+    tokens["frontmatter"] += estimate_tokens(shown.frontmatter)
+    for line in shown.lines:
+        verdict = _judge(line, point, shown, result)
+        classes[verdict] += 1
+        tokens[verdict] += estimate_tokens(line.line + "\n")
+    return {name: (classes[name], tokens[name]) for name in (*CLASSES, "frontmatter")}
+
+
+def _judge(line: Line, point: dict[str, Any], shown: Shown, result: Result) -> str:
+    """One auto line's class (see `_judge_lines`)."""
+    label = (line.label or "").lower()
+    if line.label is None:
+        return "overhead" if not line.text.strip() or line.line.startswith("#") else "unjudged"
+    section = line.section
+    mood = point["mood"]
+    if section.startswith("active") and label.startswith(("working on", "last task")):
+        if NO_TASK.search(line.text):
+            return "no news"
+        if any(marker in line.text for marker in PLUMBING) or result.plumbing:
+            return "harmful"
+        return "right" if result.scores["working on"] else "wrong"
+    if label.startswith("nothing known"):
+        return "no news"
+    if section.startswith("emotional") and label == "primary":
+        if shown.primary == mood:
+            return "right"
+        return "harmful" if _opposed(shown.primary, mood) else "wrong"
+    if section.startswith("emotional") and label == "mood":
+        if mood == "neutral":
+            return "no news"  # true, and what the model does without the line
+        return "harmful" if point.get("mood_clear") and mood in NEGATIVE else "wrong"
+    if section.startswith("response") and label == "how to answer":
+        if shown.strategy is not None and shown.strategy == mood:
+            return "right"
+        if shown.strategy is not None and KINDS.get(mood) == KINDS[shown.strategy]:
+            return "right"
+        return "harmful" if mood == "neutral" or _opposed(shown.strategy, mood) else "wrong"
+    if section.startswith("time"):
+        if label.startswith("server"):
+            return "no news"
+        if not point.get("zone"):
+            return "wrong"
+        return "right" if result.scores.get("part of day") else "wrong"
+    if section.startswith("routing") and shown.working_on is None:
+        return "no news"
+    return "unjudged"
+
+
+def _opposed(shown: str | None, label: str) -> bool:
+    """Whether a shown mood and a label are of opposite valence (neither neutral)."""
+    if shown is None or shown not in KINDS or label not in KINDS:
+        return False
+    return (shown in NEGATIVE) != (label in NEGATIVE)
 
 
 def _plumbing(auto: str) -> list[str]:
@@ -445,24 +638,23 @@ def _ratio(right: int, total: int) -> str:
 
 
 def _report(
-    results: list[Result], args: argparse.Namespace, missing: list[str], seconds: float
+    results: list[Result],
+    args: argparse.Namespace,
+    files: list[Path],
+    missing: list[str],
+    seconds: float,
 ) -> None:
-    """Print what data was used, the figures overall and per fold, and the failing points."""
+    """Print what data was used, then each split's figures (the blind split first, apart from
+    the sets whose failures were read), and the failing points of those sets."""
     points = [r.point for r in results]
-    files = Counter(_host(p) for p in {p["file"]: p for p in points}.values())
-    hosts = Counter(_host(p) for p in points)
-    folds = sorted({p.get("fold", 0) for p in points})
+    sessions = Counter(_host(p) for p in {p["file"]: p for p in points}.values())
     print(
-        f"data: {args.data}: {sum(files.values())} session files "
-        f"({', '.join(f'{n} {h}' for h, n in sorted(files.items()))}), read in place"
+        f"data: {args.data}: {sum(sessions.values())} session files "
+        f"({', '.join(f'{n} {h}' for h, n in sorted(sessions.items()))}), read in place"
     )
-    label_path = args.points.relative_to(REPO) if args.points.is_relative_to(REPO) else args.points
-    print(
-        f"labels: {label_path}: {len(points)} replay points "
-        f"({', '.join(f'{n} {h}' for h, n in sorted(hosts.items()))}; "
-        + ", ".join(f"fold {f}: {sum(1 for p in points if p.get('fold', 0) == f)}" for f in folds)
-        + ")"
-    )
+    for path in files:
+        shown = path.relative_to(REPO) if path.is_relative_to(REPO) else path
+        print(f"labels: {shown}")
     print(
         f"run: run_once(dry_run=True) per point, memory off, time.timezone unset, machine zone "
         f"{args.machine_tz}; {seconds:.1f} s ({1000 * seconds / max(len(results), 1):.0f} ms "
@@ -470,41 +662,93 @@ def _report(
     )
     if missing:
         print(f"missing session files (their points skipped): {', '.join(missing)}")
-    header = f"{'metric':16} {'all':>16}" + "".join(f" {'fold ' + str(f):>16}" for f in folds)
-    print("\n" + header)
+    for split in SPLITS:
+        chosen = [r for r in results if r.point["split"] == split]
+        if chosen:
+            _report_split(split, chosen)
+    failing = [
+        r
+        for r in results
+        if r.point["split"] != "blind" and r.error is None and not all(r.scores.values())
+    ]
+    if args.verbose:
+        print("\nfailing points (the blind split's are never listed):")
+        for result in failing:
+            _print_failure(result)
+    elif failing:
+        print(f"\n{len(failing)} points of the tuning and development sets fail a metric; -v lists")
+
+
+def _report_split(split: str, results: list[Result]) -> None:
+    """Print one split's metrics (per fold where it has folds), its line classes and errors."""
+    points = [r.point for r in results]
+    sessions = Counter(_host(p) for p in {p["file"]: p for p in points}.values())
+    hosts = Counter(_host(p) for p in points)
+    title = {
+        "blind": "BLIND split (labelled before the rules changed; failures never read)",
+        "tuning": "tuning set (failures read while writing rules)",
+        "development": "development set (failures read while writing rules)",
+    }[split]
+    print(
+        f"\n== {title}: {len(points)} points of {sum(sessions.values())} sessions "
+        f"({', '.join(f'{n} {h}' for h, n in sorted(hosts.items()))})"
+    )
+    folds = sorted({p["fold"] for p in points if "fold" in p})
+    header = f"{'metric':18} {'all':>16}" + "".join(f" {'fold ' + str(f):>16}" for f in folds)
+    print(header)
     for metric in METRICS:
-        row = f"{metric:16} {_cell(results, metric, None):>16}"
+        row = f"{metric:18} {_cell(results, metric, None):>16}"
         row += "".join(f" {_cell(results, metric, f):>16}" for f in folds)
         print(row)
-    unknown = [r for r in results if not r.point.get("zone")]
-    print(
-        f"\nzone not shown in the transcript: {sum(r.says_guess for r in unknown)}/"
-        f"{len(unknown)} Time Contexts say the zone is a guess"
-    )
+    calm = [r.scores["no false alarm"] for r in results if "no false alarm" in r.scores]
+    if calm:
+        alarms = len(calm) - sum(calm)
+        print(f"false alarms: {alarms}/{len(calm)} ({alarms / len(calm):.0%}) of calm points")
+    _report_lines(results)
     errors = [r for r in results if r.error]
     if errors:
         kinds = Counter(r.error for r in errors)
         print(f"errors: {len(errors)} points raised (counted wrong on every metric):")
         for kind, n in kinds.most_common():
-            ids = ", ".join(r.point["id"] for r in errors if r.error == kind)
-            print(f"  {n} x {kind}: {ids}")
+            print(f"  {n} x {kind}")
     found = Counter(m for r in results for m in r.plumbing)
     if found:
         print("host text in auto lines: " + ", ".join(f"{m!r} x{n}" for m, n in found.items()))
-    failing = [r for r in results if r.error is None and not all(r.scores.values())]
-    if args.verbose:
-        print("\nfailing points:")
-        for result in failing:
-            _print_failure(result)
-    elif failing:
-        print(f"\n{len(failing)} points fail a metric; -v lists them")
+
+
+def _report_lines(results: list[Result]) -> None:
+    """Print the auto lines and their tokens by class, and the two shares the targets read:
+    wrong and harmful among the judged and unjudged lines, right among all the tokens."""
+    lines: Counter[str] = Counter()
+    tokens: Counter[str] = Counter()
+    for result in results:
+        for name, (count, spent) in result.classes.items():
+            lines[name] += count
+            tokens[name] += spent
+    items = sum(lines[c] for c in CLASSES if c != "overhead")
+    auto = sum(tokens[c] for c in CLASSES)
+    if not auto:
+        return
+    print(
+        "auto lines by class (lines / tokens): "
+        + ", ".join(f"{c} {lines[c]} / {tokens[c]}" for c in CLASSES)
+        + f"; frontmatter {tokens['frontmatter']} tokens"
+    )
+    bad = lines["wrong"] + lines["harmful"]
+    whole = auto + tokens["frontmatter"]
+    print(
+        f"wrong + harmful: {bad}/{items} auto lines ({bad / max(items, 1):.1%}); right: "
+        f"{tokens['right'] / auto:.1%} of the auto part's tokens ({tokens['right'] / whole:.1%} "
+        f"with the frontmatter); no news {tokens['no news'] / auto:.1%}, overhead "
+        f"{tokens['overhead'] / auto:.1%}"
+    )
 
 
 def _cell(results: list[Result], metric: str, fold: int | None) -> str:
     scored = [
         r.scores[metric]
         for r in results
-        if metric in r.scores and (fold is None or r.point.get("fold", 0) == fold)
+        if metric in r.scores and (fold is None or r.point.get("fold") == fold)
     ]
     return _ratio(sum(scored), len(scored))
 
@@ -520,9 +764,13 @@ def _print_failure(result: Result) -> None:
         print(f"    working on: {shown.working_on!r}; label: {keys}{fin}")
     if "part of day" in wrong:
         print(f"    time: {' '.join(shown.time_lines).strip()!r}; label: {point['part_of_day']}")
-    if "mood" in wrong:
+    if "mood" in wrong or "no false alarm" in wrong:
         clear = ", clear" if point.get("mood_clear") else ""
         print(f"    mood: {shown.primary}; label: {point['mood']}{clear}")
+    if "strategy (clear)" in wrong or "no false alarm" in wrong:
+        print(f"    strategy: {shown.strategy}; label: {point['mood']}")
+    if "no zone claimed" in wrong:
+        print(f"    time: {' '.join(shown.time_lines).strip()!r}; the zone is not shown")
     if "no host text" in wrong:
         print(f"    host text: {', '.join(result.plumbing)}")
 

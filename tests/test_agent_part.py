@@ -291,6 +291,9 @@ def test_the_agents_own_headings_are_nested_below_the_sections_heading_in_the_fi
     assert pad.read("main").data["content"] == "## Plan\n1. deploy\n\n## Findings\n- port 8080"
 
 
+STAGES = ("staging", "canary", "preview", "demo", "batch", "replica")
+
+
 def write_session(workspace: Path, minutes_ago: list[int]) -> None:
     """A generic JSONL transcript with a human message (and its answer) that many minutes
     before RENDER_NOW, for each."""
@@ -299,9 +302,11 @@ def write_session(workspace: Path, minutes_ago: list[int]) -> None:
     folder = workspace / "chat"
     folder.mkdir(exist_ok=True)
     with (folder / "session.jsonl").open("w") as handle:
-        for minutes in minutes_ago:
+        for number, minutes in enumerate(minutes_ago):
             stamp = RENDER_NOW - timedelta(minutes=minutes)
-            for role, text in (("user", "is the staging port fixed?"), ("assistant", "Yes.")):
+            # Each question its own: a text a session repeats three times is a host's prompt.
+            asked = f"is the {STAGES[number % len(STAGES)]} port fixed?"
+            for role, text in (("user", asked), ("assistant", "Yes.")):
                 line = {"role": role, "content": text, "timestamp": stamp.isoformat()}
                 handle.write(json.dumps(line) + "\n")
                 stamp += timedelta(seconds=30)

@@ -114,8 +114,8 @@ def test_secrets_and_addresses_the_human_pasted_never_reach_the_file(workspace: 
     write_chat(
         workspace,
         [
-            (9, "user", f"export GITHUB_TOKEN={token} then run the deploy again"),
-            (8, "user", "mail the incident note to ray.tanaka@fastmail.com and internal-7731"),
+            (9, "user", "mail the incident note to ray.tanaka@fastmail.com and internal-7731"),
+            (8, "user", f"export GITHUB_TOKEN={token} then run the deploy again"),
         ],
     )
     (workspace / "assembler.toml").write_text(
@@ -126,7 +126,7 @@ def test_secrets_and_addresses_the_human_pasted_never_reach_the_file(workspace: 
     for secret in (token, "ray.tanaka@fastmail.com", "internal-7731"):
         assert secret not in assembly.text
         assert all(secret not in line for line in assembly.meta["dropped"])
-    assert "[redacted GitHub token]" in assembly.text  # where it was, e.g. in the topic
+    assert "[redacted GitHub token]" in assembly.text  # where it was: in Working on
     assert "Content sensitivity:** HIGH" in assembly.text
 
 
@@ -279,10 +279,15 @@ def _mood_lines(state: MoodState) -> list[str]:
 def test_without_a_clear_emotion_mood_and_strategy_are_one_line() -> None:
     (line,) = _mood_lines(_state("neutral", 0.56))
     assert line == "- **Mood:** no clear emotion now (tired at 23:06) — answer as usual"
-    # An emotion read too weakly to act on is one line too.
-    (weak,) = _mood_lines(_state("frustrated", 0.1))
-    assert weak.startswith("- **Mood:** not clear (maybe frustrated, confidence 0.10)")
-    assert weak.endswith("answer as usual")
+    # An emotion read too weakly to act on is not known to be right: no line at all.
+    assert _mood_lines(_state("frustrated", 0.1)) == []
+    # Nor is there a line where the window never showed an emotion: answering as usual is
+    # what the model does without one.
+    calm = [TrajectoryPoint(NOW - timedelta(minutes=5), "neutral", 0.6, 0.0)]
+    assert _mood_lines(_state("neutral", 0.56, points=calm)) == []
+    # Nor where the newest reading is the emotion: it has not passed, it is too weak to tell.
+    newest = [TrajectoryPoint(NOW - timedelta(minutes=1), "curious", 0.4, 0.1)]
+    assert _mood_lines(_state("neutral", 0.56, points=calm + newest)) == []
 
 
 def test_a_clear_emotion_keeps_its_mood_and_strategy_lines_but_no_repeats() -> None:
@@ -520,7 +525,8 @@ def test_an_empty_workspace_gets_a_short_file_that_says_nothing_is_known_yet(
     assert "**Nothing known yet:** no transcripts found yet" in text
     for noise in ("Primary", "(0.00)", "Messages read", "Response Strategy", "Routing Hint"):
         assert noise not in text
-    assert "## Time Context" in text  # the clock is known
+    # The human's zone is unknown: this machine's clock would tell the model nothing.
+    assert "## Time Context" not in text
     assert assembly.frontmatter["source"] == "no transcripts; no memory notes"
     assert assembly.meta["tokens"]["total"] < 150
 

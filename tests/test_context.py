@@ -311,3 +311,26 @@ def test_a_guessed_zone_gives_the_time_but_no_part_of_day_or_advice() -> None:
 
     assert (times.part_of_day, times.note, times.late_night, times.known) == ("", "", False, False)
     assert times.local == NOW
+
+
+@pytest.mark.parametrize(
+    ("cwd", "project"),
+    [
+        (r"C:\Users\ray\code\billing", "billing"),  # a Windows path names its last folder
+        (r"C:\Users\downl\.openclaw\workspace", None),  # OpenClaw's workspace names no project
+        ("/home/u/.openclaw-dev/workspace-xulinyi", None),  # nor an agent's, in any state folder
+        ("/home/u/.clawdbot/workspace", None),
+        ("/home/u/code/api", "api"),
+    ],
+)
+def test_the_project_is_the_sessions_folder_unless_it_is_a_hosts_own(
+    cwd: str, project: str | None
+) -> None:
+    active = active_context(
+        [msg("rotate the api keys on staging", 1, cwd=cwd)],
+        [],
+        now=NOW,
+        half_life=timedelta(minutes=30),
+    )
+    aside = f" (in {project})" if project else ""
+    assert active.working_on == f"rotate the api keys on staging{aside}"

@@ -352,6 +352,20 @@ def test_logs_for_journald_carry_a_priority_prefix_and_no_timestamp() -> None:
 # --- The real daemon, as a subprocess ------------------------------------------------------
 
 
+WORDS = (
+    "alpha",
+    "bravo",
+    "charlie",
+    "delta",
+    "echo",
+    "foxtrot",
+    "golf",
+    "hotel",
+    "india",
+    "juliet",
+)
+
+
 def _message(text: str) -> str:
     stamp = datetime.now(UTC).isoformat()
     return json.dumps({"role": "user", "content": text, "timestamp": stamp}) + "\n"
@@ -449,7 +463,8 @@ def test_a_burst_of_50_writes_gives_at_most_a_few_assemblies(
     _wait_for(lambda: _messages_read(live_workspace) == 2)
     with (live_workspace / "chat" / "session.jsonl").open("a") as handle:
         for i in range(50):
-            handle.write(_message(f"still failing, attempt {i}"))
+            # Each line its own words: a text a session repeats three times is a host's prompt.
+            handle.write(_message(f"still failing on {WORDS[i % 10]} {WORDS[i // 10]}"))
             handle.flush()
     _wait_for(lambda: _messages_read(live_workspace) == 52)
     assert daemon.stop() == 0

@@ -388,10 +388,10 @@ def test_the_view_shows_the_assembled_part_while_the_file_is_fresh(tmp_path: Pat
     tools = Tools(config, clock=lambda: now + timedelta(minutes=1))
     assert tools.call("scratchpad", {"action": "write", "content": "port 8080"}).texts
     view = tools.call("scratchpad_view", {}).texts[0]
-    assert view.startswith("[Session Scratchpad") and "## Time Context" in view
+    assert view.startswith("[Session Scratchpad") and "## Active Context" in view
     assert "port 8080" in view  # written after the assembly: the journal's sections now
     later = Tools(config, clock=lambda: now + timedelta(hours=1))
-    assert "## Time Context" not in later.read_resource("scratchpad://current")
+    assert "## Active Context" not in later.read_resource("scratchpad://current")
 
 
 def test_the_first_observation_call_of_a_session_collects_what_expired(tmp_path: Path) -> None:

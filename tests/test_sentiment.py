@@ -44,6 +44,7 @@ from assembler.mood.model import (
     rule_hits,
     word_ngrams,
 )
+from assembler.mood.own_words import own_words
 from assembler.mood.window import (
     DEFAULT_WINDOW_CALIBRATION,
     MOODS,
@@ -1061,8 +1062,11 @@ def test_a_200_kb_message_is_scored_on_a_bounded_head_and_tail(
         read.append(len(text))
         return polarity(text)
 
+    ruled: list[str] = []
+
     def rules_spy(text: str) -> dict[str, int]:
         read.append(len(text))
+        ruled.append(text)
         return rules(text)
 
     monkeypatch.setattr(fresh._vader, "polarity_scores", vader_spy)
@@ -1074,7 +1078,10 @@ def test_a_200_kb_message_is_scored_on_a_bounded_head_and_tail(
     bound = sentiment.SCORED_HEAD_CHARS + len(transcripts.ELISION) + sentiment.SCORED_TAIL_CHARS
     assert read and max(read) <= bound
     assert bound <= 5000  # VADER's cost is quadratic: the bound must stay small
-    assert mood == fresh.score(sentiment.scored_part(text))
+    # what is scored is the head and tail of the writer's own words
+    assert ruled == [sentiment.scored_part(own_words(text))]
+    assert "ugh, the deploy" in ruled[0] and ruled[0].endswith("fixed asap")
+    assert mood.primary in {"frustrated", "urgent"}
 
 
 def test_the_words_before_and_after_a_long_paste_both_move_the_score(model: MoodModel) -> None:

@@ -226,3 +226,32 @@ def test_with_the_embedding_head_the_strategy_fires_on_the_fallbacks_clear_windo
     for mood, texts in EMOTIONAL_WINDOWS.items():
         chosen = choose(window(texts, reader))
         assert (chosen.no_signal, chosen.mood) == (False, mood)
+
+
+@pytest.mark.parametrize("before", ["frustrated", "anxious", "tired"])
+@pytest.mark.parametrize("now", ["happy", "grateful"])
+def test_a_warm_strategy_never_follows_a_negative_reading(before: str, now: str) -> None:
+    from dataclasses import replace
+
+    from assembler.mood.window import TrajectoryPoint
+
+    at = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
+    points = [
+        TrajectoryPoint(at - timedelta(minutes=3), before, 0.8, -0.5),
+        TrajectoryPoint(at - timedelta(minutes=1), now, 0.7, 0.5),
+    ]
+    rules = StrategyConfig()
+    mixed = replace(state(now, 0.9), points=points)
+    chosen = choose_strategy(
+        mixed, rules.rules, min_confidence=rules.min_confidence, fallback=rules.fallback
+    )
+    assert chosen.no_signal and before in chosen.reason
+    # Once the negative reading is older than the newest few, the warm strategy fires.
+    calm = [TrajectoryPoint(at - timedelta(minutes=m), "neutral", 0.6, 0.0) for m in (3, 2, 1)]
+    settled = replace(state(now, 0.9), points=[points[0], *calm, points[1]])
+    assert (
+        choose_strategy(
+            settled, rules.rules, min_confidence=rules.min_confidence, fallback=rules.fallback
+        ).mood
+        == now
+    )

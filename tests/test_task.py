@@ -194,15 +194,6 @@ def test_a_new_task_after_a_closure_in_the_same_turn_is_the_task() -> None:
             ),
             "why are the colours off in the terminal?",
         ),
-        # A short answer to the agent's question belongs with the request.
-        (
-            (
-                "can you check my calendar for tomorrow",
-                "Which calendar: Google or Apple?",
-                "Apple Calendar",
-            ),
-            "can you check my calendar for tomorrow → Apple Calendar",
-        ),
         # A request that only points back is shown after the request it points to.
         (
             (
@@ -258,3 +249,107 @@ def test_without_a_request_the_summary_gives_only_its_goal_sentence() -> None:
     choice = current_task(convo("hi", "Hello!", "ok", "Sure."), [summary])
 
     assert choice.from_summary and choice.working_on == "Move the blog to Hugo"
+
+
+@pytest.mark.parametrize(
+    ("turns", "line", "question"),
+    [
+        # A choice between what the agent offered.
+        (
+            ("can you check my calendar for tomorrow", "Which calendar: Google or Apple?", "Apple"),
+            "Apple",
+            "Which calendar: Google or Apple?",
+        ),
+        # An approval, in any of the hosts' users' languages.
+        (
+            ("fix the parser", "Fixed. Shall I also update the README?", "yes"),
+            "yes",
+            "Shall I also update the README?",
+        ),
+        (
+            ("corrige le parseur", "C'est fait. Je mets aussi à jour le README ?", "oui"),
+            "oui",
+            "Je mets aussi à jour le README ?",
+        ),
+        # A number picked from the agent's numbered list: the item it picks.
+        (
+            (
+                "set up git flow",
+                "Which protection do you want?\n1. develop only\n2. main and develop",
+                "2",
+            ),
+            "2",
+            "main and develop",
+        ),
+        (
+            (
+                "set up git flow",
+                "Next options:\n1. protect develop\n2. require reviews\n3. tag releases",
+                "1 + 2",
+            ),
+            "1 + 2",
+            "protect develop; require reviews",
+        ),
+        # A menu's code, as persona menus mark their commands.
+        (
+            (
+                "load the dev agent",
+                "Menu:\n- [CH] Chat with the agent\n- [CR] Code review of a story\nYour pick?",
+                "CR",
+            ),
+            "CR",
+            "Code review of a story",
+        ),
+    ],
+)
+def test_a_short_answer_is_shown_with_the_question_it_answers(
+    turns: tuple[str, ...], line: str, question: str
+) -> None:
+    choice = current_task(convo(*turns), [])
+
+    assert choice.working_on == line
+    assert choice.answering == question
+
+
+def test_thanks_after_a_question_answer_nothing_and_the_request_stands() -> None:
+    choice = current_task(
+        convo("rotate the api keys on staging", "Rotated. Anything else?", "merci beaucoup"), []
+    )
+    assert choice.working_on == "rotate the api keys on staging"
+    assert choice.answering is None
+
+
+def test_a_report_of_what_the_human_sees_now_is_the_current_work() -> None:
+    choice = current_task(
+        convo(
+            "add a retry to the upload worker",
+            "Added three retries with backoff.",
+            "after the change the timeout still shows up once in ten runs",
+        ),
+        [],
+    )
+    assert choice.working_on == "after the change the timeout still shows up once in ten runs"
+
+
+def test_the_newest_of_several_reports_is_the_task_not_the_last_request() -> None:
+    reports = [
+        "the cache hit rate on the eu nodes dropped to forty percent",
+        "Looking.",
+        "the us nodes stay at ninety percent with the same config file",
+        "Noted.",
+    ]
+    choice = current_task(convo("tune the cache eviction", "Tuned.", *reports), [])
+    assert choice.working_on == "the us nodes stay at ninety percent with the same config file"
+
+
+@pytest.mark.parametrize(
+    "remark", ["hmm", "lol", "long day, I'm fried", "ok thanks", "gracias", "ありがとう"]
+)
+def test_a_remark_or_thanks_leaves_the_older_request_as_the_task(remark: str) -> None:
+    choice = current_task(convo("rotate the api keys on staging", "Rotated.", remark), [])
+    assert choice.working_on == "rotate the api keys on staging"
+
+
+def test_a_summary_whose_goal_is_a_placeholder_stands_in_for_nothing() -> None:
+    summary = Summary("## Goal\n- (none)\n\n## Progress\n- [ ] (none)", NOW, "compaction")
+    assert current_task(convo("hi", "Hello!"), [summary]).working_on is None

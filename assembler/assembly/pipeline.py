@@ -42,6 +42,7 @@ from assembler.config.schema import Config
 from assembler.context.active import ActiveContext, active_context
 from assembler.context.daily import DailyContext, daily_context
 from assembler.context.daytime import TimeContext, human_zone, time_context
+from assembler.context.learned_zone import LearnedZone, read_learned_zone, remember_zone
 from assembler.errors import AssemblerError, ModelError, Problem, UnsafePathError
 from assembler.file.codec import (
     AssemblyState,
@@ -191,12 +192,13 @@ def draft(
     """Given the config, the clock and the memory index to search (synced; see `memory_for`),
     return the auto part of the assembly (reads only; the index is closed unless kept).
 
-    With `remember_moods` the window's new human messages are scored into the mood history
-    (`.scratchpad/mood.sqlite`) and the mood is read from it: each message is scored once, and
-    the file's mood lines, the status page and its charts come from the same scores; this is
-    the cycle's one write of the history (`moods_kept` says it was done). Without it (a dry
-    run) nothing is written and the window is scored afresh. `moods` keeps the history open
-    from one run to the next (the daemon's).
+    With `remember_moods` the human's zone a transcript showed is kept in the state folder for
+    the windows that show none (`learned_zone`), and the window's new human messages are
+    scored into the mood history (`.scratchpad/mood.sqlite`) and the mood is read from it: each
+    message is scored once, and the file's mood lines, the status page and its charts come from
+    the same scores; this is the cycle's one write of the history (`moods_kept` says it was
+    done). Without it (a dry run) nothing is written and the window is scored afresh. `moods`
+    keeps the history open from one run to the next (the daemon's).
     `transcript_globs` replaces the configured sources for this run. An unreadable source, a
     failing mood model or an index that could not be opened degrades the file (the frontmatter
     says what and why) instead of failing.
@@ -211,6 +213,7 @@ def draft(
         stages[stage] = round((time.perf_counter() - mark) * 1000, 1)
         mark = time.perf_counter()
 
+    learned = read_learned_zone(config.state_dir)
     read = read_recent(
         list(transcript_globs)
         if transcript_globs
@@ -221,6 +224,8 @@ def draft(
         lookback=config.transcripts.lookback_delta,
         max_files=config.transcripts.max_files,
         fmt=config.transcripts.format,
+        # The human's zone is looked for beyond the window until the workspace knows one.
+        zone_scan=not config.time.timezone and learned is None,
     )
     heard = read.messages  # what the history may keep: a prompt not yet written is not
     if prompt is not None:
@@ -282,7 +287,11 @@ def draft(
     lap("context")
     recall = _recall(config, memory, read.messages, now, degraded)
     lap("memory")
-    human = human_zone(read.messages, config.time.timezone, read.zone)
+    human = human_zone(read.messages, config.time.timezone, read.zone, learned)
+    offset = human.zone.utcoffset(now)
+    if remember_moods and human.source == "transcript" and offset:
+        # Kept for the windows that show no stamp; a zone in UTC says too little to keep.
+        remember_zone(config.state_dir, LearnedZone(offset, human.zone.tzname(now), now))
     times = time_context(
         now,
         human.zone,
@@ -307,7 +316,9 @@ def draft(
         "relevant_memories": lambda: memories_section(recall),
         "daily_context": lambda: daily_section(daily, config.workspace),
         "time_context": lambda: time_section(times, strategy),
-        "routing_hint": lambda: routing_section(routing, config.routing.tiers.get("medium")),
+        "routing_hint": lambda: routing_section(
+            routing, config.routing.tiers.get("medium"), task=active.working_on is not None
+        ),
     }
     sections = [s for name in config.sections.enabled() if (s := builders[name]()) is not None]
     if not read.messages:

@@ -17,6 +17,7 @@ from assembler.clock import format_duration
 from assembler.context.active import ActiveContext
 from assembler.context.daily import DailyContext
 from assembler.context.daytime import TimeContext
+from assembler.context.task import clip_words
 from assembler.file.render import Item, Section
 from assembler.memory.recall import RecallResult, relevance
 from assembler.mood.strategy import NO_EMOTION, Strategy
@@ -145,6 +146,8 @@ def mood_section(
 # this many characters; the steps between are left out ("…"). The quotes a step carries as
 # evidence are left out too: how the human feels, and since when, is what the answer adapts to.
 TRAJECTORY_CHARS = 110
+# The agent's question a short answer is shown with, in words.
+ANSWERED_WORDS = 16
 
 _QUOTE = re.compile(r' \(".*?"\)|\s*\(…\)')
 
@@ -165,28 +168,36 @@ def recent_trajectory(trajectory: str, width: int = TRAJECTORY_CHARS) -> str:
     return "; ".join([first, *(["…"] if steps else []), *kept])
 
 
-def _unclear_mood(report: MoodReport, now: datetime | None) -> Section:
-    """The one line of a window without a clear emotion (see `mood_section`); other speakers
-    who show one keep their line."""
+def _unclear_mood(report: MoodReport, now: datetime | None) -> Section | None:
+    """The line of a window without a clear emotion (see `mood_section`): only when it tells
+    something, that an emotion the window showed has passed, a calm reading after it ("no clear
+    emotion now (frustrated at 19:47)"), or another speaker shows one. A window that never
+    showed one says nothing: the answer as usual is what the model gives without a line, and a
+    reading too weak to act on ("maybe frustrated") is not known to be right."""
     state = report.combined
-    if state.primary == NO_EMOTION:
+    items: list[Item] = []
+    # An emotion that passed: a calm reading came after it (else it is the newest reading, too
+    # weak to act on, and "no clear emotion now" would contradict it).
+    emotional = [i for i, p in enumerate(state.points) if p.mood != NO_EMOTION]
+    passed = bool(emotional) and emotional[-1] < len(state.points) - 1
+    last = state.points[emotional[-1]] if passed else None
+    if state.primary == NO_EMOTION and last is not None:
         said = "no clear emotion"
-        last = next((p for p in reversed(state.points) if p.mood != NO_EMOTION), None)
-        if last is not None and last.at is not None:
+        if last.at is not None:
             at = last.at.astimezone(now.tzinfo) if now is not None else last.at
             said += f" now ({last.mood} at {at:%H:%M})"
-        elif last is not None:
+        else:
             said += f" now ({last.mood} earlier)"
-    else:  # read too weakly to act on
-        said = f"not clear (maybe {state.primary}, confidence {state.confidence:.2f})"
-    if state.speaker is not None:
-        said += f", {state.speaker}, the latest to speak"
-    items = [Item(f"{said} — answer as usual", "Mood", 1, gist="no clear emotion")]
+        if state.speaker is not None:
+            said += f", {state.speaker}, the latest to speak"
+        items.append(Item(f"{said} — answer as usual", "Mood", 1, gist="no clear emotion"))
     items.extend(
         speaker_item(name, s)
         for name, s in report.speakers.items()
         if name != state.speaker and s.primary != NO_EMOTION
     )
+    if not items:
+        return None
     return Section("emotional_context", TITLES["emotional_context"], tuple(items))
 
 
@@ -223,6 +234,10 @@ def active_section(active: ActiveContext) -> Section | None:
     if active.working_on:
         # The human's own words are quoted material, not instructions (see the guidance).
         working = _quoted(active.working_on)
+        if active.answering:
+            # "yes" says what it approves only with the question it answers.
+            asked = clip_words(active.answering, ANSWERED_WORDS)
+            working = f"{working}, answering the agent's “{asked}”"
         if active.finished:
             # "(in api)" → "(in api; finished)": one aside, not two
             aside = working.endswith(")")
@@ -248,15 +263,13 @@ def daily_section(daily: DailyContext | None, workspace: Path) -> Section | None
     return Section("daily_context", TITLES["daily_context"], tuple(items), style="quote")
 
 
-def time_section(times: TimeContext, strategy: Strategy | None = None) -> Section:
+def time_section(times: TimeContext, strategy: Strategy | None = None) -> Section | None:
     """The local time and part of the day, with the hour's note ("late night: suggest
     deferring non-urgent work") unless the strategy fired on tiredness: its own note ("offer
-    to pick this up later") is then the advice on pace, not said twice."""
+    to pick this up later") is then the advice on pace, not said twice. None when the human's
+    zone is unknown: this machine's clock tells the model nothing about the human's day."""
     if not times.known:
-        clock = f"{times.local:%H:%M %Z, %a %d %b} (this machine's zone; the human's is unknown)"
-        # The clock alone moved: no news for hosts that send the block only when it changed.
-        item = Item(clock, "Server time", 2, gist="unknown zone")
-        return Section("time_context", TITLES["time_context"], (item,))
+        return None
     local = f"{times.local:%H:%M %Z, %a %d %b}, {times.part_of_day}"
     paced = strategy is not None and not strategy.no_signal and strategy.mood == "tired"
     if times.note and not paced:
@@ -287,17 +300,20 @@ def nothing_read(
     return kept
 
 
-def routing_section(hint: RoutingHint, default_tier: str | None = None) -> Section | None:
+def routing_section(
+    hint: RoutingHint, default_tier: str | None = None, *, task: bool = True
+) -> Section | None:
     """The routing hint, when it says something to act on: sensitive content was seen, or the
     task calls for a model other than the default (`default_tier`, an ordinary task's). The
-    complexity label alone is not shown."""
+    complexity label alone is not shown, nor a model for a window with no task known (`task`
+    False): there is nothing to route."""
     items: list[Item] = []
     if hint.sensitivity != "low":
         reason = f"{hint.sensitivity.upper()} ({hint.sensitivity_reason})"
         items.append(Item(reason, "Content sensitivity", 3, gist=hint.sensitivity))
     # The tier of an ordinary (moderate) task is the default: naming it tells a router nothing.
     other = hint.complexity != "medium" and hint.tier != default_tier
-    if other or hint.sensitivity == "high":
+    if task and (other or hint.sensitivity == "high"):
         items.append(Item(f"{hint.tier} ({hint.complexity_reason})", "Suggested model", 4))
     return Section("routing_hint", TITLES["routing_hint"], tuple(items)) if items else None
 

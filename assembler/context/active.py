@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from pathlib import Path, PurePosixPath
+from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from assembler.context.task import current_task
 from assembler.hosts import registry
@@ -39,6 +39,8 @@ class ActiveContext:
     session_start: datetime | None = None
     explain: list[str] = field(default_factory=list)
     finished: bool = False  # the human said the task is done, or signed off after it
+    # The agent's question Working on answers, when it is a short answer ("yes", "2").
+    answering: str | None = None
 
 
 def extract_topics(
@@ -125,6 +127,7 @@ def active_context(
         session_start=pause[1] if pause else (stamps[0] if stamps else None),
         explain=explain,
         finished=task.finished,
+        answering=task.answering,
     )
 
 
@@ -159,7 +162,9 @@ def _project_name(messages: Sequence[Message], workspace: Path | None) -> str | 
     )
     if not cwds:
         return None
-    return PurePosixPath(cwds.most_common(1)[0][0]).name or None
+    folder = cwds.most_common(1)[0][0]
+    path = PureWindowsPath(folder) if "\\" in folder else PurePosixPath(folder)
+    return path.name or None
 
 
 def _last_pause(

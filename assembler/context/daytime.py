@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo
 
+from assembler.context.learned_zone import LearnedZone
 from assembler.transcripts.message import Message, ZoneSeen, is_offset_name
 
 
@@ -27,7 +28,7 @@ class HumanZone:
     """The zone the human's times are read in, and where it came from."""
 
     zone: tzinfo
-    source: str  # "transcript", "config" or "machine" (a guess)
+    source: str  # "transcript", "config", "learned" (the state folder's) or "machine" (a guess)
 
     @property
     def known(self) -> bool:
@@ -35,19 +36,33 @@ class HumanZone:
 
 
 def human_zone(
-    messages: Sequence[Message], configured: str | None, host_stamped: ZoneSeen | None = None
+    messages: Sequence[Message],
+    configured: str | None,
+    host_stamped: ZoneSeen | None = None,
+    learned: LearnedZone | None = None,
 ) -> HumanZone:
     """Given the window's messages, the configured zone's name (`time.timezone`, None or ""
-    when unset) and the zone the host stamped on its own turns, return the human's zone: as
-    the newest human message's host stamp shows it, else the host's own turns' stamps, else
-    the configured one, else this machine's (a guess)."""
+    when unset), the zone the host stamped on its own turns (in the window, or the session's
+    newest before it) and the zone the workspace last saw (`learned_zone`), return the human's
+    zone: as the newest human message's host stamp shows it, else the host's own turns'
+    stamps, else the configured one, else the learned one. A stamp in UTC is the human's zone
+    only when none of the others says otherwise: hosts stamp in UTC when set to, or when they
+    know no other zone. Else this machine's zone, which is a guess."""
+    stamped: tuple[timedelta, str | None] | None = None
     for message in reversed(messages):
         if message.role == "user" and message.utc_offset is not None:
-            return HumanZone(_fixed_zone(message.utc_offset, message.zone), "transcript")
-    if host_stamped is not None:
-        return HumanZone(_fixed_zone(host_stamped.offset, host_stamped.name), "transcript")
+            stamped = (message.utc_offset, message.zone)
+            break
+    if stamped is None and host_stamped is not None:
+        stamped = (host_stamped.offset, host_stamped.name)
+    if stamped is not None and stamped[0]:
+        return HumanZone(_fixed_zone(*stamped), "transcript")
     if configured:
         return HumanZone(ZoneInfo(configured), "config")
+    if learned is not None and (learned.offset or stamped is None):
+        return HumanZone(_fixed_zone(learned.offset, learned.name), "learned")
+    if stamped is not None:
+        return HumanZone(_fixed_zone(*stamped), "transcript")
     zone = datetime.now().astimezone().tzinfo
     assert zone is not None
     return HumanZone(zone, "machine")

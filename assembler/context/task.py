@@ -1,16 +1,19 @@
-"""What the human is working on, in their own words: their latest request.
+"""What the human is working on, in their own words: their newest message that says something.
 
-The human's turns are read from the newest back. Greetings, thanks, acknowledgements, tests and
-nudges ("no reply?", "how's it going") are not tasks and are passed over; so is a statement
-that asks nothing (an aside, a remark about the day). The newest turn that asks the agent to
-do something, or asks a question, holds the task, even when it is short; its sentence that
-asks is the line (cut at a sentence, in the human's language). A request that only points back
-("merge it and finish the task", "how do I fix it") is shown after the older request it points
-to. When the human's last word after the request says it is done (an outcome: "1.14.4 is on
-prod, all green"; a sign-off: "done for tonight", "night"), the task is finished and says so.
-A host's summary or session title stands in only when the window holds no request of the
-human, and then only its goal sentence. Pasted output (log lines, tables, code) is never a
-sentence; an insult around a request is passed over for the request.
+The human's turns are read from the newest back. The newest turn that carries content is the
+current work, whether it asks something (a request, a question) or tells something (a report,
+a statement of what they see now: "after the change the timeout still shows up once in ten
+runs" is what they work on). Greetings, thanks and acknowledgements are passed over, and so is
+a remark too short to say what it is about; an older turn is shown only when every newer one
+is of these. A short answer to the agent's question ("yes", "the second one", "go") is shown
+with the question it answers. The line is the turn's sentence that asks (or, of a report, its
+first sentence that says what it is about), cut at a sentence, in the human's language. A
+request that only points back ("merge it and finish the task", "how do I fix it") is shown
+after the older request it points to. When the human's last word after the request says it is
+done (an outcome: "1.14.4 is on prod, all green"; a sign-off: "done for tonight", "night"), the
+task is finished and says so. A host's summary or session title stands in only when the window
+holds nothing of the human's, and then only its goal sentence. Pasted output (log lines,
+tables, code) is never a sentence; an insult around a request is passed over for the request.
 """
 
 from __future__ import annotations
@@ -31,8 +34,8 @@ MAX_WORDS = 25  # a Working on line is one sentence of at most this many words
 # back at an older one.
 SPECIFIC_WORDS = 2
 SPECIFIC_CHARS = 4
-# Without a request, a statement this rich in content words can say what the work is.
-_TELLING_WORDS = 6
+# A statement with a sentence of this many content words or more says what the work is.
+REPORT_WORDS = 4
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])|\s*\n+\s*")
 # Characters of prose; a line with many others (digits, braces, slashes) is a pasted log.
@@ -41,6 +44,8 @@ _PROSE_SHARE = 0.8
 _COLUMNS = re.compile(r"\S( {3,}|\t)\S")  # aligned columns: a table a command printed
 _PLAIN_WORD = re.compile(r"[(\"'`]*(?:[A-Za-z][A-Za-z'’-]*|\d+)[.,;:!?)\"'`]*")
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*[A-Za-z0-9]|[A-Za-z]")
+# A summary's goal that says none is known ("(none)", "...", "N/A").
+_PLACEHOLDER = re.compile(r"[\W_]*(?:none|n/?a|tbd|unknown|nothing)?[\W_]*", re.IGNORECASE)
 _GOAL = re.compile(r"^#+\s*Goal\s*\n+\s*(?:[-*]\s*)?(.+)$", re.M | re.I)
 _INTENT = re.compile(r"Primary Request and Intent:?\**\s*\n?\s*(?:[-*]\s*)?(.+)$", re.M | re.I)
 # A log line a tool printed: "[theme] Detected ...", "key: 'value'", "ERROR ...", a path.
@@ -51,23 +56,49 @@ _LOG_LINE = re.compile(
 # Scripts written without spaces between words: their characters stand for words.
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
-# Turns that are no task. Matched against the whole turn, lowercased, punctuation trimmed.
+# Turns that are no task. Matched against the whole turn, lowercased, punctuation trimmed:
+# acknowledgements and short replies (`_ACK`: an answer when they follow a question) and
+# thanks, greetings and nudges (`_THANKS`: never an answer), in the hosts' users' languages.
+_ACK_WORDS = (
+    r"ok(?:ay)?|k|kk|yes|yep|yeah|ya|no|nope|nah|sure|cool|nice|great|awesome|perfect|good|"
+    r"got it|sounds good|lgtm|not yet|go|go on|continue|go ahead|do it|proceed|both|neither|"
+    r"ja|nein|genau|passt|super|gut|weiter|mach weiter|mach das|klar|"
+    r"sí|si|vale|claro|dale|bueno|perfecto|de acuerdo|adelante|sigue|continúa|"
+    r"oui|non|d'accord|parfait|vas-y|continue|ok pour moi|"
+    r"sim|não|nao|beleza|perfeito|pode|pode sim|manda|bora|нет|да"
+)
+_THANKS_WORDS = (
+    r"hi|hey|hello|yo|hallo|moin|servus|test(?:ing)?|ping|thanks?(?: you)?(?: so much)?|thx|ty|"
+    r"cheers|danke(?: schön| sehr)?|vielen dank|gracias|muchas gracias|merci(?: beaucoup)?|"
+    r"obrigad[oa]|valeu|grazie|спасибо|hola|buenas|buenos días|bonjour|salut|olá|ola|oi|ciao|"
+    r"bom dia|boa tarde|boa noite|buenas noches|bonsoir|"
+    r"no reply|any update|status|how'?s it going|are (?:you|u) there|u there|still there|"
+    r"how much longer|"
+    r"what(?:'s| is) the status|you there"
+)
+_ACK = re.compile(rf"^(?:(?:{_ACK_WORDS})[\s!.?,]*)+$")
 _FILLER = re.compile(
-    r"^(?:(?:hi|hey|hello|yo|hallo|moin|servus|test(?:ing)?|ping|ok(?:ay)?|k|kk|yes|yep|yeah|ya|"
-    r"no|nope|nah|sure|thanks?(?: you)?(?: so much)?|thx|ty|cool|nice|great|awesome|perfect|"
-    r"good|got it|sounds good|lgtm|not yet|go on|continue|go ahead|do it|proceed|danke|ja|"
-    r"nein|genau|passt|super|gut|weiter|mach weiter|"
-    r"no reply|any update|status|how'?s it going|are you there|still there|how much longer|"
-    r"what(?:'s| is) the status|you there)[\s!.?,]*)+$"
+    rf"^(?:(?:{_ACK_WORDS}|{_THANKS_WORDS})[\s!.?,]*)+$"
     # a greeting to the agent by name: "Hello Jarvis."
-    r"|^(?:hi|hey|hello|hallo|good (?:morning|evening|afternoon)|guten (?:morgen|tag|abend)"
-    r"|moin)[\s,]+[\w-]+[\s!.]*$"
+    r"|^(?:hi|hey|hello|hallo|hola|bonjour|olá|oi|good (?:morning|evening|afternoon)|"
+    r"guten (?:morgen|tag|abend)|moin)[\s,]+[\w-]+[\s!.]*$"
 )
-_FILLER_CJK = re.compile(
-    r"^(?:你好|您好|嗨|哈喽|谢谢|多谢|好的|好|是的|是|对|嗯|可以|需要|行|继续|没回复|没回复了|"
-    r"为什么没回复|怎么样了|可以了吗|在吗|评估的怎么样了|嘿嘿|哈哈|nihao|ありがとう|はい|了解)"
-    r"[\s!.?,，。！？、啊呢吧了]*$"
+_THANKS_CJK = (
+    r"你好|您好|嗨|哈喽|谢谢|多谢|感谢|辛苦了|谢啦|nihao|ありがとう(?:ございます)?|どうも|"
+    r"こんにちは|こんばんは|おはよう(?:ございます)?|在吗|没回复|没回复了|为什么没回复|怎么样了|"
+    r"可以了吗|评估的怎么样了|嘿嘿|哈哈"
 )
+_ACK_CJK = r"好的|好|是的|是|对|嗯|可以|需要|行|继续|はい|了解|うん|いいよ|お願いします"
+_FILLER_CJK = re.compile(rf"^(?:{_THANKS_CJK}|{_ACK_CJK})+[\s!.?,，。！？、啊呢吧了～~]*$")
+_ACK_CJK_ONLY = re.compile(rf"^(?:{_ACK_CJK})+[\s!.?,，。！？、啊呢吧了～~]*$")
+# A choice from the agent's numbered list: "2", "option b", "the second one".
+_CHOICE = re.compile(
+    r"^(?:option |choice |nr\.? |#)?(?:\d{1,2}|[a-e])[).]?$|^(?:the )?(?:first|second|third|"
+    r"last|other) one$",
+    re.IGNORECASE,
+)
+_MENU_LINE = re.compile(r"^\s*(?:\d{1,2}|[a-eA-E])[.)]\s+\S", re.MULTILINE)
+
 # A turn or sentence that ends the session or says the work is over.
 _SIGN_OFF = re.compile(
     r"\b(?:good ?night|night|bye|goodbye|see you|talk tomorrow|(?:i'?m )?off to bed|"
@@ -187,6 +218,8 @@ class TaskChoice:
     last_sentence: str | None  # the newest substantive sentence, when not the task's turn
     explain: list[str] = field(default_factory=list)
     finished: bool = False  # the human's last word says the task is done (or the day is)
+    # The agent's question the line answers, when the line is a short answer ("yes", "2").
+    answering: str | None = None
 
 
 @dataclass(frozen=True)
@@ -196,34 +229,45 @@ class _Turn:
     message: int
     sentences: list[str]
     kind: str  # "request", "statement", "outcome", "sign-off", "filler"
-    answers: bool = False  # it follows a question of the agent's
+    # The agent's question (or numbered list) the turn follows, when it does.
+    asked: str | None = None
+    text: str = ""
+    agent: str = ""  # the agent's message the turn follows ("" when it follows none)
 
 
-# A short statement after the agent's question is the human's answer: a choice that belongs
-# with the request ("which calendar?" "Apple Calendar").
+# A short turn after the agent's question is the human's answer: a choice that belongs with the
+# question ("which calendar?" "Apple Calendar"; "shall I push?" "yes").
 _ANSWER_WORDS = 5
 _ANSWER_CHARS = 12
 
 
 def current_task(messages: Sequence[Message], summaries: Sequence[Summary]) -> TaskChoice:
     """Given the recent messages (oldest first) and the hosts' summaries (oldest first), return
-    the human's latest request (see the module's description).
+    the human's current work (see the module's description).
     """
     turns = _turns(messages)
     explain: list[str] = []
     closing: _Turn | None = None
-    answer: str | None = None
     for position in range(len(turns) - 1, -1, -1):
         turn = turns[position]
-        if turn.kind == "statement" and answer is None and closing is None and _is_answer(turn):
-            answer = " ".join(turn.sentences)
-        if turn.kind in ("filler", "statement"):
+        question = _answered(turn)
+        if question is not None and closing is None:
+            answer = clip_words(" ".join(turn.sentences) or turn.text.strip(), _ANSWER_WORDS * 2)
+            explain.append(f"working on: a short answer to the agent's {clip_words(question, 8)!r}")
+            return TaskChoice(answer, turn.message, False, None, explain, answering=question)
+        if turn.kind == "filler" or (turn.kind == "statement" and not _telling(turn)):
             continue
         if turn.kind in ("outcome", "sign-off"):
             # An outcome says more than the sign-off after it ("all green" ... "night").
             if closing is None or (turn.kind == "outcome" and closing.kind == "sign-off"):
                 closing = turn
             continue
+        if turn.kind == "statement" and closing is None:
+            line = _report_line(turn)
+            explain.append(f"working on: the human's newest report {clip_words(line, 8)!r}")
+            return TaskChoice(clip_words(line, MAX_WORDS), turn.message, False, None, explain)
+        if turn.kind == "statement":
+            continue  # what they said before the task was closed
         sentence = _request_sentence(turn.sentences)
         line = sentence
         if not _specific(sentence):
@@ -231,8 +275,6 @@ def current_task(messages: Sequence[Message], summaries: Sequence[Summary]) -> T
             older = said[-1] if said else _older_specific(turns[:position], sentence)
             if older is not None:
                 line = f"{older} → {sentence}"
-        if answer is not None:
-            line = f"{line} → {answer}"
         explain.append(
             f"working on: the human's latest request {clip_words(sentence, 8)!r}"
             + (f", closed by {clip_words(' '.join(closing.sentences), 6)!r}" if closing else "")
@@ -245,13 +287,6 @@ def current_task(messages: Sequence[Message], summaries: Sequence[Summary]) -> T
         return TaskChoice(
             clip_words(line, MAX_WORDS), turn.message, False, None, explain, closing is not None
         )
-    for turn in reversed(turns):
-        # No request: a statement that says what the work is ("we were in the middle of ...")
-        # is still the human's own word for it, before any summary of the host's.
-        telling = [s for s in turn.sentences if len(content_words(s)) >= _TELLING_WORDS]
-        if turn.kind == "statement" and telling:
-            explain.append("working on: no request in the window; the human's newest account")
-            return TaskChoice(clip_words(telling[0], MAX_WORDS), turn.message, False, None, explain)
     for summary in reversed(summaries):
         line = summary_line(summary.text)
         if line:
@@ -265,6 +300,76 @@ def current_task(messages: Sequence[Message], summaries: Sequence[Summary]) -> T
     return TaskChoice(None, None, False, None, explain)
 
 
+def _answered(turn: _Turn) -> str | None:
+    """The agent's question a turn answers: a short turn that is no thanks or greeting, after
+    a message of the agent's that ends asking or lists numbered choices."""
+    if turn.asked is None:
+        return None
+    text = " ".join(turn.sentences) or turn.text.strip()
+    whole = text.lower().strip().replace("’", "'")
+    if not whole or len(whole) > 80:
+        return None
+    if _FILLER.match(whole) or _FILLER_CJK.match(whole):
+        # Of the filler, only an acknowledgement answers ("yes", "go"); thanks do not.
+        if not (_ACK.match(whole) or _ACK_CJK_ONLY.match(whole)):
+            return None
+    elif not _CHOICE.match(whole) and not _short(text):
+        return None
+    if turn.kind in ("request", "outcome", "sign-off") and not _CHOICE.match(whole):
+        return None  # it asks or closes something of its own
+    return _options(turn.agent, text) or turn.asked
+
+
+def _options(agent: str, answer: str) -> str | None:
+    """The items of the agent's list an answer picks by their marks ("2", "1 + 2", "CR" for a
+    line "[CR] Code review"), joined; None when it picks none."""
+    marks = re.findall(r"[A-Za-z0-9]{1,4}", answer)
+    if not marks or len(marks) > 3 or len(answer) > 20:
+        return None
+    picked: list[str] = []
+    for mark in marks:
+        item = re.search(
+            rf"^[ \t]*(?:[-*][ \t]*)?[\[(*`]*{re.escape(mark)}[\])*`]*[.):\-–—]*[ \t]+(\S[^\n]*)$",
+            agent[-3000:],
+            re.MULTILINE | re.IGNORECASE,
+        )
+        if item is None:
+            return None
+        picked.append(item.group(1).strip(" *`"))
+    return "; ".join(picked)
+
+
+def _short(text: str) -> bool:
+    if _CJK.search(text):
+        return len(text.strip()) <= _ANSWER_CHARS
+    return len(text.split()) <= _ANSWER_WORDS
+
+
+def _telling(turn: _Turn) -> bool:
+    """Whether a statement says what it is about: a sentence of `REPORT_WORDS` content words
+    or more ("after the change the timeout still shows up once in ten runs"), not a remark
+    ("hmm", "I see", "long day, I'm fried")."""
+    return any(_specific(s) and _weight(s) >= REPORT_WORDS for s in turn.sentences)
+
+
+def _report_line(turn: _Turn) -> str:
+    """The line of a turn that tells rather than asks: its sentence that says the most (the
+    most content words; of equals, the later: people give the context first), and the
+    sentence after it while the line has room."""
+    said = [s for s in turn.sentences if _specific(s) and _weight(s) >= REPORT_WORDS]
+    best = max(range(len(said)), key=lambda i: (_weight(said[i]), i))
+    line = said[best]
+    if best + 1 < len(said) and len(f"{line} {said[best + 1]}".split()) <= MAX_WORDS:
+        line = f"{line} {said[best + 1]}"
+    return line
+
+
+def _weight(sentence: str) -> int:
+    """How much a sentence says: its content words, or in a script without spaces its
+    characters of words, two to a word."""
+    return max(len(content_words(sentence)), len(_CJK.findall(sentence)) // 2)
+
+
 def _turns(messages: Sequence[Message]) -> list[_Turn]:
     """The newest human turns, oldest first, each with its sentences and its kind."""
     human = [i for i, m in enumerate(messages) if m.role == "user"][-MAX_TURNS:]
@@ -274,28 +379,34 @@ def _turns(messages: Sequence[Message]) -> list[_Turn]:
         if len(said) > MAX_PER_TURN:
             said = [*said[: MAX_PER_TURN - 1], said[-1]]
         before = messages[index - 1] if index > 0 else None
-        asked = before is not None and before.role == "assistant" and _ends_asking(before.text)
-        found.append(_Turn(index, said, _kind(messages[index].text, said), asked))
+        agent = before is not None and before.role == "assistant"
+        asked = _question(before.text) if before is not None and agent else None
+        text = messages[index].text
+        found.append(
+            _Turn(
+                index, said, _kind(text, said), asked, text, before.text if before and agent else ""
+            )
+        )
     return found
 
 
-def _ends_asking(text: str) -> bool:
-    """Whether a message of the agent's ends with a question (its last sentence of prose)."""
-    said = sentences(text[-600:])
-    return bool(said) and said[-1].rstrip().endswith(("?", "？"))
-
-
-def _is_answer(turn: _Turn) -> bool:
-    """Whether a statement is a short answer to the agent's question."""
-    text = " ".join(turn.sentences)
-    return turn.answers and (
-        len(text.split()) <= _ANSWER_WORDS if not _CJK.search(text) else len(text) <= _ANSWER_CHARS
-    )
+def _question(text: str) -> str | None:
+    """The question a message of the agent's ends with (its last sentence of prose, or the one
+    before a numbered list of choices at its end), or None."""
+    tail = text[-1500:]
+    said = sentences(tail)
+    if said and said[-1].rstrip().endswith(("?", "？")):
+        return said[-1]
+    if len(_MENU_LINE.findall(tail)) >= 2:
+        asking = [s for s in said if s.rstrip().endswith(("?", "？"))]
+        asking = asking or [s for s in said if s.rstrip().endswith(":")]
+        return asking[-1] if asking else (said[-1] if said else None)
+    return None
 
 
 def _kind(text: str, said: Sequence[str]) -> str:
     """Given a human turn's text and its sentences of prose, return what the turn is."""
-    whole = " ".join(said).strip().lower()
+    whole = " ".join(said).strip().lower().replace("’", "'")
     if not whole or _FILLER.match(whole) or _FILLER_CJK.match(whole):
         return "filler"
     asks = [s for s in said if _asks(s) and not _insult_only(s)]
@@ -384,7 +495,9 @@ def summary_line(text: str) -> str:
     sentence; clipped to MAX_WORDS."""
     for pattern in (_GOAL, _INTENT):
         match = pattern.search(text)
-        if match and match.group(1).strip() not in ("...", ""):
+        if match and _PLACEHOLDER.fullmatch(match.group(1).strip()):
+            return ""  # the summary says it knows no goal
+        if match:
             return clip_words(match.group(1).strip(), MAX_WORDS)
     found = sentences(text)
     return clip_words(found[0], MAX_WORDS) if found else ""

@@ -34,6 +34,7 @@ from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 from assembler.errors import ModelError
 from assembler.mood.archive import broken_as_error, read_archive
 from assembler.mood.layer import DEFAULT_LAYER_PATH, MoodLayer, read_mood_layer
+from assembler.mood.own_words import own_words
 from assembler.mood.semantic import (
     DEFAULT_SEMANTIC_PATH,
     SemanticWeights,
@@ -619,7 +620,9 @@ class MoodModel:
         return self.score_many([text])[0]
 
     def score_many(self, texts: Sequence[str]) -> list[MessageMood]:
-        """Given raw texts, return one mood per text, in order (of each text's `scored_part`)."""
+        """Given raw texts, return one mood per text, in order (of each text's `scored_part` of
+        its `own_words`: what it quotes or pastes is not the writer's mood)."""
+        texts = [own_words(text) for text in texts]
         if len(texts) > _RECENT:  # bulk scoring (`assemble mood --stdin`): nothing to reuse
             out: list[MessageMood] = []
             for start in range(0, len(texts), _CHUNK):

@@ -42,6 +42,8 @@ def choose_strategy(
     applies with `no_signal` True: no human messages, a neutral primary (the state's calibrated
     confidence says the human is probably not emotional), a weak reading, or no rule for the
     mood; acting on a weak guess is worse than a neutral answer.
+    A positive mood read while one of the newest readings is negative (`RECENT_READINGS`) does
+    not fire either: a warm strategy for a human who was just frustrated is worse than none.
     Raise KeyError if `fallback` has no rule (config validation rules that out).
     """
     no_signal = True
@@ -61,6 +63,11 @@ def choose_strategy(
         )
     elif mood.primary not in rules:
         name, reason = fallback, f"no rule for mood {mood.primary!r}"
+    elif mood.primary in POSITIVE and (negative := _recent_negative(mood)) is not None:
+        # "Match their energy" for a human who was just frustrated or worried would be wrong
+        # either way the reading goes: a warm strategy never follows a negative one.
+        name = fallback
+        reason = f"{mood.primary} read right after {negative}: mixed, not acted on"
     else:
         name, no_signal = mood.primary, False
         reason = f"primary mood {mood.primary} ({mood.primary_score:.2f}), "
@@ -75,4 +82,18 @@ def choose_strategy(
         note=rule.note,
         reason=reason,
         no_signal=no_signal,
+    )
+
+
+# The moods whose strategies are warm, and the negative ones they must not follow.
+POSITIVE = frozenset({"happy", "grateful", "curious"})
+NEGATIVE = frozenset({"frustrated", "urgent", "anxious", "sad", "tired", "confused"})
+# How many of the newest readings a negative one among them keeps a positive strategy off.
+RECENT_READINGS = 3
+
+
+def _recent_negative(mood: MoodState) -> str | None:
+    """The negative mood among the newest readings of the window, if there is one."""
+    return next(
+        (p.mood for p in reversed(mood.points[-RECENT_READINGS:]) if p.mood in NEGATIVE), None
     )

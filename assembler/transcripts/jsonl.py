@@ -14,7 +14,8 @@ from typing import BinaryIO
 from assembler.fsutil import open_regular
 from assembler.hosts import registry
 from assembler.transcripts.branch import BAD, BLANK, parse_line, walk
-from assembler.transcripts.reader import Format, Outcome, SourceReport, mtime
+from assembler.transcripts.message import ZoneSeen
+from assembler.transcripts.reader import Format, Outcome, Reader, SourceReport, mtime
 
 # The first block read from the end of a file; later blocks double up to the maximum, so a
 # short tail costs one small read and a long walk back few system calls.
@@ -92,9 +93,17 @@ def _read_head(file: BinaryIO, size: int) -> bytes | None:
 
 
 def read_jsonl(
-    path: Path, fmt: Format, cutoff: datetime | None, until: datetime, limit: int
+    path: Path,
+    fmt: Format,
+    cutoff: datetime | None,
+    until: datetime,
+    limit: int,
+    *,
+    zone_scan: bool = False,
 ) -> Outcome:
-    """Given a JSONL transcript, return the messages on its active branch, read from the end."""
+    """Given a JSONL transcript, return the messages on its active branch, read from the end;
+    with `zone_scan`, and no zone of the human's in what was read, the newest zone the end of
+    the file shows (`_zone_before`)."""
     report = SourceReport(path=str(path), format=fmt)
     # Not blocking, and only a regular file: a named pipe would stop the run for good.
     with os.fdopen(open_regular(path, follow_links=True), "rb") as file:
@@ -143,7 +152,40 @@ def read_jsonl(
 
         report.bad_lines = walk(items(), reader)
         report.bytes_read = head_bytes + backward.bytes_read + reader.bytes_scanned
+        stamped = any(m.utc_offset is not None for m in reader.found)
+        if zone_scan and reader.stamps_zones and reader.zone is None and not stamped:
+            reader.zone, scanned = _zone_before(file, size, reader)
+            report.bytes_read += scanned
     return Outcome(report, units=[reader.unit(mtime(path))])
+
+
+# How much of a session's end is scanned for the human's zone when the window shows none.
+_ZONE_SCAN_BYTES = 4 * 1024 * 1024
+
+
+def _zone_before(file: BinaryIO, end: int, reader: Reader) -> tuple[ZoneSeen | None, int]:
+    """Given an open JSONL file, its size and its reader, return the newest zone its lines
+    show (`Reader.zone_of`) and the bytes read for it: the human's clock, told hours before
+    the window, still is. The scan reads the last `_ZONE_SCAN_BYTES` before `end`, forwards,
+    parsing only the lines that may be user turns; lines it cannot parse are passed over."""
+    begin = max(0, end - _ZONE_SCAN_BYTES)
+    file.seek(begin)
+    data = file.read(end - begin)
+    found: ZoneSeen | None = None
+    lines = data.split(b"\n")
+    if begin > 0:
+        lines = lines[1:]  # the first piece is the end of a line cut by the scan's start
+    for raw in lines:
+        if b'"user"' not in raw and b"session_meta" not in raw:
+            continue  # only the hosts' user turns and session headers stamp a zone
+        value = parse_line(raw)
+        if isinstance(value, dict):
+            zone = reader.zone_of(value)
+            if zone is not None and (
+                reader.until is None or zone.at is None or zone.at <= reader.until
+            ):
+                found = zone
+    return found, len(data)
 
 
 def _entry_offset(file: BinaryIO, index: int) -> int | None:

@@ -30,6 +30,7 @@ from assembler.transcripts.reader import (
     mtime,
     mtime_ns,
 )
+from assembler.transcripts.repeats import without_repeats
 
 
 @dataclass
@@ -62,6 +63,7 @@ def read_recent(
     max_files: int = 10,
     fmt: Format = "auto",
     skew: timedelta = CLOCK_SKEW,
+    zone_scan: bool = False,
 ) -> TranscriptRead:
     """Given transcript glob patterns, return the newest human and assistant messages in them,
     as they stood at `now`.
@@ -78,6 +80,11 @@ def read_recent(
     `fmt` forces one format instead of detecting it per file. Nothing stamped after `now +
     skew` is read: no message, no compaction (the entries it replaced are read instead), no
     summary or title; `now` is a clock, and a run with a past `now` sees what was there then.
+
+    A user turn whose text comes back three times in its session is a host's or a plugin's
+    prompt, not the human's, and is left out with its replies (`repeats`). With `zone_scan`,
+    a session whose window shows no zone of the human's has the end of its file scanned for
+    the newest stamp that does (`Reader.zone_of`): a caller that knows no zone yet asks for it.
 
     Raise nothing for unreadable sources: a pattern that matches nothing becomes a warning, a
     file that cannot be read gets a `SourceReport.error`, and corrupt lines (a message whose
@@ -103,8 +110,11 @@ def read_recent(
             break
         if opened >= wanted and cutoff is not None and mtime(path) < cutoff:
             break  # last written before the window: neither it nor older files have a message
-        outcome = _read_source(path, fmt, cutoff, until, limit, max(max_files, 1))
+        outcome = _read_source(path, fmt, cutoff, until, limit, max(max_files, 1), zone_scan)
         for unit in outcome.units:
+            # A text the session repeats three times is a prompt of the host's or a plugin's.
+            unit.messages = without_repeats(unit.messages)
+            unit.human = unit.human and any(m.role == "user" for m in unit.messages)
             if not unit.human:
                 # Only the host spoke (a cron run, a heartbeat): its replies are not the
                 # conversation either.
@@ -264,6 +274,7 @@ def _read_source(
     until: datetime,
     limit: int,
     max_sessions: int,
+    zone_scan: bool = False,
 ) -> Outcome:
     """Given one matched path, return its messages, or a report whose `error` says what to do."""
     try:
@@ -288,7 +299,7 @@ def _read_source(
                 f"{path} is an SQLite database but 'transcripts.format' forces {fmt!r}; "
                 f"set it to {forced} or 'auto'.",
             )
-        return read_jsonl(path, fmt, cutoff, until, limit)
+        return read_jsonl(path, fmt, cutoff, until, limit, zone_scan=zone_scan)
     except PermissionError:
         return failed(
             path,

@@ -136,6 +136,15 @@ class Reader(ABC):
     def header(self, value: dict[str, Any]) -> None:  # noqa: B027 (most formats have none)
         """Take what the first line says about the whole session (a format with a header)."""
 
+    # Whether `zone_of` can find a zone in lines the window leaves out (the format stamps one).
+    stamps_zones: bool = False
+
+    def zone_of(self, value: dict[str, Any]) -> ZoneSeen | None:
+        """Given a line older than the window, return the human's zone it shows (an envelope's
+        stamp), if the format stamps one: where the window itself shows none, the session's
+        newest such line still tells the human's clock (`jsonl.read_jsonl`)."""
+        return None
+
     @abstractmethod
     def node(self, value: object) -> Verdict:
         """Given a parsed line, return it as a node of the session's tree, "bad" for a line

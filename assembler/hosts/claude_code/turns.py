@@ -9,6 +9,7 @@ content, the host wraps what it adds in tags: `<command-message>`, `<command-nam
 `<command-args>` for a slash command (the arguments are what the human typed),
 `<local-command-stdout>`, `<bash-input>`, `<system-reminder>`, `<task-notification>`, ...; a
 message from a chat channel arrives as `<channel source="..." user="...">words</channel>`.
+The tags, notes and commands come from the catalogue in `host_text.py`, version by version.
 """
 
 from __future__ import annotations
@@ -17,52 +18,34 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
+from assembler.hosts.claude_code import host_text
 from assembler.transcripts.message import HOST, NOTHING, UserTurn, text_blocks
 
-# Blocks the host adds to a text, wherever they are (the host's list of system tags).
+# Blocks the host adds to a text, wherever they are (the host's list of system tags), and the
+# slash command's own record, should it come with attributes.
 _ADDED_BLOCK = re.compile(
-    r"<(system-reminder|system_reminder|user-prompt-submit-hook|local-command-caveat|"
-    r"function_results|tool_use_error|sandbox_violations|persisted-output|total_tokens|"
-    r"command-message|command-name|command-contents|skill-format)\b[^>]*>.*?</\1>\s*",
+    r"<("
+    + "|".join(re.escape(tag) for tag in (*host_text.BLOCK_TAGS, "command-message", "command-name"))
+    + r")\b[^>]*>.*?</\1>\s*",
     re.DOTALL,
 )
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
 _COMMAND_MARK = re.compile(r"<command-(?:name|message|args)>")
 _COMMAND_NAME = re.compile(r"<command-name>\s*(/[\w:.-]+)\s*</command-name>")
 # Built-in commands that work the session itself, not the task (Claude Code's command list).
-_SESSION_COMMANDS: Final = frozenset(
-    """/add-dir /agents /bashes /bug /clear /compact /config /context /cost /doctor /export
-    /help /hooks /ide /login /logout /mcp /memory /model /output-style /permissions /plugin
-    /privacy-settings /release-notes /resume /rewind /sandbox /stats /status /statusline
-    /terminal-setup /theme /todos /upgrade /usage /vim""".split()
-)
+_SESSION_COMMANDS: Final = host_text.SESSION_COMMANDS
 # Turns the host writes in the human's place: notifications of background tasks, messages of
-# other agents and sessions, scheduler ticks, fetched pages (Claude Code's `wtt` tag list).
-_HOST_TAGS: Final = (
-    "task-notification",
-    "agent-message",
-    "teammate-message",
-    "cross-session-message",
-    "remote-review",
-    "remote-review-progress",
-    "slack-ping",
-    "slack-tag-message",
-    "tick",
-    "fetched-web-content",
-    "untrusted-widget-state",
-    "coordinator-relay",
-    "artifact-type-instructions",
-    "cowritten-artifact-html",
-    "artifact-file-content",
-    "artifact-origin-notes",
-    "artifact-stored-declaration",
-    "background-task-output",
+# other agents and sessions, scheduler ticks, fetched pages, wake-ups by outside events.
+_HOST_TAG = re.compile(
+    r"\A\s*<(?:" + "|".join(re.escape(tag) for tag in host_text.HOST_TURN_TAGS) + r")[\s>]"
 )
-_HOST_TAG = re.compile(r"\A\s*<(?:" + "|".join(re.escape(tag) for tag in _HOST_TAGS) + r")[\s>]")
 # Anything else that opens with a hyphenated tag (<bash-input>, <local-command-stdout>, ...) is
-# the host's record of a command, not words; so are these notes.
+# the host's record of a command, not words; so are the host's notes (caveats, interruptions,
+# a compaction summary written without its flag, as 1.0.x did).
 _WRAPPER = re.compile(
-    r"\A\s*(?:<[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+[\s>]|Caveat:|\[Request interrupted)"
+    r"\A\s*(?:<[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+[\s>]|"
+    + "|".join(re.escape(prefix) for prefix in host_text.NOTE_PREFIXES)
+    + ")"
 )
 _CHANNEL = re.compile(
     r"\A\s*<channel\s+source=\"[^\"]*\"([^>]*)>\n?(.*?)\n?</channel>\s*\Z", re.DOTALL

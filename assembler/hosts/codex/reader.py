@@ -4,6 +4,11 @@ The first line is the session's `session_meta` (its id, working folder, the host
 the conversation is in `response_item` lines (what the model was sent and answered: messages,
 tool calls and their output), beside `event_msg` lines (what the interface showed),
 `turn_context` lines (each turn's settings) and `compacted` lines (a compaction's summary).
+The human's clock: from 0.107 each `turn_context` names the zone (`timezone`, an IANA name, as
+the `<environment_context>` block does); before that, Codex names each rollout by the machine's
+local time when it began (`rollout-2025-10-31T19-02-58-<id>.jsonl`, codex-rs
+`rollout/recorder.rs`) and stamps the lines in UTC, the two together the offset from UTC
+(`rollout_zone`).
 Only `response_item` messages are read, so a turn is never counted twice: `user` ones through
 `turns.user_turn` (the host's parts dropped), `assistant` ones by their `output_text`; the
 `developer` messages (the host's instructions, what hooks add) are not the conversation.
@@ -11,13 +16,18 @@ Only `response_item` messages are read, so a turn is never counted twice: `user`
 
 from __future__ import annotations
 
+import re
+from datetime import datetime, timedelta
+from pathlib import PurePath
 from typing import Any, Final
+from zoneinfo import ZoneInfo
 
 from assembler.hosts.codex.turns import OUTPUT_TEXT, content_texts, user_turn
 from assembler.transcripts.message import (
     Message,
     Role,
     Summary,
+    ZoneSeen,
     impossible_time,
     message_text,
     parse_time,
@@ -39,14 +49,31 @@ LINE_TYPES: Final = frozenset(
 )
 
 
+# An IANA zone's name as Codex writes it ("America/Los_Angeles", "UTC").
+_ZONE_KEY = re.compile(r"\A[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,2}\Z")
+# A rollout's name: the local time it began, to the second.
+_ROLLOUT_NAME = re.compile(r"\Arollout-(\d{4})-(\d\d)-(\d\d)T(\d\d)-(\d\d)-(\d\d)-")
+# Offsets are whole quarter hours; a name and a stamp further apart than the widest zone (or
+# than a few seconds off a quarter hour) are not a clock reading.
+_QUARTER = 15 * 60
+_WIDEST = timedelta(hours=14)
+_SLACK_SECONDS = 90
+
+
 class CodexReader(Reader):
     """Codex rollout files (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`)."""
+
+    # Whether the zone came from a turn's named zone (0.107 on), which the rollout's name
+    # (an offset only) does not replace.
+    _named_zone = False
 
     def header(self, value: dict[str, Any]) -> None:
         payload = value.get("payload")
         if value.get("type") == "session_meta" and isinstance(payload, dict):
             self.session_id = str_or_none(payload.get("id")) or self.session_id
             self.cwd = str_or_none(payload.get("cwd"))
+            began = parse_time(payload.get("timestamp")) or parse_time(value.get("timestamp"))
+            self.zone = rollout_zone(PurePath(self.source).name, began) or self.zone
 
     def node(self, value: object) -> Verdict:
         if (
@@ -55,6 +82,11 @@ class CodexReader(Reader):
             or not isinstance(value.get("payload"), dict)
         ):
             return "bad"
+        if value["type"] == "turn_context" and not self._named_zone:
+            # Newest first: the newest turn's zone, by its name (daylight saving and all).
+            named = named_zone(value["payload"].get("timezone"), parse_time(value.get("timestamp")))
+            if named is not None:
+                self.zone, self._named_zone = named, True
         if value["type"] not in ("response_item", "compacted"):
             return "ignore"  # the interface's events, settings, usage: not the conversation
         return Node(None, None, True, value)
@@ -103,3 +135,36 @@ class CodexReader(Reader):
             cwd=self.cwd,
             original_length=length,
         )
+
+
+def rollout_zone(name: str, began: datetime | None) -> ZoneSeen | None:
+    """Given a rollout's file name and when its session began (UTC, its first line's stamp),
+    return the offset of the machine's clock that named it. None for a name that is not a
+    rollout's, and for a zero offset: Codex names a rollout in UTC where it cannot read the
+    local offset, so a name in UTC does not tell the human's zone."""
+    match = _ROLLOUT_NAME.match(name)
+    if match is None or began is None:
+        return None
+    try:
+        local = datetime(*(int(part) for part in match.groups()))  # type: ignore[arg-type]
+    except ValueError:
+        return None
+    seconds = (local - began.replace(tzinfo=None)).total_seconds()
+    quarters = round(seconds / _QUARTER)
+    if abs(seconds - quarters * _QUARTER) > _SLACK_SECONDS or quarters == 0:
+        return None
+    offset = timedelta(seconds=quarters * _QUARTER)
+    return ZoneSeen(began, offset, None) if abs(offset) <= _WIDEST else None
+
+
+def named_zone(name: object, at: datetime | None) -> ZoneSeen | None:
+    """Given a `turn_context`'s `timezone` (an IANA name) and the line's time, return the zone
+    with its offset then; None for anything that is not a zone's name in the zone database."""
+    if not isinstance(name, str) or not _ZONE_KEY.match(name) or at is None:
+        return None
+    try:
+        zone = ZoneInfo(name)
+    except (ValueError, KeyError, OSError):  # not in the database (ZoneInfoNotFoundError)
+        return None
+    offset = at.astimezone(zone).utcoffset()
+    return ZoneSeen(at, offset, at.astimezone(zone).tzname()) if offset is not None else None

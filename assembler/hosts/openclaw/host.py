@@ -3,6 +3,7 @@ scratchpad entries its own tool keeps in the sessions."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -23,6 +24,11 @@ if TYPE_CHECKING:
     from assembler.hosts.host import StoreReader
     from assembler.pad.sections import ExternalEntries
     from assembler.transcripts.reader import Reader, SourceReport
+
+
+# OpenClaw's state folders (and its earlier names'), and the workspace folders in them.
+_STATE_FOLDER = re.compile(r"\A\.(?:openclaw|clawdbot|moltbot)(?:[-_.][\w.-]+)?\Z")
+_WORKSPACE_FOLDER = re.compile(r"\Aworkspace(?:[-_][\w.-]+)?\Z")
 
 
 class OpenClaw:
@@ -71,5 +77,10 @@ class OpenClaw:
         return scratchpad_entries(paths, now) if paths else None
 
     def names_project(self, cwd: str) -> bool:
-        # OpenClaw records its workspace as the cwd of every session: that names no project.
-        return "/.openclaw/" not in cwd
+        # OpenClaw records its workspace as the cwd of every session (`~/.openclaw/workspace`,
+        # `workspace-<agent>`, under any state folder: `.openclaw-dev`, a profile's, the older
+        # `.clawdbot`): that names no project.
+        parts = [part.lower() for part in re.split(r"[\\/]+", cwd) if part]
+        if any(_STATE_FOLDER.match(part) for part in parts[:-1]):
+            return False
+        return not (parts and _WORKSPACE_FOLDER.match(parts[-1]))

@@ -40,6 +40,8 @@ _SENDER_KEYS = ("senderName", "sender", "from")
 class OpenClawReader(Reader):
     """OpenClaw / pi session entries (JSONL lines or SQLite rows), session versions 1 to 4."""
 
+    stamps_zones = True  # the envelopes of the human's messages
+
     def __init__(
         self,
         source: str,
@@ -65,6 +67,19 @@ class OpenClawReader(Reader):
             self.session_id = value["id"]
         if isinstance(value.get("cwd"), str):
             self.cwd = value["cwd"]
+
+    def zone_of(self, value: dict[str, Any]) -> ZoneSeen | None:
+        body = value.get("message")
+        if value.get("type") != "message" or not isinstance(body, dict):
+            return None
+        if body.get("role") != "user":
+            return None
+        stamp = user_turn(body, text_of(body.get("content"))).stamp
+        if stamp is None:
+            return None
+        at = _when(value, body)
+        offset = stamp_offset(stamp, at)
+        return ZoneSeen(at, offset, stamp.zone or None) if offset is not None else None
 
     def node(self, value: object) -> Verdict:
         if not isinstance(value, dict) or not isinstance(value.get("type"), str):
