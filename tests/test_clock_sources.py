@@ -177,6 +177,128 @@ def test_an_openclaw_stamp_hours_before_the_window_still_gives_the_zone(tmp_path
     assert human_zone(read.messages, None, read.zone).source == "transcript"
 
 
+# -- OpenClaw's time lines: the user's configured zone, by name ---------------------------------
+
+
+def _status_result(key: str, parent: str, text: str, at: datetime) -> str:
+    line = json.loads(_openclaw_line(key, parent, "toolResult", text, at))
+    line["message"].update(toolCallId="session_status_1", toolName="session_status")
+    return json.dumps(line)
+
+
+STATUS_OLD = (
+    "🦞 OpenClaw 2026.2.17\n🕒 Time: Tuesday, March 10th, 2026 — 1:00 PM (Europe/Vienna)\n"
+    "🧠 Model: some/model"
+)
+STATUS_NEW = (
+    "🦞 OpenClaw 2026.9.6\n\nCurrent time: Tuesday, March 10th, 2026 - 8:00 AM "
+    "(America/New_York)\nReference UTC: 2026-03-10 12:00 UTC\n\n⏱️ Uptime: 2h"
+)
+HEARTBEAT = (
+    "Read HEARTBEAT.md if it exists (workspace context). Follow it strictly.\n"
+    "Current time: Tuesday, March 10th, 2026 — 20:00 (Asia/Shanghai)"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "offset", "name"),
+    [
+        (STATUS_OLD, timedelta(hours=1), "CET"),
+        (STATUS_NEW, timedelta(hours=-4), "EDT"),
+        (HEARTBEAT, timedelta(hours=8), "CST"),
+        ("🦞 OpenClaw 2026.1.24\n🕒 Time zone: UTC", timedelta(0), "UTC"),
+        # a cron turn of 2026.3.13 to 2026.5.6, with the UTC time after the zone
+        (
+            "[cron:1 nightly] run the report\nCurrent time: Tuesday, March 10th, 2026 — 14:00 "
+            "(Africa/Cairo) / 2026-03-10 12:00 UTC",
+            timedelta(hours=2),
+            "EET",
+        ),
+        # a zone OpenClaw accepts that the database lacks, read from its name
+        ("Current time: Tuesday, March 10th, 2026 — 20:00 (GMT+8)", timedelta(hours=8), "GMT+8"),
+    ],
+)
+def test_an_openclaw_time_line_names_the_users_zone(
+    text: str, offset: timedelta, name: str
+) -> None:
+    from assembler.hosts.openclaw.time_line import time_line_zone
+
+    zone = time_line_zone(text, NOW)
+    assert zone is not None and (zone.offset, zone.name) == (offset, name)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the human wrote Current time: now (Europe/Vienna) in a sentence",
+        "Current time: Tuesday, March 10th, 2026 — 20:00 (../../etc/passwd)",
+        "Current time: Tuesday, March 10th, 2026 — 20:00 (Not/A_Zone)",
+        "🦞 OpenClaw 2026.4.1\n🧠 Model: some/model",
+    ],
+)
+def test_text_without_a_readable_time_line_names_no_zone(text: str) -> None:
+    from assembler.hosts.openclaw.time_line import time_line_zone
+
+    assert time_line_zone(text, NOW) is None
+
+
+def _session(tmp_path: Path, *lines: str) -> Path:
+    head = json.dumps(
+        {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-03-10T00:00Z"}
+    )
+    path = tmp_path / "s1.jsonl"
+    path.write_text("\n".join([head, *lines]) + "\n", encoding="utf-8")
+    return path
+
+
+def _read(path: Path, lookback: timedelta | None = None) -> TranscriptRead:
+    return read_recent(
+        [str(path)], base=path.parent, now=NOW, max_messages=50, lookback=lookback, zone_scan=True
+    )
+
+
+def test_a_session_status_result_in_the_window_gives_the_zone(tmp_path: Path) -> None:
+    path = _session(
+        tmp_path,
+        _openclaw_line("a", None, "user", "what time is it for me?", NOW - timedelta(minutes=5)),
+        _status_result("b", "a", STATUS_OLD, NOW - timedelta(minutes=4)),
+        _openclaw_line("c", "b", "assistant", "It is 1 PM in Vienna.", NOW - timedelta(minutes=3)),
+    )
+    read = _read(path)
+    assert read.zone is not None and read.zone.offset == timedelta(hours=1)
+    assert human_zone(read.messages, None, read.zone).source == "transcript"
+
+
+def test_a_session_status_result_hours_before_the_window_gives_the_zone(tmp_path: Path) -> None:
+    early = NOW - timedelta(hours=9)
+    path = _session(
+        tmp_path,
+        _openclaw_line("a", None, "user", "status please", early),
+        _status_result("b", "a", STATUS_NEW, early),
+        _openclaw_line("c", "b", "assistant", "All fine.", early),
+        _openclaw_line("d", "c", "user", "now rotate the logs", NOW - timedelta(minutes=3)),
+        _openclaw_line("e", "d", "assistant", "Rotated.", NOW - timedelta(minutes=2)),
+    )
+    read = _read(path, lookback=timedelta(hours=6))
+    assert [m.text for m in read.messages if m.role == "user"] == ["now rotate the logs"]
+    assert read.zone is not None and read.zone.offset == timedelta(hours=-4)
+
+
+def test_a_heartbeats_time_line_wins_over_its_envelope_in_the_gateways_zone(
+    tmp_path: Path,
+) -> None:
+    at = NOW - timedelta(minutes=10)
+    prompt = f"[{at:%a %Y-%m-%d %H:%M} UTC] {HEARTBEAT}"
+    path = _session(
+        tmp_path,
+        _openclaw_line("a", None, "user", prompt, at),
+        _openclaw_line("b", "a", "assistant", "HEARTBEAT_OK", at),
+    )
+    read = _read(path)
+    assert read.messages == [] or all(m.role != "user" for m in read.messages)
+    assert read.zone is not None and read.zone.offset == timedelta(hours=8)
+
+
 # -- which source wins -------------------------------------------------------------------------
 
 

@@ -49,7 +49,7 @@ from e2e.turns import (
     run_claude_command_line,
     run_host,
 )
-from e2e.workspace import unique, write_workspace
+from e2e.workspace import QUESTION, unique, write_workspace
 
 from assembler.assembly.pipeline import run_once
 from assembler.config.files import load_config
@@ -235,7 +235,9 @@ def test_the_first_prompt_sends_the_model_the_scratchpad_exactly_once(
     assert _count(request, block) == 1, _occurrences(request, block)
     assert _count(request, HEADER) == 1
     assert _count(request, setup.goal) == 1
-    assert "## Emotional Context" in block and setup.goal in block
+    # the block is the whole file: the assembled part (the workspace's question) and the
+    # agent's goal
+    assert "## Active Context" in block and QUESTION in block and setup.goal in block
     # The MCP server connected: its tools are offered, `scratchpad` loaded, the others
     # deferred (a line each in a list).
     assert ALWAYS_LOADED in request.tool_names()

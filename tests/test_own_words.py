@@ -35,6 +35,21 @@ def test_a_message_that_is_only_a_paste_has_no_own_words() -> None:
     assert own_words("```\nTraceback (most recent call last):\n```") == ""
 
 
+@pytest.mark.parametrize(
+    "text",
+    ['"I am done with this broken deploy, honestly"', "“why is it still red after the fix”"],
+)
+def test_a_message_that_is_only_a_quotation_is_read_whole(text: str) -> None:
+    # what else the writer says is in it (a message put in quotes, speech reported)
+    assert own_words(text) == text
+
+
+def test_of_a_quotation_and_code_only_the_quotation_is_read_and_never_the_code() -> None:
+    text = '"furious about this" ```\nraise Error()\n```'
+    assert own_words(text) == '"furious about this"'
+    assert own_words('> "so angry at it"\n```\nexit 1\n```') == ""
+
+
 def test_the_mood_model_reads_a_message_without_what_it_quotes() -> None:
     from assembler.mood.model import load_mood_model
 

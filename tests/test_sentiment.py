@@ -34,6 +34,7 @@ from assembler.mood.model import (
     HAPPY_PATTERNS,
     SAD_PATTERNS,
     SEMANTIC_DENSE,
+    TIRED_EXTRA_PATTERNS,
     TIRED_PATTERNS,
     URGENT_PATTERNS,
     MoodModel,
@@ -223,12 +224,26 @@ FRUSTRATED_EXTRA_EXAMPLES = (
     "you keep ignoring the second half of my message",
     "I already told you the port is 8443",
     "still no reply?",
+    "did you not run the tests before you pushed?",
     "langsam nervt es, dass der Build hängt",
     "der Test schlägt schon wieder fehl",
     "bist du eigentlich blöd?",
     "怎么又报错了",
     "真是气死我了",
     "数据全都不对",
+    "joder, otra vez el mismo error",
+    "el servidor sigue sin arrancar",
+    "putain, le déploiement a encore planté",
+    "j'en ai marre, ça marche toujours pas",
+    "またエラーが出た",
+    "最悪、全部消えた",
+)
+TIRED_EXTRA_EXAMPLES = (
+    "ich bin total müde, morgen weiter",
+    "今天好累，明天再说",
+    "estoy agotada, lo vemos mañana",
+    "je suis crevé, on continue demain",
+    "疲れた、続きは明日",
 )
 HAPPY_EXAMPLES = (
     "honestly you're a wizard",
@@ -241,7 +256,13 @@ HAPPY_EXAMPLES = (
 )
 GRATEFUL_EXAMPLES = ("Danke dir für die Hilfe", "谢谢你帮我看")
 SAD_EXAMPLES = ("our old cat died last night", "ich bin heute ziemlich traurig", "我很难过")
-ANXIOUS_EXAMPLES = ("ich mache mir Sorgen um die Daten", "我有点担心这个迁移")
+ANXIOUS_EXAMPLES = (
+    "ich mache mir Sorgen um die Daten",
+    "我有点担心这个迁移",
+    "me preocupa perder los datos de producción",
+    "je suis un peu inquiet pour la migration",
+    "本番のデータが消えないか心配です",
+)
 
 
 @pytest.mark.parametrize(
@@ -249,6 +270,7 @@ ANXIOUS_EXAMPLES = ("ich mache mir Sorgen um die Daten", "我有点担心这个�
     [
         ("urgent", URGENT_PATTERNS, URGENT_EXAMPLES, False),
         ("tired", TIRED_PATTERNS, TIRED_EXAMPLES, False),
+        ("tired", TIRED_EXTRA_PATTERNS, TIRED_EXTRA_EXAMPLES, True),
         ("frustrated", FRUSTRATED_PATTERNS, FRUSTRATED_EXAMPLES, False),
         ("frustrated", FRUSTRATED_EXTRA_PATTERNS, FRUSTRATED_EXTRA_EXAMPLES, True),
         ("happy", HAPPY_PATTERNS, HAPPY_EXAMPLES, True),
@@ -268,6 +290,23 @@ def test_every_rule_pattern_has_an_example_that_it_matches(
         # the n-gram model alone keeps the rules it was benchmarked with
         if extended and mood != "frustrated":
             assert rule_hits(example)[mood] == 0, example
+
+
+@pytest.mark.parametrize("text", ["你是什么模型", "珀杏ね", "ok 这个怎么配置", "Привет, как дела"])
+def test_a_script_the_models_never_read_scores_neutral_without_a_lexicon_word(
+    model: MoodModel, text: str
+) -> None:
+    assert sentiment.unread_script(text)
+    mood = model.score(text)
+    assert (mood.primary, mood.scores["neutral"], mood.valence) == ("neutral", 1.0, 0.0)
+
+
+def test_a_lexicon_word_is_read_in_any_script_and_latin_text_is_read_by_the_models(
+    model: MoodModel,
+) -> None:
+    assert not sentiment.unread_script("fix the 登录 page, ffs")
+    assert model.score("fix the 登录 page, ffs").primary == "frustrated"
+    assert not sentiment.unread_script("café crème, the build is broken again")
 
 
 def test_the_n_gram_model_alone_reads_with_its_own_rules_only(model: MoodModel) -> None:
@@ -313,6 +352,18 @@ def test_being_tired_of_something_is_frustration_not_fatigue(model: MoodModel) -
         "keine Sorge, das mache ich",
         "不用担心",
         "I keep a copy in /tmp",
+        "no te preocupes, lo reviso yo",
+        "otra vez funciona, gracias",
+        "haz lo que quieras con el nombre",
+        "ne t'inquiète pas, je m'en occupe",
+        "pas d'inquiétude pour la config",
+        "le pneu est crevé dans l'exemple",
+        "ich bin fertig mit dem Review",
+        "der Server ist kaputt gegangen",
+        "累计耗时多少？",
+        "ご心配なく、対応します",
+        "心配しないでください",
+        "なんでこの関数は遅いの？",
     ],
 )
 def test_phrases_that_only_look_like_a_rule_are_not_hits(text: str) -> None:
@@ -975,6 +1026,17 @@ def test_the_embedding_head_is_small_and_its_card_names_its_data() -> None:
     data = card["meta"]["training"]["data"]
     assert {"goemotions", "meld", "emobank", "embedding"} <= set(data)
     assert "DailyDialog" in card["data"]["not_used"]
+
+
+def test_the_embedding_head_was_trained_on_the_lexicons_as_they_are() -> None:
+    import json
+
+    card = json.loads(
+        semantic.DEFAULT_SEMANTIC_PATH.with_name("mood_embedding.card.json").read_text()
+    )
+    assert card["inputs"]["dense"] == list(SEMANTIC_DENSE)
+    # a lexicon edit changes the head's inputs: retrain (training/train_mood_embeddings.py)
+    assert card["inputs"]["lexicons_sha256"] == sentiment.lexicons_fingerprint()
 
 
 def test_mood_embedder_follows_memory_model() -> None:

@@ -192,6 +192,8 @@ PLAIN_WINDOWS = (
     ("kill the process on port 8080", "then restart the dev server"),
     ("Bitte prüf die Logs von gestern", "und schreib mir eine kurze Zusammenfassung"),
     ("帮我看一下这个函数", "顺便把测试也跑一下"),
+    ("你好", "你是什么模型"),
+    ("名前を覚えてね", "珀杏ね"),
 )
 
 

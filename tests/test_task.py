@@ -300,6 +300,49 @@ def test_without_a_request_the_summary_gives_only_its_goal_sentence() -> None:
             "CR",
             "Code review of a story",
         ),
+        # ... numbered as well, with the request for a pick that is no question
+        (
+            (
+                "load the dev agent",
+                "Agent Dev ready.\n\n1. `[MH]` Redisplay the menu\n2. `[DS]` Dev story: write the"
+                " next story\n3. `[CR]` Code review: a review across several facets\n\n"
+                "En attente de ta commande (numéro, trigger, ou texte).",
+                "CR",
+            ),
+            "CR",
+            "Code review: a review across several facets",
+        ),
+        # An answer the agent offered, marked off, without a question mark.
+        (
+            (
+                "review the config story",
+                "Step 1 done: 16 files, all in the git changes.\n\n"
+                "Continuer vers l'étape 2 ? (`y` / `n` / `edit`)",
+                "y",
+            ),
+            "y",
+            "Continuer vers l'étape 2 ? (`y` / `n` / `edit`)",
+        ),
+        (
+            (
+                "review the config story",
+                "File not found.\n\nConfirme ce fichier pour la review (`oui`) ou donne un autre"
+                " chemin exact.",
+                "oui",
+            ),
+            "oui",
+            "Confirme ce fichier pour la review (`oui`) ou donne un autre chemin exact.",
+        ),
+        # A path given where the agent asked for a file in the imperative.
+        (
+            (
+                "run the code review",
+                "[CR][Step 1] Name the story file to audit (full or relative path).",
+                "stories/1-2-user-auth.md",
+            ),
+            "stories/1-2-user-auth.md",
+            "[CR][Step 1] Name the story file to audit (full or relative path).",
+        ),
     ],
 )
 def test_a_short_answer_is_shown_with_the_question_it_answers(
@@ -314,6 +357,21 @@ def test_a_short_answer_is_shown_with_the_question_it_answers(
 def test_thanks_after_a_question_answer_nothing_and_the_request_stands() -> None:
     choice = current_task(
         convo("rotate the api keys on staging", "Rotated. Anything else?", "merci beaucoup"), []
+    )
+    assert choice.working_on == "rotate the api keys on staging"
+    assert choice.answering is None
+
+
+@pytest.mark.parametrize("answer", ["ok", "y", "oui"])
+def test_an_acknowledgement_of_a_report_answers_nothing_and_the_request_stands(
+    answer: str,
+) -> None:
+    # the agent offered nothing and asked nothing: the "ok" is no answer
+    choice = current_task(
+        convo(
+            "rotate the api keys on staging", "Rotated the keys (`prod` was not touched).", answer
+        ),
+        [],
     )
     assert choice.working_on == "rotate the api keys on staging"
     assert choice.answering is None

@@ -3381,6 +3381,41 @@ def test_each_kind_of_host_text_is_set_aside_or_unwrapped_to_the_humans_words(
     assert turn.text == words
 
 
+@pytest.mark.parametrize(
+    "joined",
+    [
+        # as OpenClaw writes it: the markers on lines of their own
+        "[Chat messages since your last reply - for context]\n[Telegram Ops +1m Mon 2026-02-23 "
+        "22:40 GMT+8] Ann: lunch?\n\n[Current message - respond to this]\n[Telegram Ops +3m Mon "
+        "2026-02-23 22:43 GMT+8] roll the canary back to 1.14.3",
+        # a channel that flattened the lines into one
+        "[Chat messages since your last reply - for context] [Telegram Ops 2026-02-23 22:40 "
+        "GMT+8] Ann: lunch? [id:298 chat:-500] [Current message - respond to this][Telegram Ops "
+        "+3m 2026-02-23 22:43 GMT+8] roll the canary back to 1.14.3",
+    ],
+)
+def test_the_chat_history_before_the_current_message_is_not_the_humans(joined: str) -> None:
+    turn = clean_user_text(joined)
+
+    assert (turn.said, turn.text) == ("human", "roll the canary back to 1.14.3")
+    assert turn.stamp is not None and turn.stamp.zone == "GMT+8"
+
+
+@pytest.mark.parametrize(
+    ("label", "speaker"), [("Ann (7304053733)", "Ann"), ("ann.k (+15550001111)", "ann.k")]
+)
+def test_the_sender_before_a_group_messages_words_is_its_speaker(label: str, speaker: str) -> None:
+    turn = clean_user_text(
+        f"[Telegram Ops id:-500 +3m 2026-02-23 22:43 GMT+8] {label}: @ops_bot roll the canary back"
+    )
+    assert (turn.said, turn.text, turn.speaker) == ("human", "roll the canary back", speaker)
+
+
+def test_words_like_a_sender_label_without_an_envelope_are_the_humans() -> None:
+    turn = clean_user_text("Ann (7304053733): is this the id you meant?")
+    assert turn.text == "Ann (7304053733): is this the id you meant?"
+
+
 def test_a_system_event_stamp_tells_the_humans_zone_when_the_words_have_none() -> None:
     turn = clean_user_text(
         "System: [2026-02-18 15:28:51 EST] Exec completed (keen-fox, code 0) :: pushed\n\n"

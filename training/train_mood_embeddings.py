@@ -95,6 +95,7 @@ from assembler.mood.model import (  # noqa: E402
     SEMANTIC_DENSE,
     MoodModel,
     hand_features,
+    lexicons_fingerprint,
     rule_hits,
     scored_part,
 )
@@ -594,6 +595,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "inputs": {
             "embedding": f"{embedder.model_id}, {dim} numbers, L2-normalised",
             "dense": list(SEMANTIC_DENSE),
+            "lexicons_sha256": lexicons_fingerprint(),
         },
         "classes": classes,
         "meta": meta,

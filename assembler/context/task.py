@@ -97,6 +97,8 @@ _CHOICE = re.compile(
     r"last|other) one$",
     re.IGNORECASE,
 )
+# What a short answer names that a remark does not: a path, a file, a number, an identifier.
+_NAMED = re.compile(r"[/\\_]|\w\.\w|\d|\w-\w")
 _MENU_LINE = re.compile(r"^\s*(?:\d{1,2}|[a-eA-E])[.)]\s+\S", re.MULTILINE)
 
 # A turn or sentence that ends the session or says the work is over.
@@ -303,13 +305,14 @@ def current_task(messages: Sequence[Message], summaries: Sequence[Summary]) -> T
 def _answered(turn: _Turn) -> str | None:
     """The agent's question a turn answers: a short turn that is no thanks or greeting, after
     a message of the agent's that ends asking or lists numbered choices."""
-    if turn.asked is None:
+    if not turn.agent:
         return None
     text = " ".join(turn.sentences) or turn.text.strip()
     whole = text.lower().strip().replace("’", "'")
     if not whole or len(whole) > 80:
         return None
-    if _FILLER.match(whole) or _FILLER_CJK.match(whole):
+    filler = bool(_FILLER.match(whole) or _FILLER_CJK.match(whole))
+    if filler:
         # Of the filler, only an acknowledgement answers ("yes", "go"); thanks do not.
         if not (_ACK.match(whole) or _ACK_CJK_ONLY.match(whole)):
             return None
@@ -317,7 +320,32 @@ def _answered(turn: _Turn) -> str | None:
         return None
     if turn.kind in ("request", "outcome", "sign-off") and not _CHOICE.match(whole):
         return None  # it asks or closes something of its own
-    return _options(turn.agent, text) or turn.asked
+    asked = turn.asked or _offered(turn.agent, whole)
+    if asked is None and not filler and turn.kind == "statement" and _NAMED.search(whole):
+        # a path, a file or a number after the agent's last words ("the file to audit, e.g.
+        # ..."): what it answers is what the agent said last, asked or not ("hmm" is a remark)
+        asked = _last_line(turn.agent)
+    if asked is None:
+        return None  # an "ok" after a report answers nothing: the task is older
+    return _options(turn.agent, text) or asked
+
+
+def _offered(agent: str, answer: str) -> str | None:
+    """The last line of the agent's message that offers the answer as an option, marked off
+    ("(`y` / `n`)", "[oui]", "reply 'go'"), or None."""
+    bare = answer.strip(" .!")
+    if not bare or len(bare) > 20:
+        return None
+    mark = rf"(?<![\w]){re.escape(bare)}(?![\w])"
+    offer = re.compile(rf"[`'\"“‘(\[/|]\s*{mark}\s*[`'\"”’)\]/|]", re.IGNORECASE)
+    lines = [line.strip() for line in agent[-1500:].splitlines() if line.strip()]
+    return next((line for line in reversed(lines) if offer.search(line)), None)
+
+
+def _last_line(agent: str) -> str | None:
+    """The agent's last line of prose, or None."""
+    said = sentences(agent[-1500:])
+    return said[-1] if said else None
 
 
 def _options(agent: str, answer: str) -> str | None:
@@ -329,7 +357,8 @@ def _options(agent: str, answer: str) -> str | None:
     picked: list[str] = []
     for mark in marks:
         item = re.search(
-            rf"^[ \t]*(?:[-*][ \t]*)?[\[(*`]*{re.escape(mark)}[\])*`]*[.):\-–—]*[ \t]+(\S[^\n]*)$",
+            rf"^[ \t]*(?:[-*][ \t]*)?(?:\d{{1,2}}[.)][ \t]+)?[\[(*`]*{re.escape(mark)}[\])*`]*"
+            rf"[.):\-–—]*[ \t]+(\S[^\n]*)$",
             agent[-3000:],
             re.MULTILINE | re.IGNORECASE,
         )

@@ -18,6 +18,8 @@ This module scores messages; `assembler.mood.window` turns their scores into the
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import re
 import threading
@@ -121,7 +123,8 @@ _CAPS_WORD_RE = re.compile(r"\b[^\W\d_]{3,}\b")
 # another domain (frustration at a failure that persists, as in a coding session, or aimed at
 # the agent: Reddit has almost none; the joy of a thing that finally works, praise of the agent
 # in slang) or in no other language than English (German and Chinese words of frustration, joy,
-# thanks, sorrow and worry: the embedding model reads English only). Each pattern that matches
+# thanks, sorrow and worry; Spanish, French and Japanese complaints, swearing and worry; fatigue
+# in all five: the embedding model reads English only). Each pattern that matches
 # is one hit; strength = 0.45 + 0.15 * hits, at most 0.9 (+0.1 for urgent text that shouts: '!'
 # or an all-caps word). That share of the probability mass goes to the rule's mood, the other
 # moods keep the rest in proportion; arousal moves by RULE_AROUSAL_NUDGE * strength and valence
@@ -230,6 +233,9 @@ FRUSTRATED_EXTRA_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
         rf"\b(i{_APOS}?ve|i have|i) already (told|said|asked|explained)\b|\bi told you\b",
         # a nudge after the agent went quiet
         r"\b(still |again |why )?no (reply|response|answer)\s*\?",
+        # a reproach put as a question
+        rf"\b(did|have) (you|u) not\b|"
+        rf"\bwhy (didn{_APOS}?t|did not|haven{_APOS}?t|have not) (you|u)\b",
         # German
         r"\b(frustrier\w*|nervig|nervt|ärgerlich|verdammt\w*|mist|schei(ß|ss)e?\w*|kacke|"
         r"lächerlich|unfassbar)\b",
@@ -239,6 +245,41 @@ FRUSTRATED_EXTRA_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
         r"又(错|坏|失败|不行|崩|报错|挂|出问题)|还是(不行|不对|错|没|失败|报错)|怎么(又|还是)",
         r"气死|烦死|烦人|搞什么|什么鬼|无语|垃圾|卧槽|说了(多少|几|好几)[遍次]|你是不是(傻|笨|有病)",
         r"没(回复|回应)|(都|全|完全|根本)不对",
+        # Spanish
+        r"\b(mierda|joder|jodid[oa]s?|cabrón|coño|hostia|carajo|puta madre|qué asco|"
+        r"una porquería|ridícul[oa]|indignante|frustrante)\b",
+        r"\bsiguen? sin (funcionar|andar|servir|arrancar)\b|\b(otra vez|de nuevo|todavía|aún)\b"
+        r"[^.?!\n]{0,20}\bno (funciona|va|anda|sirve|arranca)\b|"
+        r"\b(estoy|me tienes|me tiene) (\w+ )?(hart[oa]|frustrad[oa]|cabread[oa])\b|"
+        r"\bcuántas veces\b|\b(¿)?en serio\s*[?!]",
+        # French
+        r"\b(putain|merde|bordel|fait chier|chiant\w*|énervant\w*|ras[- ]le[- ]bol|"
+        r"c'est n'importe quoi|c'est nul|ridicule|inadmissible|frustrant\w*|agaçant\w*)\b",
+        r"\b(j'en ai marre|j'en peux plus|ça (ne )?(marche|fonctionne) (toujours|encore) pas|"
+        r"(toujours|encore) (pas|en panne|cassé)|combien de fois|sérieux\s*[?!]|"
+        r"(t'es|tu es) (vraiment |complètement )?(con|nul|idiot|stupide|bête))\b",
+        # Japanese (no word boundaries)
+        r"(また|まだ)(エラー|壊れ|動かな|落ち|失敗|ダメ|だめ)|何(度|回)(も)?(言|説明)|いい加減に",
+        r"ふざけ(る|ん)な|クソ|くそ|最悪|ムカつ|むかつ|イライラ|うざ|話にならな",
+    )
+)
+# Tiredness in the languages other than English (the embedding model reads English only).
+TIRED_EXTRA_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(p, re.IGNORECASE)
+    for p in (
+        # German ("kaputt" alone is a broken thing; "ich bin kaputt" is the human)
+        r"\b(todmüde|hundemüde|müde|erschöpft|übermüdet)\b|\bich bin (so |total |völlig )?"
+        r"(kaputt|platt)\b|\b(gute nacht|ich geh(e)? (jetzt )?(ins bett|schlafen))\b",
+        # Chinese ("累计", "累加" count up)
+        r"(好|太|很|有点|真)累|累(了|死|坏)|困(了|死)|好困|晚安|(去|要)睡(觉)?了|熬夜|通宵",
+        # Spanish
+        r"\b(cansad[oa]s?|agotad[oa]s?|rendid[oa]s?|reventad[oa]s?)\b|\btengo (mucho )?sueño\b|"
+        r"\b(buenas noches|me voy a (dormir|la cama))\b",
+        # French ("crevé" alone is a flat tyre)
+        r"\b(fatigué(e)?s?|épuisé(e)?s?|claqué(e)?)\b|\bje suis (\w+ )?(crevé(e)?|mort(e)? de "
+        r"fatigue)\b|\b(bonne nuit|je vais (me coucher|dormir|au lit))\b",
+        # Japanese
+        r"疲れ(た|て|まし)|つかれた|眠い|ねむい|眠たい|おやすみ|もう寝|寝ます|徹夜",
     )
 )
 HAPPY_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
@@ -289,6 +330,14 @@ ANXIOUS_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
         # "keine Sorge", "不用担心": no worry
         r"\b(angst|besorgt|nervös|beunruhigt)\b|(?<!\bkeine )\bsorgen?\b",
         r"(?<!不用)(?<!别)担心|害怕|紧张|焦虑",
+        # Spanish ("no te preocupes": no worry)
+        r"(?<!\bno te )(?<!\bno se )\bpreocup(a|ad[oa]s?|ante|ación)\b|\btengo miedo\b|"
+        r"\b(estoy )?nervios[oa]s?\b|\bansiedad\b|\bme da miedo\b",
+        # French ("ne t'inquiète pas", "pas d'inquiétude": no worry)
+        r"(?<!\bne t')(?<!\bpas d')\binqui(et|ète|ets|ètes|étant|étude)\b(?! pas)|"
+        r"\bj'ai (un peu |très )?peur\b|\bangoiss\w*|\bstressé(e)?s?\b",
+        # Japanese ("心配しないで", "心配ない", "ご心配なく": no worry)
+        r"(?<!ご)心配(?!しないで|ない|いらな|無用|なく)|不安|怖い|こわい|緊張",
     )
 )
 
@@ -403,6 +452,14 @@ _FRUSTRATED_EXTRA_KEYS = (
     "kacke", "lächerlich", "unfassbar", "schon wieder", "immer noch nicht", "was soll", "told",
     "wie oft", "du ", "又", "还是", "怎么", "气死", "烦", "搞什么", "什么鬼", "无语",
     "垃圾", "卧槽", "说了", "你是不是", "没", "不对",
+    "mierda", "joder", "jodid", "cabrón", "coño", "hostia", "carajo", "puta madre", "qué asco",
+    "porquería", "ridi", "indignante", "frustrante", "sigue", "hart", "frustrad", "cabread",
+    "cuántas veces", "en serio",
+    "putain", "merde", "bordel", "chier", "chiant", "énervant", "ras", "n'importe quoi", "nul",
+    "inadmissible", "frustrant", "agaçant", "marre", "j'en peux", "toujours", "encore",
+    "combien de fois", "sérieux", "t'es", "tu es",
+    "また", "まだ", "何度", "何回", "いい加減", "ふざけ", "クソ", "くそ", "最悪", "ムカつ",
+    "むかつ", "イライラ", "うざ", "話にならな",
 )  # fmt: skip
 _HAPPY_KEYS = (
     "you", "ur ", "yes", "yeah", "nailed", "charm", "work", "pass", "holy", "omg", "oh my god",
@@ -410,6 +467,13 @@ _HAPPY_KEYS = (
     "perfekt", "wunderbar", "großartig", "geil", "spitze", "hervorragend", "super", "freu",
     "gespannt", "太好了", "太棒", "好棒", "真棒", "完美", "开心", "高兴", "哈哈", "嘿嘿",
     "挺好", "不错",
+)  # fmt: skip
+_TIRED_EXTRA_KEYS = (
+    "müde", "erschöpft", "übermüdet", "ich bin", "gute nacht", "schlafen", "ins bett",
+    "累", "困", "晚安", "睡", "熬夜", "通宵",
+    "cansad", "agotad", "rendid", "reventad", "sueño", "buenas noches", "dormir", "la cama",
+    "fatigu", "épuisé", "claqué", "je suis", "bonne nuit", "coucher", "au lit",
+    "疲れ", "つかれ", "眠", "ねむ", "おやすみ", "寝", "徹夜",
 )  # fmt: skip
 _GRATEFUL_KEYS = ("danke", "vielen dank", "谢", "感谢")
 _SAD_KEYS = (
@@ -419,6 +483,8 @@ _SAD_KEYS = (
 )  # fmt: skip
 _ANXIOUS_KEYS = (
     "angst", "besorgt", "nervös", "beunruhigt", "sorge", "担心", "害怕", "紧张", "焦虑",
+    "preocup", "miedo", "nervios", "ansiedad", "inqui", "peur", "angoiss", "stress",
+    "心配", "不安", "怖い", "こわい", "緊張",
 )  # fmt: skip
 # mood, its patterns, their keys, the directions arousal and valence move when they hit
 _Rule = tuple[str, tuple[re.Pattern[str], ...], tuple[str, ...], float, float]
@@ -428,7 +494,8 @@ _RULES: tuple[_Rule, ...] = (
     ("frustrated", FRUSTRATED_PATTERNS, _FRUSTRATED_KEYS, 1.0, -1.0),
 )
 _EXTENDED_RULES: tuple[_Rule, ...] = (
-    *_RULES[:2],
+    _RULES[0],
+    ("tired", TIRED_PATTERNS + TIRED_EXTRA_PATTERNS, _TIRED_KEYS + _TIRED_EXTRA_KEYS, -1.0, -1.0),
     (
         "frustrated",
         FRUSTRATED_PATTERNS + FRUSTRATED_EXTRA_PATTERNS,
@@ -458,6 +525,34 @@ CALM_COMMAND = re.compile(
 CALM_COMMAND_DISCOUNT = 0.5
 # The dense features the embedding head reads after the vector, in this order.
 SEMANTIC_DENSE: tuple[str, ...] = HAND_FEATURES + tuple(f"rule_{mood}" for mood in RULE_MOODS)
+
+
+def lexicons_fingerprint() -> str:
+    """Return the SHA-256 of the extended lexicons: each rule's mood, patterns (with their
+    flags), keys and directions, in order. The embedding head reads their hits as inputs, so
+    its card records the fingerprint it was trained with, and an edit of a lexicon that the
+    head was not retrained on fails a test."""
+    rules = [
+        [mood, [[p.pattern, p.flags] for p in patterns], list(keys), up, pleasant]
+        for mood, patterns, keys, up, pleasant in _EXTENDED_RULES
+    ]
+    encoded = json.dumps(rules, ensure_ascii=False, separators=(",", ":")).encode()
+    return hashlib.sha256(encoded).hexdigest()
+
+
+# Letters of the Latin script (ASCII and the Latin blocks up to Latin Extended-B, and Latin
+# Extended Additional): the trained models read English, and their n-grams and the embedding
+# vocabulary carry nothing of other scripts.
+_LATIN = re.compile(r"[A-Za-z\u00c0-\u024f\u1e00-\u1eff]")
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def unread_script(text: str) -> bool:
+    """Whether most of a text's letters are of a script the trained models never read
+    (Chinese, Japanese, Korean, Cyrillic, Arabic...): their reading of it is noise, and only
+    the lexicons, which cover some of those languages, say how the writer feels."""
+    letters = len(_LETTER.findall(text))
+    return letters > 0 and len(_LATIN.findall(text)) * 2 < letters
 
 
 def rule_hits(text: str, *, extended: bool = False) -> dict[str, int]:
@@ -807,14 +902,15 @@ class MoodModel:
             [None] * len(texts) if gate is None else [float(g) for g in gate]
         )
         for row, text in enumerate(texts):
-            if not text.strip():
-                # Nothing said: neutral, not whatever the intercepts happen to favour.
+            hits = all_hits[row]
+            if not text.strip() or (not any(hits.values()) and unread_script(text)):
+                # Nothing said, or nothing the models can read and no lexicon word: neutral,
+                # not whatever the intercepts happen to favour.
                 scores[row] = 0.0
                 scores[row, MOODS.index("neutral")] = 1.0
                 valence[row], arousal[row] = 0.0, 0.0
                 emotional[row] = None if gate is None else 0.0
                 continue
-            hits = all_hits[row]
             if not any(hits.values()):
                 known = emotional[row]
                 if known is not None and CALM_COMMAND.search(text):

@@ -1,7 +1,8 @@
 """The part of a human message that says how they feel: their own words, without what they
 quote or paste. A word inside a quotation, a code block or span, a quoted line ("> ...") or a
 pasted log line is about something else (a meme, a spec, an error message), and the mood is
-read without it; a message that is only such material reads as no emotion.
+read without it; a message that is only code or pasted lines reads as no emotion, and one
+that is only a quotation is read whole (a message put in quotes, speech reported).
 """
 
 from __future__ import annotations
@@ -22,11 +23,16 @@ _WORDISH: Final = 0.6
 
 def own_words(text: str) -> str:
     """Given a human message, return it without quotations, code and pasted lines (see the
-    module's description), its lines otherwise as they were."""
+    module's description), its lines otherwise as they were. A message that is all quotation
+    marks and words between them is the writer's: what else they say is in it."""
     text = _FENCED.sub("\n", text)
     text = _QUOTED_LINE.sub("", text)
     text = _INLINE_CODE.sub(" ", text)
-    text = _QUOTATION.sub(" ", text)
+    said = _lines(_QUOTATION.sub(" ", text))
+    return said or _lines(text)
+
+
+def _lines(text: str) -> str:
     lines = [_GAP.sub(" ", line).strip() for line in text.split("\n") if _is_words(line)]
     return "\n".join(lines).strip()
 

@@ -176,8 +176,8 @@ def _zone_before(file: BinaryIO, end: int, reader: Reader) -> tuple[ZoneSeen | N
     if begin > 0:
         lines = lines[1:]  # the first piece is the end of a line cut by the scan's start
     for raw in lines:
-        if b'"user"' not in raw and b"session_meta" not in raw:
-            continue  # only the hosts' user turns and session headers stamp a zone
+        if b'"user"' not in raw and not any(key in raw for key in reader.zone_line_keys):
+            continue  # only user turns and the lines the reader names tell a zone
         value = parse_line(raw)
         if isinstance(value, dict):
             zone = reader.zone_of(value)

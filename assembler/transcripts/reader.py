@@ -138,6 +138,8 @@ class Reader(ABC):
 
     # Whether `zone_of` can find a zone in lines the window leaves out (the format stamps one).
     stamps_zones: bool = False
+    # Bytes that mark, beside user turns, the lines `zone_of` reads (the scan parses no other).
+    zone_line_keys: tuple[bytes, ...] = ()
 
     def zone_of(self, value: dict[str, Any]) -> ZoneSeen | None:
         """Given a line older than the window, return the human's zone it shows (an envelope's

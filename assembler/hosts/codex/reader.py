@@ -10,7 +10,8 @@ local time when it began (`rollout-2025-10-31T19-02-58-<id>.jsonl`, codex-rs
 `rollout/recorder.rs`) and stamps the lines in UTC, the two together the offset from UTC
 (`rollout_zone`).
 Only `response_item` messages are read, so a turn is never counted twice: `user` ones through
-`turns.user_turn` (the host's parts dropped), `assistant` ones by their `output_text`; the
+`turns.user_turn` (the host's parts dropped; of a custom prompt's expansion, the arguments:
+`prompts.human_part`), `assistant` ones by their `output_text`; the
 `developer` messages (the host's instructions, what hooks add) are not the conversation.
 """
 
@@ -22,6 +23,7 @@ from pathlib import PurePath
 from typing import Any, Final
 from zoneinfo import ZoneInfo
 
+from assembler.hosts.codex.prompts import CustomPrompt, human_part, prompts_for
 from assembler.hosts.codex.turns import OUTPUT_TEXT, content_texts, user_turn
 from assembler.transcripts.message import (
     Message,
@@ -66,6 +68,8 @@ class CodexReader(Reader):
     # Whether the zone came from a turn's named zone (0.107 on), which the rollout's name
     # (an offset only) does not replace.
     _named_zone = False
+    # The custom prompts of the rollout's Codex home, read at its first user message.
+    _prompts: tuple[CustomPrompt, ...] | None = None
 
     def header(self, value: dict[str, Any]) -> None:
         payload = value.get("payload")
@@ -116,7 +120,10 @@ class CodexReader(Reader):
         turn = user_turn(payload)
         if turn.said != "human" or self._bad_time(value):
             return True
-        return self._said(self._message("user", turn.text, value))
+        if self._prompts is None:
+            self._prompts = prompts_for(self.source)
+        said = human_part(turn.text, self._prompts) or turn.text
+        return self._said(self._message("user", said, value))
 
     def _bad_time(self, value: dict[str, Any]) -> bool:
         if impossible_time(value.get("timestamp")):

@@ -10,6 +10,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from assembler.hosts.openclaw.time_line import STATUS_TOOL, time_line_zone
 from assembler.hosts.openclaw.turns import is_host_assistant, user_turn
 from assembler.transcripts.message import (
     Message,
@@ -41,6 +42,7 @@ class OpenClawReader(Reader):
     """OpenClaw / pi session entries (JSONL lines or SQLite rows), session versions 1 to 4."""
 
     stamps_zones = True  # the envelopes of the human's messages
+    zone_line_keys = (b'"toolResult"',)  # the session_status results: their time line
 
     def __init__(
         self,
@@ -72,12 +74,18 @@ class OpenClawReader(Reader):
         body = value.get("message")
         if value.get("type") != "message" or not isinstance(body, dict):
             return None
+        if _status_result(body):
+            return time_line_zone(text_of(body.get("content")), _when(value, body))
         if body.get("role") != "user":
             return None
-        stamp = user_turn(body, text_of(body.get("content"))).stamp
+        text = text_of(body.get("content"))
+        turn = user_turn(body, text)
+        at = _when(value, body)
+        if turn.said == "host" and (named := time_line_zone(text, at)) is not None:
+            return named
+        stamp = turn.stamp
         if stamp is None:
             return None
-        at = _when(value, body)
         offset = stamp_offset(stamp, at)
         return ZoneSeen(at, offset, stamp.zone or None) if offset is not None else None
 
@@ -146,6 +154,10 @@ class OpenClawReader(Reader):
                         return False
             elif body["role"] == "user" and not self._user(value, body):
                 return False
+            elif self.zone is None and _status_result(body):
+                at = _when(value, body)
+                if not self._later(at):
+                    self.zone = time_line_zone(text_of(body.get("content")), at)
         return not (self._first_kept is not None and value.get("id") == self._first_kept)
 
     def _assistant(self, entry: dict[str, Any], body: dict[str, Any]) -> Message | None:
@@ -164,17 +176,19 @@ class OpenClawReader(Reader):
 
     def _user(self, entry: dict[str, Any], body: dict[str, Any]) -> bool:
         """Take a user message; return False when done walking."""
-        turn = user_turn(body, text_of(body.get("content")))
+        text = text_of(body.get("content"))
+        turn = user_turn(body, text)
         if turn.said == "none":
             return True
         if turn.said == "host" or self._skip_prompt:
             self._skip_prompt = False
             self._host_turn()
-            if (
-                turn.stamp is not None
-                and self.zone is None
-                and not self._later(at := _when(entry, body))
-            ):
+            at = _when(entry, body)
+            if self.zone is None and not self._later(at):
+                # The prompt's own time line names the user's configured zone; its envelope
+                # is in the gateway's zone unless set otherwise.
+                self.zone = time_line_zone(text, at)
+            if self.zone is None and turn.stamp is not None and not self._later(at):
                 offset = stamp_offset(turn.stamp, at)
                 if offset is not None:
                     self.zone = ZoneSeen(at, offset, turn.stamp.zone or None)
@@ -209,6 +223,11 @@ class OpenClawReader(Reader):
             cwd=self.cwd,
             original_length=length,
         )
+
+
+def _status_result(body: dict[str, Any]) -> bool:
+    """Whether a message is the result of OpenClaw's `session_status` tool."""
+    return body.get("role") == "toolResult" and body.get("toolName") == STATUS_TOOL
 
 
 def _when(entry: dict[str, Any], body: dict[str, Any]) -> datetime | None:

@@ -80,6 +80,10 @@ _MESSAGE_START = re.compile(
 )
 # A group message may open by mentioning the agent's account: "@one_mcs_bot ...".
 _MENTION = re.compile(r"\A@[A-Za-z0-9_]{3,32}\s+")
+# The sender of a group message, before its words in the envelope (formatInboundEnvelope, for
+# chats that are not direct: `${sender}: ${body}`, the sender `Name (id)` by
+# resolveSenderLabel, the id a number or a phone number; 2026.1.24 on).
+_SENDER_LABEL = re.compile(r"\A([^\n:()\[\]]{1,64}?) \((?:\+?\d{3,20})\): ")
 # Mail and webhook content comes wrapped in these markers, after a "Job ID: ..." line.
 _MARKERS: Final = texts("marker")
 # The heartbeat prompt may be preceded by a delivery hint (MESSAGE_TOOL_DELIVERY_HINTS).
@@ -196,6 +200,10 @@ def clean_user_text(text: str) -> UserTurn:
             if rest.startswith(prefix):
                 rest = rest[len(prefix) :].lstrip()
                 break
+    elif header and (label := _SENDER_LABEL.match(rest)) is not None:
+        # a group message in an envelope: the sender before the words
+        speaker = _Speaker(label.group(1).strip(), ())
+        rest = rest[label.end() :]
     rest = _MENTION.sub("", _MESSAGE_ID_LINE.sub("", rest).strip())
     if rest in _DRAFTS:
         return UserTurn("host", stamp=stamp)
@@ -291,10 +299,12 @@ def _strip_history(text: str) -> str | None:
     """Given a user text, return it without the chat window the host puts before the message
     to answer (group chats), or None when the window has no such message."""
     if text.startswith(_HISTORY_MARKERS):
-        at = text.find(f"\n{_CURRENT_MARKER}")
-        if at < 0:
+        # the marker on a line of its own, as the host writes it; else one inside a line (a
+        # channel that flattens lines: "... [id:298] [Current message - respond to this][...")
+        at = text.find(f"\n{_CURRENT_MARKER}") + 1 or text.find(_CURRENT_MARKER) + 1
+        if not at:
             return None
-        text = text[at + 1 :]
+        text = text[at - 1 :].lstrip("\n")
     if text.startswith(_CURRENT_MARKER):
         text = text[len(_CURRENT_MARKER) :].lstrip()
     return text
