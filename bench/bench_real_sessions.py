@@ -55,6 +55,7 @@ import glob
 import json
 import os
 import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -249,6 +250,13 @@ def main() -> int:
     )
     parser.add_argument("--only", metavar="ID", help="replay one point, print the whole file")
     parser.add_argument("--machine-tz", default="UTC", help="the machine's own zone for the run")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="TREE",
+        help="a copy of another version (`git archive REV | tar -x -C TREE`) whose assembly "
+        "replays the same points in another process, reported beside this one's",
+    )
     args = parser.parse_args()
     if not args.data.is_dir():
         print(
@@ -280,8 +288,48 @@ def main() -> int:
     if args.only:
         _print_one(results[0])
         return 0
-    _report(results, args, files, missing, seconds)
+    baseline = None
+    if args.baseline is not None:
+        baseline = _baseline_results(args.baseline.resolve(), points, args.data, args.machine_tz)
+    _report(results, args, files, missing, seconds, baseline)
     return 0
+
+
+def _baseline_results(
+    tree: Path, points: list[dict[str, Any]], data: Path, machine_tz: str
+) -> list[Result]:
+    """Replay the points with another version's code (`tree`) in another process: this
+    benchmark's scoring, that version's assembly."""
+    script = (
+        "import sys, json, tempfile\n"
+        f"sys.path[:0] = [{str(tree)!r}, {str(Path(__file__).parent)!r}]\n"
+        "import assembler, bench_real_sessions as bench\n"
+        "from pathlib import Path\n"
+        f"assert Path(assembler.__file__).is_relative_to({str(tree)!r}), assembler.__file__\n"
+        f"bench._isolate({machine_tz!r})\n"
+        "points = json.loads(sys.stdin.read())\n"
+        "with tempfile.TemporaryDirectory(prefix='bench-real-base-') as folder:\n"
+        f"    found = [bench._replay(p, Path({str(data.resolve())!r}), Path(folder), show=False)\n"
+        "             for p in points]\n"
+        "print(json.dumps([[r.scores, r.classes, r.plumbing, r.error] for r in found]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        input=json.dumps(points),
+        capture_output=True,
+        text=True,
+        cwd=tree,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"the baseline in {tree} failed:\n{done.stderr[-3000:]}")
+    rows = json.loads(done.stdout.splitlines()[-1])
+    return [
+        Result(
+            point, scores, None, plumbing, error, classes={k: tuple(v) for k, v in classes.items()}
+        )
+        for point, (scores, classes, plumbing, error) in zip(points, rows, strict=True)
+    ]
 
 
 def _load_points(path: Path) -> list[dict[str, Any]]:
@@ -643,6 +691,7 @@ def _report(
     files: list[Path],
     missing: list[str],
     seconds: float,
+    baseline: list[Result] | None = None,
 ) -> None:
     """Print what data was used, then each split's figures (the blind split first, apart from
     the sets whose failures were read), and the failing points of those sets."""
@@ -662,10 +711,13 @@ def _report(
     )
     if missing:
         print(f"missing session files (their points skipped): {', '.join(missing)}")
+    if baseline is not None:
+        print(f"baseline: {args.baseline}, the same points replayed with its code")
     for split in SPLITS:
         chosen = [r for r in results if r.point["split"] == split]
+        before = [r for r in baseline or () if r.point["split"] == split]
         if chosen:
-            _report_split(split, chosen)
+            _report_split(split, chosen, before or None)
     failing = [
         r
         for r in results
@@ -679,8 +731,9 @@ def _report(
         print(f"\n{len(failing)} points of the tuning and development sets fail a metric; -v lists")
 
 
-def _report_split(split: str, results: list[Result]) -> None:
-    """Print one split's metrics (per fold where it has folds), its line classes and errors."""
+def _report_split(split: str, results: list[Result], baseline: list[Result] | None) -> None:
+    """Print one split's metrics (per fold where it has folds; beside the baseline's, given
+    one), its line classes and errors."""
     points = [r.point for r in results]
     sessions = Counter(_host(p) for p in {p["file"]: p for p in points}.values())
     hosts = Counter(_host(p) for p in points)
@@ -695,16 +748,24 @@ def _report_split(split: str, results: list[Result]) -> None:
     )
     folds = sorted({p["fold"] for p in points if "fold" in p})
     header = f"{'metric':18} {'all':>16}" + "".join(f" {'fold ' + str(f):>16}" for f in folds)
-    print(header)
+    print(header + (f" {'baseline':>16}" if baseline else ""))
     for metric in METRICS:
         row = f"{metric:18} {_cell(results, metric, None):>16}"
         row += "".join(f" {_cell(results, metric, f):>16}" for f in folds)
+        row += f" {_cell(baseline, metric, None):>16}" if baseline else ""
         print(row)
-    calm = [r.scores["no false alarm"] for r in results if "no false alarm" in r.scores]
-    if calm:
-        alarms = len(calm) - sum(calm)
-        print(f"false alarms: {alarms}/{len(calm)} ({alarms / len(calm):.0%}) of calm points")
+    for label, scored in (("", results), ("baseline: ", baseline or [])):
+        calm = [r.scores["no false alarm"] for r in scored if "no false alarm" in r.scores]
+        if calm:
+            alarms = len(calm) - sum(calm)
+            print(
+                f"{label}false alarms: {alarms}/{len(calm)} ({alarms / len(calm):.0%}) of calm "
+                "points"
+            )
     _report_lines(results)
+    if baseline:
+        print("baseline: ", end="")
+        _report_lines(baseline)
     errors = [r for r in results if r.error]
     if errors:
         kinds = Counter(r.error for r in errors)
