@@ -65,19 +65,23 @@ def test_a_name_that_is_no_clock_reading_gives_no_zone(name: str, began: datetim
     assert rollout_zone(name, began) is None
 
 
+# A Codex user turn at 11:58 UTC.
+USER_TURN = {
+    "timestamp": "2026-03-10T11:58:00Z",
+    "type": "response_item",
+    "payload": {
+        "type": "message",
+        "role": "user",
+        "content": [{"type": "input_text", "text": "add the retry to the uploader"}],
+    },
+}
+
+
 def test_a_codex_session_read_knows_the_humans_offset_from_its_name(tmp_path: Path) -> None:
     path = tmp_path / "rollout-2026-03-10T20-55-00-a1.jsonl"
     lines = [
         {"timestamp": "2026-03-10T11:55:00Z", "type": "session_meta", "payload": {"id": "a1"}},
-        {
-            "timestamp": "2026-03-10T11:58:00Z",
-            "type": "response_item",
-            "payload": {
-                "type": "message",
-                "role": "user",
-                "content": [{"type": "input_text", "text": "add the retry to the uploader"}],
-            },
-        },
+        USER_TURN,
     ]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
 
@@ -98,15 +102,7 @@ def _rollout_with_turn_zone(folder: Path, zone: object) -> Path:
             "type": "turn_context",
             "payload": {"cwd": "/w", "timezone": zone, "current_date": "2026-03-10"},
         },
-        {
-            "timestamp": "2026-03-10T11:58:00Z",
-            "type": "response_item",
-            "payload": {
-                "type": "message",
-                "role": "user",
-                "content": [{"type": "input_text", "text": "add the retry to the uploader"}],
-            },
-        },
+        USER_TURN,
     ]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     return path

@@ -124,6 +124,12 @@ def test_the_plain_frontmatter_reader_agrees_with_yaml_or_leaves_it_to_yaml(fiel
     assert plain is None or plain == (post.metadata, post.content), field
 
 
+def test_a_body_with_carriage_returns_is_left_to_the_yaml_reader() -> None:
+    text = "---\nttl_minutes: 30\n---\n0\r\n0"
+    assert plain_frontmatter(text) is None
+    assert frontmatter.loads(text).content == "0\n0"
+
+
 @given(
     st.text(alphabet=st.sampled_from("ab1 :#'-,;%.()\t\u00e9"), max_size=20),
     st.sampled_from(["updated", "expires", "ttl_minutes", "source", "other"]),

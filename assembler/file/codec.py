@@ -492,8 +492,8 @@ def plain_frontmatter(text: str) -> tuple[dict[str, Any], str] | None:
     simple form `compose` writes (see _PLAIN_FIELD); else None, and the YAML reader decides.
     The light commands (`check`, `show`) then never import a YAML parser."""
     yaml_text, body = split_frontmatter(text)
-    if yaml_text is None:
-        return None
+    if yaml_text is None or "\r" in body:
+        return None  # a carriage return: the YAML reader's own line endings decide
     meta: dict[str, Any] = {}
     for line in yaml_text.split("\n"):
         field = _PLAIN_FIELD.fullmatch(line)
