@@ -231,10 +231,13 @@ class _Turn:
     message: int
     sentences: list[str]
     kind: str  # "request", "statement", "outcome", "sign-off", "filler"
-    # The agent's question (or numbered list) the turn follows, when it does.
-    asked: str | None = None
     text: str = ""
     agent: str = ""  # the agent's message the turn follows ("" when it follows none)
+
+    @property
+    def asked(self) -> str | None:
+        """The agent's question (or numbered list) the turn follows, when it does."""
+        return _question(self.agent) if self.agent else None
 
 
 # A short turn after the agent's question is the human's answer: a choice that belongs with the
@@ -303,8 +306,9 @@ def current_task(messages: Sequence[Message], summaries: Sequence[Summary]) -> T
 
 
 def _answered(turn: _Turn) -> str | None:
-    """The agent's question a turn answers: a short turn that is no thanks or greeting, after
-    a message of the agent's that ends asking or lists numbered choices."""
+    """The agent's words a turn answers: a short turn that is no thanks or greeting, after a
+    message of the agent's that ends asking, lists numbered choices or offers the answer (see
+    `_offered`), or a short answer that names something, after the agent's last line."""
     if not turn.agent:
         return None
     text = " ".join(turn.sentences) or turn.text.strip()
@@ -408,14 +412,9 @@ def _turns(messages: Sequence[Message]) -> list[_Turn]:
         if len(said) > MAX_PER_TURN:
             said = [*said[: MAX_PER_TURN - 1], said[-1]]
         before = messages[index - 1] if index > 0 else None
-        agent = before is not None and before.role == "assistant"
-        asked = _question(before.text) if before is not None and agent else None
+        agent = before.text if before is not None and before.role == "assistant" else ""
         text = messages[index].text
-        found.append(
-            _Turn(
-                index, said, _kind(text, said), asked, text, before.text if before and agent else ""
-            )
-        )
+        found.append(_Turn(index, said, _kind(text, said), text, agent))
     return found
 
 

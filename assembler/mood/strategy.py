@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from assembler.config.schema import StrategyRule
-from assembler.mood.window import MoodState
+from assembler.mood.window import NEGATIVE_MOODS, MoodState
 
 # The mood that means "no emotion read": its state never steers the answer.
 NO_EMOTION = "neutral"
@@ -85,9 +85,8 @@ def choose_strategy(
     )
 
 
-# The moods whose strategies are warm, and the negative ones they must not follow.
+# The moods whose strategies are warm: they must not follow a negative one (NEGATIVE_MOODS).
 POSITIVE = frozenset({"happy", "grateful", "curious"})
-NEGATIVE = frozenset({"frustrated", "urgent", "anxious", "sad", "tired", "confused"})
 # How many of the newest readings a negative one among them keeps a positive strategy off.
 RECENT_READINGS = 3
 
@@ -95,5 +94,5 @@ RECENT_READINGS = 3
 def _recent_negative(mood: MoodState) -> str | None:
     """The negative mood among the newest readings of the window, if there is one."""
     return next(
-        (p.mood for p in reversed(mood.points[-RECENT_READINGS:]) if p.mood in NEGATIVE), None
+        (p.mood for p in reversed(mood.points[-RECENT_READINGS:]) if p.mood in NEGATIVE_MOODS), None
     )

@@ -197,8 +197,8 @@ _PARTS_SHOWN = 6
 _QUOTE_CHARS = 32  # of the message at which a negative state eased
 # Negative states: each starts a part of the story. A change from one of _EASES to no clear
 # emotion or a positive one "eased"; tiredness does not ease, it is slept off.
-_NEGATIVE = frozenset({"frustrated", "urgent", "confused", "anxious", "sad", "tired"})
-_EASES = _NEGATIVE - {"tired"}
+NEGATIVE_MOODS = frozenset({"frustrated", "urgent", "confused", "anxious", "sad", "tired"})
+_EASES = NEGATIVE_MOODS - {"tired"}
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -546,12 +546,12 @@ def _trajectory(
             continue
         if k == len(runs) - 1:
             since = _at(message, now, "since ")
-            if before in _EASES and label not in _NEGATIVE:
+            if before in _EASES and label not in NEGATIVE_MOODS:
                 parts.append(f"{_eased(message, now)}; {_words(label)} now")
             else:
                 parts.append(f"{_words(label)} now ({since})" if since else f"{_words(label)} now")
-        elif label in _NEGATIVE:
-            if before in _NEGATIVE:
+        elif label in NEGATIVE_MOODS:
+            if before in NEGATIVE_MOODS:
                 parts.append(f"{label}{_at(message, now, ' at ')}")
             else:
                 again = " again" if label in seen else ""

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Final, Literal
+from zoneinfo import ZoneInfo
 
 from assembler.redact import REDACTION_MARKER, redact
 
@@ -376,6 +377,25 @@ def zone_offset(name: str) -> timedelta | None:
         return offset if abs(offset) <= _MAX_OFFSET else None
     minutes = _ABBREVIATIONS.get(name.upper())
     return timedelta(minutes=minutes) if minutes is not None else None
+
+
+# A zone database name as hosts write it ("America/Los_Angeles", "UTC"): no path climbing.
+_ZONE_KEY: Final = re.compile(r"\A[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,2}\Z")
+
+
+def named_zone(name: object, at: datetime | None) -> ZoneSeen | None:
+    """Given a zone's name from the zone database ("Europe/Vienna", as a host's settings name
+    it) and when it was written, return the zone with its offset and abbreviation then; None
+    for anything that is not a name the database has, or without a time."""
+    if not isinstance(name, str) or not _ZONE_KEY.match(name) or at is None:
+        return None
+    try:
+        zone = ZoneInfo(name)
+    except (ValueError, KeyError, OSError):  # not in the database (ZoneInfoNotFoundError)
+        return None
+    local = at.astimezone(zone)
+    offset = local.utcoffset()
+    return ZoneSeen(at, offset, local.tzname()) if offset is not None else None
 
 
 def is_offset_name(name: str) -> bool:

@@ -21,7 +21,6 @@ import re
 from datetime import datetime, timedelta
 from pathlib import PurePath
 from typing import Any, Final
-from zoneinfo import ZoneInfo
 
 from assembler.hosts.codex.prompts import CustomPrompt, human_part, prompts_for
 from assembler.hosts.codex.turns import OUTPUT_TEXT, content_texts, user_turn
@@ -32,6 +31,7 @@ from assembler.transcripts.message import (
     ZoneSeen,
     impossible_time,
     message_text,
+    named_zone,
     parse_time,
     str_or_none,
 )
@@ -51,8 +51,6 @@ LINE_TYPES: Final = frozenset(
 )
 
 
-# An IANA zone's name as Codex writes it ("America/Los_Angeles", "UTC").
-_ZONE_KEY = re.compile(r"\A[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,2}\Z")
 # A rollout's name: the local time it began, to the second.
 _ROLLOUT_NAME = re.compile(r"\Arollout-(\d{4})-(\d\d)-(\d\d)T(\d\d)-(\d\d)-(\d\d)-")
 # Offsets are whole quarter hours; a name and a stamp further apart than the widest zone (or
@@ -162,16 +160,3 @@ def rollout_zone(name: str, began: datetime | None) -> ZoneSeen | None:
         return None
     offset = timedelta(seconds=quarters * _QUARTER)
     return ZoneSeen(began, offset, None) if abs(offset) <= _WIDEST else None
-
-
-def named_zone(name: object, at: datetime | None) -> ZoneSeen | None:
-    """Given a `turn_context`'s `timezone` (an IANA name) and the line's time, return the zone
-    with its offset then; None for anything that is not a zone's name in the zone database."""
-    if not isinstance(name, str) or not _ZONE_KEY.match(name) or at is None:
-        return None
-    try:
-        zone = ZoneInfo(name)
-    except (ValueError, KeyError, OSError):  # not in the database (ZoneInfoNotFoundError)
-        return None
-    offset = at.astimezone(zone).utcoffset()
-    return ZoneSeen(at, offset, at.astimezone(zone).tzname()) if offset is not None else None

@@ -19,11 +19,10 @@ database; a name the database lacks gives its offset only when the name says it 
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Final
-from zoneinfo import ZoneInfo
 
-from assembler.transcripts.message import ZoneSeen, zone_offset
+from assembler.transcripts.message import ZoneSeen, named_zone, zone_offset
 
 _TIME_LINE: Final = re.compile(
     r"^(?:🕒 Time|Current time): [^\n]{8,80}? \(([A-Za-z][A-Za-z0-9_+:/-]{0,63})\)"
@@ -31,8 +30,6 @@ _TIME_LINE: Final = re.compile(
     r"|^🕒 Time zone: ([A-Za-z][A-Za-z0-9_+:/-]{0,63})[ \t]*$",
     re.MULTILINE,
 )
-# A zone name the database may know: letters, digits and `_+-/` only, no path climbing.
-_ZONE_KEY: Final = re.compile(r"\A[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,2}\Z")
 # OpenClaw's tool that reports the session's state, the time among it.
 STATUS_TOOL: Final = "session_status"
 
@@ -48,15 +45,8 @@ def time_line_zone(text: str, at: datetime | None) -> ZoneSeen | None:
 
 
 def _zone(name: str, at: datetime | None) -> ZoneSeen | None:
-    if _ZONE_KEY.match(name) and at is not None:
-        try:
-            zone = ZoneInfo(name)
-        except (ValueError, KeyError, OSError):  # not in the database (ZoneInfoNotFoundError)
-            zone = None
-        if zone is not None:
-            local = at.astimezone(UTC).astimezone(zone)
-            offset = local.utcoffset()
-            if offset is not None:
-                return ZoneSeen(at, offset, local.tzname())
+    named = named_zone(name, at)
+    if named is not None:
+        return named
     offset = zone_offset(name)
     return ZoneSeen(at, offset, name) if offset is not None else None
