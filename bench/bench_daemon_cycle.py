@@ -47,6 +47,7 @@ except ImportError:  # run from a checkout without the package installed
     from assembler.assembly.pipeline import run_once
 from assembler.clock import local_timezone
 from assembler.config.files import load_config
+from assembler.hosts.registry import HOSTS
 from assembler.memory.recall import WarmMemory
 
 TARGET_MS = 50.0
@@ -95,7 +96,7 @@ def _warm_cycles(
         from assembler.mood.history import KeptHistory
 
         kept["moods"] = KeptHistory()
-    run_once(config, now=datetime.now(tz), memory=warm, **kept)
+    run_once(config, now=datetime.now(tz), memory=warm, **kept, hosts=HOSTS)
     cycles: list[float] = []
     cpu: list[float] = []
     checked: list[float] = []
@@ -103,14 +104,14 @@ def _warm_cycles(
         # `tag` keeps the lines new to this run: a text seen before has its vector kept.
         _append_message(transcript, f"still failing after the rollback, attempt {i} {tag}", tz)
         began, began_cpu = time.perf_counter(), time.process_time()
-        assembly = run_once(config, now=datetime.now(tz), memory=warm, **kept)
+        assembly = run_once(config, now=datetime.now(tz), memory=warm, **kept, hosts=HOSTS)
         cycles.append((time.perf_counter() - began) * 1000)
         cpu.append((time.process_time() - began_cpu) * 1000)
         assert assembly.meta["memory"]["embedded"] == 0
         _append_message(transcript, f"and the pods restart again, round {i} {tag}", tz)
         warm.files_changed()
         began = time.perf_counter()
-        assembly = run_once(config, now=datetime.now(tz), memory=warm, **kept)
+        assembly = run_once(config, now=datetime.now(tz), memory=warm, **kept, hosts=HOSTS)
         checked.append((time.perf_counter() - began) * 1000)
         assert assembly.meta["memory"]["embedded"] == 0
     warm.close()
@@ -167,7 +168,7 @@ def main() -> None:
             _append_message(transcript, text, tz)
         started = time.perf_counter()
         warm = WarmMemory(watched=True)
-        first = run_once(config, now=datetime.now(tz), memory=warm)
+        first = run_once(config, now=datetime.now(tz), memory=warm, hosts=HOSTS)
         chunks = first.meta["memory"]["chunks"]
         print(
             f"index: {chunks} chunks from {args.files} notes, built in "

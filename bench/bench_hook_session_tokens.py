@@ -27,8 +27,8 @@ from pathlib import Path
 
 from assembler.clock import local_timezone
 from assembler.config.files import load_config
-from assembler.file.handoff import current_block
 from assembler.hosts.claude_code.hook import run_claude_code_hook
+from assembler.hosts.handoff import current_block
 from assembler.tokens import get_counter
 
 REPO = Path(__file__).resolve().parent.parent

@@ -46,6 +46,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from assembler.hosts.registry import HOSTS
+
 REPO = Path(__file__).resolve().parent.parent
 # The project is not necessarily installed: import `assembler` from this checkout.
 if str(REPO) not in sys.path:
@@ -187,10 +189,12 @@ def child(workspace: Path) -> None:
     from assembler.transcripts.read import read_recent
 
     config = load_config(workspace)
-    assemble(config, now=NOW, transcript_globs=[str(workspace / "warmup" / "chat.jsonl")])
+    assemble(
+        config, now=NOW, transcript_globs=[str(workspace / "warmup" / "chat.jsonl")], hosts=HOSTS
+    )
     before = start_peak()
     started = time.perf_counter()
-    assembly = assemble(config, now=NOW)
+    assembly = assemble(config, now=NOW, hosts=HOSTS)
     took = time.perf_counter() - started
     rise = _status_mb("VmHWM") - before
     assert assembly.meta["messages_read"] == 3, assembly.meta["messages_read"]
@@ -211,6 +215,7 @@ def child(workspace: Path) -> None:
             now=NOW,
             max_messages=config.transcripts.max_messages,
             lookback=config.transcripts.lookback_delta,
+            hosts=HOSTS,
         ),
     )
     messages = read.messages

@@ -35,7 +35,7 @@ from assembler.daemon.control import (
     ask_prompt,
     clip_prompt,
 )
-from assembler.file.handoff import current_block
+from assembler.hosts.handoff import current_block
 
 REPO = Path(__file__).resolve().parent.parent
 PROMPTS = [

@@ -67,6 +67,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from assembler.hosts.registry import HOSTS
+
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "real-sessions"
 LABELS = REPO / "bench" / "data" / "real_sessions"
@@ -370,7 +372,7 @@ def _replay(point: dict[str, Any], data: Path, folder: Path, *, show: bool) -> R
     now = datetime.fromisoformat(point["now"].replace("Z", "+00:00"))
     try:
         config = load_config(workspace, config_file)
-        assembly = run_once(config, now=now, dry_run=True)
+        assembly = run_once(config, now=now, dry_run=True, hosts=HOSTS)
     except Exception as error:  # a crash is a result of the benchmark
         if show:
             traceback.print_exc()

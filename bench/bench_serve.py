@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from assembler.config.files import load_config
 from assembler.file.codec import compose
+from assembler.hosts.registry import HOSTS
 
 NOW = datetime(2026, 3, 9, 23, 0, tzinfo=UTC)
 SPEAKERS = ("ray", "priya", "sam")
@@ -122,6 +123,7 @@ def fill_week(config: object, days: int, messages: int) -> float:
         now=NOW,
         max_messages=messages,
         lookback=timedelta(days=days),
+        hosts=HOSTS,
     )
     started = time.perf_counter()
     with MoodHistory(history_path(config.state_dir)) as history:  # type: ignore[attr-defined]
@@ -142,6 +144,7 @@ def rescore(config: object, days: int, messages: int) -> float:
         now=NOW,
         max_messages=messages,
         lookback=timedelta(days=days),
+        hosts=HOSTS,
     )
     model = load_mood_model(
         Path(__file__).resolve().parent.parent / "assembler" / "mood" / "weights" / "mood_model.npz"

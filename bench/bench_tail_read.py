@@ -26,6 +26,8 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from assembler.hosts.registry import HOSTS
+
 try:
     from assembler.transcripts.read import TranscriptRead, read_recent
 except ImportError:  # run from a checkout without the package installed
@@ -217,6 +219,7 @@ def time_read(path: Path, repeat: int) -> tuple[list[float], TranscriptRead]:
             now=START + timedelta(days=3650),
             max_messages=MAX_MESSAGES,
             lookback=None,
+            hosts=HOSTS,
         )
 
     result = once()

@@ -42,6 +42,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from assembler.hosts.registry import HOSTS
+
 try:
     from assembler.context.active import extract_topics
     from assembler.context.task import TaskChoice, current_task
@@ -190,7 +192,7 @@ def _read(
     path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     now = START + STEP * len(conversation["turns"]) + timedelta(minutes=5)
     read = read_recent(
-        [str(path)], base=folder, now=now, max_messages=60, lookback=timedelta(hours=6)
+        [str(path)], base=folder, now=now, max_messages=60, lookback=timedelta(hours=6), hosts=HOSTS
     )
     return read.messages, read.summaries, now
 

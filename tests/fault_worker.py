@@ -42,6 +42,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from assembler.hosts.registry import HOSTS
+
 SOURCES = ["MEMORY.md", "memory/**/*.md"]
 
 
@@ -92,7 +94,7 @@ def render(ack: str, workspace: str, until: str) -> None:
     ready()
     done = 0
     while done < count if count is not None else not stop.exists():
-        run_once(config, now=datetime.now(zone))
+        run_once(config, now=datetime.now(zone), hosts=HOSTS)
         done += 1
         acks(f"render {done}")
 

@@ -15,6 +15,7 @@ from assembler.file.codec import (
     REGION_BEGIN,
     REGION_END,
 )
+from assembler.hosts.registry import HOSTS
 from assembler.pad.journal import (
     Journal,
     SectionState,
@@ -108,7 +109,7 @@ def render(workspace: Path, now: datetime = RENDER_NOW) -> dict[str, Any]:
     from assembler.assembly.pipeline import run_once
     from assembler.config.files import load_config
 
-    run_once(load_config(workspace), now=now)
+    run_once(load_config(workspace), now=now, hosts=HOSTS)
     return file_meta(workspace)
 
 

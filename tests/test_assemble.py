@@ -16,6 +16,7 @@ from assembler.assembly.pipeline import _fit_without_repeats, assemble
 from assembler.assembly.sections import MemoryRecall, memories_section
 from assembler.config.files import load_config
 from assembler.file.render import Renderer, Section
+from assembler.hosts.registry import HOSTS
 from assembler.memory.recall import RecallResult
 from assembler.memory.search import Hit
 from assembler.mood.window import MoodReport, MoodState, TrajectoryPoint
@@ -64,7 +65,7 @@ def memories_lines(text: str) -> list[str]:
 def test_the_section_shows_the_current_topic_first_as_path_and_line_range(
     workspace: Path,
 ) -> None:
-    assembly = assemble(load_config(make_workspace(workspace)), now=NOW)
+    assembly = assemble(load_config(make_workspace(workspace)), now=NOW, hosts=HOSTS)
     lines = memories_lines(assembly.text)
     # Self-contained: where, the note's subject (its heading), the sentence, quoted.
     assert lines[0] == (
@@ -80,7 +81,7 @@ def test_a_hit_that_the_daily_context_already_shows_is_not_repeated(workspace: P
     # The garden note shares one word with its question: weak, shown only without a floor; the
     # section's cap is raised so that both topics' lines fit and only the repeat is left out.
     config = 'model = "none"\nkeyword_floor = 0.0\n[caps.sections]\nrelevant_memories = 160'
-    assembly = assemble(load_config(make_workspace(workspace, config)), now=NOW)
+    assembly = assemble(load_config(make_workspace(workspace, config)), now=NOW, hosts=HOSTS)
     assert "tomatoes planted" in assembly.text.split("## Daily Context", 1)[1]
     assert not any("2026-03-02.md" in line for line in memories_lines(assembly.text))
     # The earlier topic still surfaces from its own note.
@@ -95,7 +96,7 @@ def test_a_model_that_cannot_load_degrades_to_keyword_search_and_says_why(
     user.parent.mkdir(parents=True)
     user.write_text('[memory]\nmodel = "/no/such/model"\n')
     config = load_config(make_workspace(workspace, "enabled = true"))
-    assembly = assemble(config, now=NOW)
+    assembly = assemble(config, now=NOW, hosts=HOSTS)
     (entry,) = [d for d in assembly.meta["degraded"] if d["what"] == "memory search"]
     assert "/no/such/model" in entry["why"]
     assert "keyword (BM25) search only" in entry["why"]
@@ -103,7 +104,9 @@ def test_a_model_that_cannot_load_degrades_to_keyword_search_and_says_why(
 
 
 def test_memory_search_turned_off_shows_no_section_and_builds_no_index(workspace: Path) -> None:
-    assembly = assemble(load_config(make_workspace(workspace, "enabled = false")), now=NOW)
+    assembly = assemble(
+        load_config(make_workspace(workspace, "enabled = false")), now=NOW, hosts=HOSTS
+    )
     assert "## Relevant Memories" not in assembly.text
     assert assembly.meta["memory"] is None
     assert not (workspace / ".scratchpad" / "index.sqlite").exists()
@@ -122,7 +125,7 @@ def test_secrets_and_addresses_the_human_pasted_never_reach_the_file(workspace: 
         '[transcripts]\nsources = ["*.jsonl"]\n[memory]\nenabled = false\n'
         '[routing]\nextra_secret_patterns = ["internal-[0-9]{4}"]\n'
     )
-    assembly = assemble(load_config(workspace), now=NOW)
+    assembly = assemble(load_config(workspace), now=NOW, hosts=HOSTS)
     for secret in (token, "ray.tanaka@fastmail.com", "internal-7731"):
         assert secret not in assembly.text
         assert all(secret not in line for line in assembly.meta["dropped"])
@@ -140,7 +143,9 @@ def test_a_model_that_fails_on_the_queries_is_reported_and_search_goes_on_by_key
         "assembler.memory.embeddings.LazyEmbedder",
         lambda model, batch_size: FakeEmbedder(fail_after_calls=1),
     )
-    assembly = assemble(load_config(make_workspace(workspace, 'model = "bundled"')), now=NOW)
+    assembly = assemble(
+        load_config(make_workspace(workspace, 'model = "bundled"')), now=NOW, hosts=HOSTS
+    )
     (entry,) = [d for d in assembly.meta["degraded"] if d["what"] == "memory search"]
     assert "the query could not be embedded" in entry["why"]
     assert memories_lines(assembly.text)[0].startswith("- `memory/infra/helm.md:")
@@ -232,7 +237,7 @@ def test_when_no_note_bears_on_the_conversation_no_memory_section_is_shown(
     for name in ("garden.md", "2026-03-02.md"):
         (workspace / "memory" / name).unlink()  # the notes left are about helm only
 
-    assembly = assemble(load_config(workspace), now=NOW)
+    assembly = assemble(load_config(workspace), now=NOW, hosts=HOSTS)
 
     assert "## Relevant Memories" not in assembly.text
     assert assembly.recall is not None and assembly.recall.result.queries  # it did search
@@ -367,7 +372,7 @@ def test_lines_that_carry_nothing_are_left_out() -> None:
 
 
 def test_the_title_is_one_short_line_that_says_when_to_ignore_the_file(workspace: Path) -> None:
-    assembly = assemble(load_config(make_workspace(workspace)), now=NOW)
+    assembly = assemble(load_config(make_workspace(workspace)), now=NOW, hosts=HOSTS)
     body = assembly.text.split("---\n", 2)[2]
     title = body.strip().splitlines()[0]
     assert title == (
@@ -376,7 +381,7 @@ def test_the_title_is_one_short_line_that_says_when_to_ignore_the_file(workspace
     assert body.strip().splitlines()[1] == ""  # one line, then the sections
     assert estimate_tokens(title) <= 25
     # Valid into tomorrow: the date is said too.
-    late = assemble(load_config(workspace), now=NOW + timedelta(minutes=25))
+    late = assemble(load_config(workspace), now=NOW + timedelta(minutes=25), hosts=HOSTS)
     assert "\n# SCRATCHPAD.md — valid until 2026-03-03 00:20 AEDT;" in late.text
 
 
@@ -400,7 +405,7 @@ def test_a_hand_edit_landing_while_the_render_runs_is_imported_not_lost(
 
     config = load_config(_sections_workspace(workspace))
     scratchpad_for(config).write("step 1", section="findings")
-    run_once(config, now=NOW)
+    run_once(config, now=NOW, hosts=HOSTS)
     real_compose = module.compose
     calls = []
 
@@ -413,7 +418,7 @@ def test_a_hand_edit_landing_while_the_render_runs_is_imported_not_lost(
         return assembly
 
     monkeypatch.setattr(module, "compose", compose_while_the_agent_edits)
-    assembly = run_once(config, now=NOW + timedelta(minutes=1))
+    assembly = run_once(config, now=NOW + timedelta(minutes=1), hosts=HOSTS)
 
     assert len(calls) == 2 and assembly.written
     assert scratchpad_for(config).read("findings").data["content"] == "step 1\nstep 2 (by hand)"
@@ -427,7 +432,7 @@ def test_a_file_that_keeps_changing_is_left_as_it_is_and_the_run_says_so(
     from assembler.assembly.pipeline import WRITE_ATTEMPTS, run_once
 
     config = load_config(_sections_workspace(workspace))
-    run_once(config, now=NOW)
+    run_once(config, now=NOW, hosts=HOSTS)
     real_compose = module.compose
 
     def compose_while_someone_writes(*args: object, **kwargs: object) -> module.Assembly:
@@ -437,7 +442,7 @@ def test_a_file_that_keeps_changing_is_left_as_it_is_and_the_run_says_so(
         return assembly
 
     monkeypatch.setattr(module, "compose", compose_while_someone_writes)
-    assembly = run_once(config, now=NOW + timedelta(minutes=1))
+    assembly = run_once(config, now=NOW + timedelta(minutes=1), hosts=HOSTS)
 
     assert not assembly.written
     assert config.output_path.read_text().count("another line by hand") == WRITE_ATTEMPTS
@@ -451,12 +456,12 @@ def test_a_dry_run_writes_nothing_and_imports_nothing(workspace: Path) -> None:
 
     config = load_config(_sections_workspace(workspace))
     scratchpad_for(config).write("the plan")
-    run_once(config, now=NOW)
+    run_once(config, now=NOW, hosts=HOSTS)
     path = config.output_path
     path.write_text(path.read_text().replace("the plan\n", "the plan, edited\n"))
     before = {p: p.read_bytes() for p in workspace.rglob("*") if p.is_file()}
 
-    assembly = run_once(config, now=NOW + timedelta(minutes=1), dry_run=True)
+    assembly = run_once(config, now=NOW + timedelta(minutes=1), dry_run=True, hosts=HOSTS)
 
     assert not assembly.written
     assert {p: p.read_bytes() for p in workspace.rglob("*") if p.is_file()} == before
@@ -474,7 +479,7 @@ def test_an_output_path_that_is_a_link_is_not_written_through(
     config = load_config(_sections_workspace(workspace))
     config.output_path.symlink_to(victim)
     with pytest.raises(UnsafePathError, match=r"SCRATCHPAD\.md is a symbolic link"):
-        run_once(config, now=NOW)
+        run_once(config, now=NOW, hosts=HOSTS)
     assert victim.read_text() == "precious"
 
 
@@ -491,7 +496,7 @@ def test_an_output_folder_that_links_out_of_the_workspace_is_not_written_to(
         '[output]\npath = "out/SCRATCHPAD.md"\n[memory]\nenabled = false\n'
     )
     with pytest.raises(UnsafePathError, match="is a link out of the workspace"):
-        run_once(load_config(workspace), now=NOW)
+        run_once(load_config(workspace), now=NOW, hosts=HOSTS)
     assert list(elsewhere.iterdir()) == []
 
 
@@ -506,7 +511,7 @@ def test_a_memory_index_that_cannot_be_opened_degrades_the_section_not_the_run(
     (workspace / ".scratchpad").mkdir()
     (workspace / ".scratchpad" / "index.sqlite").symlink_to(victim)
 
-    assembly = run_once(load_config(workspace), now=NOW)
+    assembly = run_once(load_config(workspace), now=NOW, hosts=HOSTS)
 
     assert assembly.written and victim.read_text() == "precious"
     (entry,) = [d for d in assembly.degraded if d.what == "memory search"]
@@ -519,7 +524,7 @@ def test_an_empty_workspace_gets_a_short_file_that_says_nothing_is_known_yet(
     workspace = tmp_path / "new"
     workspace.mkdir()
 
-    assembly = assemble(load_config(workspace), now=NOW)
+    assembly = assemble(load_config(workspace), now=NOW, hosts=HOSTS)
 
     text = assembly.text
     assert "**Nothing known yet:** no transcripts found yet" in text
@@ -537,7 +542,7 @@ def test_a_transcript_with_nothing_in_the_window_says_so_instead_of_zeros(
     workspace = make_workspace(tmp_path / "ws")
     write_chat(workspace, [(60 * 24 * 3, "user", "an old message, days before the clock")])
 
-    assembly = assemble(load_config(workspace), now=NOW)
+    assembly = assemble(load_config(workspace), now=NOW, hosts=HOSTS)
 
     assert "**Nothing known yet:** no messages in the window of the 1 transcript read" in (
         assembly.text

@@ -20,6 +20,7 @@ from assembler.context.learned_zone import (
     remember_zone,
 )
 from assembler.hosts.codex.reader import rollout_zone
+from assembler.hosts.registry import HOSTS
 from assembler.transcripts.message import Message, ZoneSeen
 from assembler.transcripts.read import TranscriptRead, read_recent
 
@@ -85,7 +86,9 @@ def test_a_codex_session_read_knows_the_humans_offset_from_its_name(tmp_path: Pa
     ]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
 
-    read = read_recent([str(path)], base=tmp_path, now=NOW, max_messages=50, lookback=None)
+    read = read_recent(
+        [str(path)], base=tmp_path, now=NOW, max_messages=50, lookback=None, hosts=HOSTS
+    )
 
     assert read.zone is not None and read.zone.offset == timedelta(hours=9)
     human = human_zone(read.messages, None, read.zone)
@@ -111,7 +114,9 @@ def _rollout_with_turn_zone(folder: Path, zone: object) -> Path:
 def test_a_turns_named_zone_wins_over_the_rollouts_name(tmp_path: Path) -> None:
     path = _rollout_with_turn_zone(tmp_path, "America/Los_Angeles")
 
-    read = read_recent([str(path)], base=tmp_path, now=NOW, max_messages=50, lookback=None)
+    read = read_recent(
+        [str(path)], base=tmp_path, now=NOW, max_messages=50, lookback=None, hosts=HOSTS
+    )
 
     assert read.zone is not None and read.zone.offset == timedelta(hours=-7)  # PDT on 10 March
     assert read.zone.name == "PDT"
@@ -121,7 +126,9 @@ def test_a_turns_named_zone_wins_over_the_rollouts_name(tmp_path: Path) -> None:
 def test_a_turn_zone_that_is_no_zone_leaves_the_rollouts_name(tmp_path: Path, zone: object) -> None:
     path = _rollout_with_turn_zone(tmp_path, zone)
 
-    read = read_recent([str(path)], base=tmp_path, now=NOW, max_messages=50, lookback=None)
+    read = read_recent(
+        [str(path)], base=tmp_path, now=NOW, max_messages=50, lookback=None, hosts=HOSTS
+    )
 
     assert read.zone is not None and read.zone.offset == timedelta(hours=9)
 
@@ -163,6 +170,7 @@ def test_an_openclaw_stamp_hours_before_the_window_still_gives_the_zone(tmp_path
             max_messages=50,
             lookback=timedelta(hours=6),
             zone_scan=scan,
+            hosts=HOSTS,
         )
 
     # Without the scan (a workspace that already knows the zone) only the window is read.
@@ -249,7 +257,13 @@ def _session(tmp_path: Path, *lines: str) -> Path:
 
 def _read(path: Path, lookback: timedelta | None = None) -> TranscriptRead:
     return read_recent(
-        [str(path)], base=path.parent, now=NOW, max_messages=50, lookback=lookback, zone_scan=True
+        [str(path)],
+        base=path.parent,
+        now=NOW,
+        max_messages=50,
+        lookback=lookback,
+        zone_scan=True,
+        hosts=HOSTS,
     )
 
 

@@ -18,12 +18,13 @@ from assembler.cli.main import main
 from assembler.daemon.control import PromptAnswer, PromptRequest
 from assembler.daemon.service import DaemonLock
 from assembler.file.codec import compose, remember_render
-from assembler.file.handoff import HookInputError
-from assembler.hosts import registry
 from assembler.hosts.codex.hook import parse_codex_input, run_codex_hook
 from assembler.hosts.codex.sessions import MAX_SOURCES, codex_sources
 from assembler.hosts.codex.setup import codex_setup, trusted_hash
 from assembler.hosts.codex.turns import is_host_text
+from assembler.hosts.handoff import HookInputError
+from assembler.hosts.registry import HOSTS
+from assembler.transcripts.hosts import classify
 from assembler.transcripts.read import read_recent
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "codex"
@@ -35,7 +36,12 @@ ASSEMBLE = Path("/opt/scratchpad assembler/bin/assemble")
 
 def _read(*paths: Path) -> object:
     return read_recent(
-        [str(path) for path in paths], base=FIXTURES, now=NOW, max_messages=100, lookback=None
+        [str(path) for path in paths],
+        base=FIXTURES,
+        now=NOW,
+        max_messages=100,
+        lookback=None,
+        hosts=HOSTS,
     )
 
 
@@ -145,9 +151,9 @@ def test_bad_lines_are_counted_and_skipped_and_the_rest_is_read(tmp_path: Path) 
 
 def test_rollout_lines_are_claimed_as_codex_and_no_other_hosts_lines_are() -> None:
     first = json.loads(NEW.read_text(encoding="utf-8").splitlines()[0])
-    assert registry.classify(first) == "codex"
-    assert registry.classify({"type": "user", "message": {"role": "user"}, "uuid": "u"}) != "codex"
-    assert registry.classify({"role": "user", "content": "hi"}) == "generic"
+    assert classify(HOSTS, first) == "codex"
+    assert classify(HOSTS, {"type": "user", "message": {"role": "user"}, "uuid": "u"}) != "codex"
+    assert classify(HOSTS, {"role": "user", "content": "hi"}) == "generic"
 
 
 # -- which sessions belong to the workspace ----------------------------------------------------
@@ -200,7 +206,7 @@ def test_an_assembly_with_no_sources_configured_reads_this_workspaces_codex_sess
     mine = _rollout(sessions, str(workspace), said, name="m")
     _rollout(sessions, "/home/ray/billing", "zebrafish payroll secret", name="o")
 
-    assembly = run_once(load_config(workspace), now=NOW)
+    assembly = run_once(load_config(workspace), now=NOW, hosts=HOSTS)
 
     assert [(s.path, s.format) for s in assembly.transcripts.sources] == [(str(mine), "codex")]
     assert assembly.meta["messages_read"] == 1

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from assembler.hosts.codex import prompts
+from assembler.hosts.registry import HOSTS
 from assembler.transcripts.read import read_recent
 
 NOW = datetime(2026, 11, 20, 9, 30, tzinfo=UTC)
@@ -99,7 +100,9 @@ def _rollout(home: Path, *said: str, folder: str = "sessions/2026/11/20") -> Pat
 
 
 def _said(path: Path) -> list[str]:
-    read = read_recent([str(path)], base=path.parent, now=NOW, max_messages=50, lookback=None)
+    read = read_recent(
+        [str(path)], base=path.parent, now=NOW, max_messages=50, lookback=None, hosts=HOSTS
+    )
     return [m.text for m in read.messages if m.role == "user"]
 
 

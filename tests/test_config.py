@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 
 from assembler.config.files import init_config, load_config, sample_config_path, to_toml, validate
 from assembler.config.schema import Config, parse_duration
-from assembler.errors import ConfigError, WorkspaceError
+from assembler.errors import ConfigError, TranscriptError, WorkspaceError
+from assembler.hosts.registry import HOSTS
+from assembler.transcripts.read import read_recent
 
 
 def test_defaults_apply_when_no_config_file_exists(workspace: Path) -> None:
@@ -25,7 +27,7 @@ def test_defaults_apply_when_no_config_file_exists(workspace: Path) -> None:
 def test_every_problem_is_reported_at_once_with_its_key(workspace: Path) -> None:
     (workspace / "assembler.toml").write_text(
         '[output]\nttl_minutes = -5\ncolour = "red"\n'
-        '[transcripts]\nmax_messages = "many"\nformat = "xml"\n'
+        '[transcripts]\nmax_messages = "many"\nformat = "XML files"\n'
         '[time]\ntimezone = "Mars/Olympus"\n'
     )
     with pytest.raises(ConfigError) as caught:
@@ -36,7 +38,7 @@ def test_every_problem_is_reported_at_once_with_its_key(workspace: Path) -> None
     assert message.count("\n") == 5  # a heading line, then one line per problem
     assert "At 'output.colour': unknown key" in message
     assert "At 'transcripts.max_messages': expected an integer, got 'many'" in message
-    assert "At 'transcripts.format': expected one of" in message
+    assert "At 'transcripts.format': expected 'auto' or the name of a transcript format" in message
     assert "At 'time.timezone': expected an IANA time zone" in message
     assert str(workspace / "assembler.toml") in message
 
@@ -203,6 +205,28 @@ def test_config_validate_rejects_what_once_would_reject(
     (workspace / "assembler.toml").write_text('[output]\ntemplate_dir = "nope"\n')
     assert main(["config", "validate", "--workspace", str(workspace)]) == 1
     assert "At 'output.template_dir'" in capsys.readouterr().err
+
+
+def test_a_format_no_host_writes_is_refused_by_validate_and_by_the_reading(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from assembler.cli.main import main
+
+    (workspace / "assembler.toml").write_text('[transcripts]\nformat = "xml"\n')
+    assert main(["config", "validate", "--workspace", str(workspace)]) == 1
+    said = capsys.readouterr().err
+    assert "At 'transcripts.format': expected one of 'auto', " in said
+    assert "got 'xml'" in said
+    with pytest.raises(TranscriptError, match=r"At 'transcripts.format': .*got 'xml'"):
+        read_recent(
+            [],
+            hosts=HOSTS,
+            base=workspace,
+            now=datetime(2026, 3, 2, tzinfo=UTC),
+            max_messages=10,
+            lookback=None,
+            fmt="xml",
+        )
 
 
 def test_a_bad_workspace_from_the_environment_is_blamed_on_the_variable(
@@ -513,5 +537,5 @@ def test_any_config_that_validates_runs_without_crashing(
         return
     event("validated and run")
     now = datetime.fromisoformat("2026-03-02T23:25:00+11:00")
-    assembly = run_once(config, now=now)
+    assembly = run_once(config, now=now, hosts=HOSTS)
     assert assembly.written and config.output_path.is_file()

@@ -3,6 +3,7 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -13,6 +14,8 @@ from assembler.context import active as context
 from assembler.context.active import active_context, extract_topics
 from assembler.context.daily import daily_context
 from assembler.context.daytime import human_zone, time_context
+from assembler.hosts.registry import HOSTS
+from assembler.transcripts.hosts import names_project
 from assembler.transcripts.message import Message, Summary
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
@@ -203,7 +206,12 @@ def test_the_agents_own_workspace_is_not_named_as_the_project() -> None:
         msg("fix the api chart", 1, cwd="/srv/agent"),
     ]
     active = active_context(
-        messages, [], now=NOW, half_life=timedelta(minutes=20), workspace=Path("/srv/agent")
+        messages,
+        [],
+        now=NOW,
+        half_life=timedelta(minutes=20),
+        workspace=Path("/srv/agent"),
+        names_project=partial(names_project, HOSTS),
     )
     assert active.working_on is not None and "(in " not in active.working_on
 
@@ -331,6 +339,7 @@ def test_the_project_is_the_sessions_folder_unless_it_is_a_hosts_own(
         [],
         now=NOW,
         half_life=timedelta(minutes=30),
+        names_project=partial(names_project, HOSTS),
     )
     aside = f" (in {project})" if project else ""
     assert active.working_on == f"rotate the api keys on staging{aside}"

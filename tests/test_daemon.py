@@ -39,6 +39,7 @@ from assembler.daemon.service import (
     watchdog_period,
 )
 from assembler.errors import ConfigError
+from assembler.hosts.registry import HOSTS
 
 ASSEMBLE = Path(sys.executable).parent / "assemble"
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -156,7 +157,7 @@ def test_a_glob_is_watched_at_the_folder_before_its_first_wildcard(tmp_path: Pat
 
 def test_own_temp_files_and_the_index_never_trigger_but_the_nudge_does(tmp_path: Path) -> None:
     config = validate({"memory": {"sources": ["**/*"]}}, source=None, workspace=tmp_path)
-    watches = watch_plan(config)
+    watches = watch_plan(config, HOSTS)
     state = config.state_dir
     assert classify(tmp_path / ".SCRATCHPAD.md.x1y2.tmp", watches, state) is None
     assert classify(state / "index.sqlite-wal", watches, state) is None
@@ -169,7 +170,7 @@ def test_the_daemons_own_write_does_not_trigger_it_but_an_agent_edit_does(
     tmp_path: Path,
 ) -> None:
     config = validate({"memory": {"enabled": False}}, source=None, workspace=tmp_path)
-    daemon = Daemon(config, clock=lambda: T0)
+    daemon = Daemon(config, clock=lambda: T0, hosts=HOSTS)
     pad = config.output_path
     # An event that arrives while an assembly runs is held until the run has recorded what it
     # wrote: then it is recognised as the daemon's own.
@@ -191,7 +192,7 @@ def test_a_memory_file_event_and_every_scheduled_run_sync_the_warm_index(
 
     (tmp_path / "MEMORY.md").write_text("# Ray\n\n- Prefers the command.\n")
     config = validate({"memory": {"model": "none"}}, source=None, workspace=tmp_path)
-    daemon = Daemon(config, clock=lambda: T0)
+    daemon = Daemon(config, clock=lambda: T0, hosts=HOSTS)
     daemon._memory = warm = WarmMemory(watched=True)
     synced_memory(config, warm=warm)
     assert not warm.sync_due
@@ -251,7 +252,7 @@ def test_memory_model_none_by_choice_is_neither_warned_about_nor_listed_as_degra
 ) -> None:
     (tmp_path / "MEMORY.md").write_text("# Ray\n\n- Prefers the command.\n")
     config = validate({"memory": {"model": "none"}}, source=None, workspace=tmp_path)
-    daemon = Daemon(config, clock=lambda: T0)
+    daemon = Daemon(config, clock=lambda: T0, hosts=HOSTS)
     caplog.set_level(logging.DEBUG, logger="assembler")
     for _ in range(2):
         daemon._assemble("interval")
@@ -537,7 +538,7 @@ def test_a_failed_assembly_is_logged_and_the_next_one_runs(
 def test_the_daemon_runs_with_the_config_it_was_given(live_workspace: Path) -> None:
     config = load_config(live_workspace)
     assert config.daemon.debounce_delta == timedelta(seconds=0.3)
-    assert [w.kind for w in watch_plan(config)][:3] == ["nudge", "sections", "scratchpad"]
+    assert [w.kind for w in watch_plan(config, HOSTS)][:3] == ["nudge", "sections", "scratchpad"]
 
 
 def test_with_no_sources_configured_the_hosts_own_stores_are_watched_with_their_log(
@@ -547,7 +548,7 @@ def test_with_no_sources_configured_the_hosts_own_stores_are_watched_with_their_
     store.parent.mkdir(parents=True)
     store.write_bytes(b"")
     config = validate({"memory": {"enabled": False}}, source=None, workspace=tmp_path)
-    watches = watch_plan(config)
+    watches = watch_plan(config, HOSTS)
     state = config.state_dir
     assert classify(store, watches, state) == "transcript"
     assert classify(store.with_name(store.name + "-wal"), watches, state) == "transcript"
@@ -567,7 +568,7 @@ def test_an_event_on_a_transcript_that_did_not_change_is_no_change(
     wal = store.with_name(store.name + "-wal")
     wal.write_bytes(b"")
     config = validate({"memory": {"enabled": False}}, source=None, workspace=tmp_path)
-    daemon = Daemon(config, clock=lambda: T0)
+    daemon = Daemon(config, clock=lambda: T0, hosts=HOSTS)
     daemon.on_path_changed(wal)
     assert daemon.stats.changes == 1
     for _ in range(5):  # the same unchanged file, closed again by each of our reads
@@ -582,7 +583,7 @@ def test_a_store_that_appears_after_the_start_is_read_without_another_trigger(
     tmp_path: Path, isolated_home: Path
 ) -> None:
     config = validate({"memory": {"enabled": False}}, source=None, workspace=tmp_path)
-    daemon = Daemon(config, clock=lambda: T0)
+    daemon = Daemon(config, clock=lambda: T0, hosts=HOSTS)
     daemon._check_sources()  # nothing yet: nothing to do
     assert daemon.stats.changes == 0
     store = isolated_home / ".openclaw" / "agents" / "main" / "agent" / "openclaw-agent.sqlite"

@@ -42,6 +42,7 @@ from assembler.daemon.control import (
     options_digest,
 )
 from assembler.daemon.service import Daemon, DaemonLock, DaemonRunningError
+from assembler.hosts.registry import HOSTS
 from assembler.mood.history import opened
 from assembler.transcripts.message import Message
 
@@ -107,7 +108,7 @@ class Threaded:
     past its start assembly."""
 
     def __init__(self, workspace: Path) -> None:
-        self.daemon = Observed(load_config(workspace))
+        self.daemon = Observed(load_config(workspace), hosts=HOSTS)
         self.failed: list[BaseException] = []
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
@@ -390,11 +391,13 @@ def test_other_options_assemble_cold_and_say_so_at_verbose(
 
 def test_the_digest_tells_configs_and_transcripts_apart(ws: Path, tmp_path: Path) -> None:
     config = load_config(ws)
-    assert options_digest(config, None) == options_digest(load_config(ws), None)
-    assert options_digest(config, None) != options_digest(config, [str(ws / "chat/*.jsonl")])
+    assert options_digest(config, HOSTS, None) == options_digest(load_config(ws), HOSTS, None)
+    assert options_digest(config, HOSTS, None) != options_digest(
+        config, HOSTS, [str(ws / "chat/*.jsonl")]
+    )
     with (ws / "assembler.toml").open("a") as handle:
         handle.write("[output]\nttl_minutes = 5\n")
-    assert options_digest(config, None) != options_digest(load_config(ws), None)
+    assert options_digest(config, HOSTS, None) != options_digest(load_config(ws), HOSTS, None)
 
 
 # --- The daemon's side: bad clients never hurt it --------------------------------------------
@@ -415,7 +418,7 @@ def test_the_daemon_answers_malformed_requests_with_an_error_and_goes_on_serving
 ) -> None:
     daemon = serve(ws)
     state = ws / ".scratchpad"
-    good = OnceRequest(options=options_digest(daemon.config, None), now=NOW).to_request()
+    good = OnceRequest(options=options_digest(daemon.config, HOSTS, None), now=NOW).to_request()
     bad = [
         b"not json\n",
         b"\xff\xfe\n",
@@ -440,7 +443,7 @@ def test_a_second_daemon_leaves_the_first_ones_socket_alone(
 ) -> None:
     first = serve(ws)
     with pytest.raises(DaemonRunningError):
-        Daemon(load_config(ws)).run()
+        Daemon(load_config(ws), hosts=HOSTS).run()
     assert once(capsys, ws)[0] == 0
     assert first.stats.assemblies["once"] == 1
 
@@ -697,8 +700,8 @@ def test_a_prompt_joins_the_window_once_as_its_newest_human_message() -> None:
 def test_the_claude_code_hook_sends_the_block_the_daemon_answers_for_the_prompt(
     tmp_path: Path, serve: Callable[[Path], Daemon]
 ) -> None:
-    from assembler.file.handoff import current_block
     from assembler.hosts.claude_code.hook import run_claude_code_hook
+    from assembler.hosts.handoff import current_block
 
     ws = calm_workspace(tmp_path / "ws")
     serve(ws)

@@ -11,6 +11,7 @@ from pathlib import Path
 from assembler.assembly.pipeline import assemble
 from assembler.config.files import load_config
 from assembler.context.daily import daily_context
+from assembler.hosts.registry import HOSTS
 
 NOW = datetime.fromisoformat("2026-03-02T23:25:00+11:00")
 
@@ -126,12 +127,12 @@ def section(text: str, title: str) -> str:
 def test_a_memory_is_skipped_as_shown_only_when_its_line_survives_the_caps(
     workspace: Path,
 ) -> None:
-    roomy = assemble(load_config(make_workspace(workspace, daily_cap=400)), now=NOW)
+    roomy = assemble(load_config(make_workspace(workspace, daily_cap=400)), now=NOW, hosts=HOSTS)
     daily = section(roomy.text, "Daily Context")
     assert "21:45 Deployed 1.14.4" in daily
     assert "21:45 Deployed" not in section(roomy.text, "Relevant Memories")
 
-    tight = assemble(load_config(make_workspace(workspace, daily_cap=60)), now=NOW)
+    tight = assemble(load_config(make_workspace(workspace, daily_cap=60)), now=NOW, hosts=HOSTS)
     daily = section(tight.text, "Daily Context")
     assert "23:07" in daily  # the newest line stays under the cap
     assert "21:45 Deployed" not in daily
@@ -140,7 +141,7 @@ def test_a_memory_is_skipped_as_shown_only_when_its_line_survives_the_caps(
 
 
 def test_a_memory_that_only_repeats_the_time_note_is_not_shown(workspace: Path) -> None:
-    assembly = assemble(load_config(make_workspace(workspace, daily_cap=400)), now=NOW)
+    assembly = assemble(load_config(make_workspace(workspace, daily_cap=400)), now=NOW, hosts=HOSTS)
     assert "suggest deferring non-urgent work" in section(assembly.text, "Time Context")
     assert "suggest deferring" not in section(assembly.text, "Relevant Memories")
     found = [line for line in assembly.explain() if "memories: query" in line]

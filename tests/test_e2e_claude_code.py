@@ -55,6 +55,7 @@ from assembler.assembly.pipeline import run_once
 from assembler.config.files import load_config
 from assembler.daemon.systemd import assemble_executable
 from assembler.hosts.claude_code.setup import claude_code_setup
+from assembler.hosts.registry import HOSTS
 from assembler.transcripts.read import read_recent
 
 pytestmark = pytest.mark.e2e
@@ -367,7 +368,9 @@ def test_the_session_claude_code_wrote_reads_back_and_feeds_the_next_assembly(
     [transcript] = claude_session_files(setup.home, first["session_id"])
     now = datetime.now(UTC)
 
-    read = read_recent([str(transcript)], base=setup.home, now=now, max_messages=100, lookback=None)
+    read = read_recent(
+        [str(transcript)], base=setup.home, now=now, max_messages=100, lookback=None, hosts=HOSTS
+    )
 
     assert [(m.role, m.text) for m in read.messages] == [
         ("user", "the deploy failed again, why? (e2e)"),
@@ -380,7 +383,7 @@ def test_the_session_claude_code_wrote_reads_back_and_feeds_the_next_assembly(
     # No transcript source configured: the assembly reads the sessions the hook recorded.
     config = load_config(setup.workspace)
     assert config.transcripts.sources == []
-    assembly = run_once(config, now=now)
+    assembly = run_once(config, now=now, hosts=HOSTS)
     assert [(s.path, s.format, s.messages) for s in assembly.transcripts.sources] == [
         (str(transcript), "claude-code", 4)
     ]

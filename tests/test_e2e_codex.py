@@ -49,6 +49,7 @@ from assembler.assembly.pipeline import run_once
 from assembler.config.files import load_config
 from assembler.daemon.systemd import assemble_executable
 from assembler.hosts.codex.setup import codex_setup
+from assembler.hosts.registry import HOSTS
 from assembler.transcripts.read import read_recent
 
 pytestmark = pytest.mark.e2e
@@ -304,7 +305,12 @@ def test_working_on_is_what_the_human_typed_in_the_rollout_codex_wrote(codex: Ma
     [rollout] = setup.rollouts(session)
 
     read = read_recent(
-        [str(rollout)], base=setup.home, now=datetime.now(UTC), max_messages=100, lookback=None
+        [str(rollout)],
+        base=setup.home,
+        now=datetime.now(UTC),
+        max_messages=100,
+        lookback=None,
+        hosts=HOSTS,
     )
 
     # The human's words only: not the environment, the instructions or what the hook added.
@@ -317,7 +323,7 @@ def test_working_on_is_what_the_human_typed_in_the_rollout_codex_wrote(codex: Ma
     # No transcript source configured: the assembly finds the rollout where Codex keeps it.
     config = load_config(setup.workspace)
     assert config.transcripts.sources == []
-    assembly = run_once(config, now=datetime.now(UTC))
+    assembly = run_once(config, now=datetime.now(UTC), hosts=HOSTS)
     assert [(s.path, s.format, s.messages) for s in assembly.transcripts.sources] == [
         (str(rollout), "codex", 2)
     ]

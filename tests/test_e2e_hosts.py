@@ -44,11 +44,14 @@ from e2e.turns import (
     write_openclaw_config,
 )
 
+from assembler.hosts.registry import HOSTS
 from assembler.transcripts.read import TranscriptRead, read_recent
 
 
 def _read_back(pattern: str, base: Path) -> TranscriptRead:
-    return read_recent([pattern], base=base, now=datetime.now(UTC), max_messages=100, lookback=None)
+    return read_recent(
+        [pattern], base=base, now=datetime.now(UTC), max_messages=100, lookback=None, hosts=HOSTS
+    )
 
 
 def _failure(run_text: str, model: MockModel) -> str:

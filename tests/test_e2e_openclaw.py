@@ -62,6 +62,7 @@ from assembler.hosts.openclaw.setup import (
     OPENCLAW_PLUGIN_ID,
     openclaw_plugin_dir,
 )
+from assembler.hosts.registry import HOSTS
 from assembler.transcripts.read import read_recent
 
 pytestmark = pytest.mark.e2e
@@ -307,7 +308,7 @@ def test_openclaw_with_the_plugin_sends_the_fresh_scratchpad_runs_its_tool_and_d
     # the plugin added and no envelope of the host's.
     store = openclaw_store(home)
     read = read_recent(
-        [str(store)], base=home, now=datetime.now(UTC), max_messages=100, lookback=None
+        [str(store)], base=home, now=datetime.now(UTC), max_messages=100, lookback=None, hosts=HOSTS
     )
     written = [
         (row["seq"], row["event"].get("type"), row["event"].get("message"))

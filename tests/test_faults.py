@@ -60,6 +60,7 @@ from assembler.file.codec import (
     read_assembly_state,
     split_frontmatter,
 )
+from assembler.hosts.registry import HOSTS
 from assembler.memory.chunks import chunk_markdown
 from assembler.memory.index import MemoryIndex
 from assembler.observations.store import ObservationStore
@@ -533,7 +534,7 @@ def render_workspace(tmp_path: Path) -> Path:
 
 def render_now(workspace: Path) -> None:
     config = load_config(workspace)
-    run_once(config, now=datetime.now(local_timezone(config.time.timezone)))
+    run_once(config, now=datetime.now(local_timezone(config.time.timezone)), hosts=HOSTS)
 
 
 def add_line_to_findings(path: Path, line: str) -> str:

@@ -25,6 +25,7 @@ from assembler.file.codec import (
     decode_sections,
     end_marker,
 )
+from assembler.hosts.registry import HOSTS
 from assembler.pad.agent_part import encode_sections
 from assembler.pad.hand_edits import file_edits
 from assembler.pad.journal import (
@@ -311,7 +312,7 @@ def test_a_dry_run_before_the_real_run_does_not_append_the_text_twice(ws: Path) 
     render(ws)
     append_to_file(ws, "remember to call Sam\n")
 
-    run_once(load_config(ws), now=RENDER_NOW, dry_run=True)
+    run_once(load_config(ws), now=RENDER_NOW, dry_run=True, hosts=HOSTS)
     meta = render(ws)
 
     assert pad.read("main").data["content"] == "the plan\nremember to call Sam"
@@ -443,7 +444,7 @@ def test_a_link_in_place_of_the_state_folder_stops_the_agent_sections_not_the_re
     planted.write_text("not ours")
     (ws / ".scratchpad").symlink_to(elsewhere)
 
-    assembly = run_once(load_config(ws), now=RENDER_NOW)
+    assembly = run_once(load_config(ws), now=RENDER_NOW, hosts=HOSTS)
 
     assert assembly.written
     assert list(elsewhere.iterdir()) == [planted] and planted.read_text() == "not ours"

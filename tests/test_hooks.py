@@ -15,7 +15,12 @@ from assembler.cli.main import main
 from assembler.config.files import validate
 from assembler.daemon.service import NUDGE_NAME, DaemonLock
 from assembler.file.codec import compose, prefix_block, read_scratchpad, remember_render
-from assembler.file.handoff import (
+from assembler.hosts.claude_code.hook import (
+    decide_and_record,
+    parse_claude_code_input,
+    run_claude_code_hook,
+)
+from assembler.hosts.handoff import (
     Block,
     HookInputError,
     block_limit,
@@ -23,11 +28,7 @@ from assembler.file.handoff import (
     fresh_context,
     prompt_budget,
 )
-from assembler.hosts.claude_code.hook import (
-    decide_and_record,
-    parse_claude_code_input,
-    run_claude_code_hook,
-)
+from assembler.hosts.registry import HOSTS
 
 NOW = datetime(2026, 3, 2, 23, 25, tzinfo=UTC)
 BODY = "# SCRATCHPAD.md\n\n## Emotional Context\n- **Primary:** frustrated (0.71)\n"
@@ -102,7 +103,7 @@ def test_the_fast_reader_agrees_with_the_full_parser_on_an_assembled_file(
     from assembler.config.files import validate
 
     config = validate({"memory": {"enabled": False}}, source=None, workspace=workspace)
-    assembly = run_once(config, now=NOW)
+    assembly = run_once(config, now=NOW, hosts=HOSTS)
     pad = read_scratchpad(assembly.path)
     assert fresh_context(assembly.path, NOW) == prefix_block(pad, NOW) != ""
     assert fresh_context(assembly.path, pad.expires) == prefix_block(pad, pad.expires) == ""
@@ -113,12 +114,12 @@ def test_the_hook_gives_the_same_block_as_show_prefix_without_the_section_marker
 ) -> None:
     from assembler.assembly.pipeline import run_once
     from assembler.config.files import validate
-    from assembler.file.ready import prefix_for
+    from assembler.pad.ready import prefix_for
     from assembler.pad.sections import scratchpad_for
 
     config = validate({"memory": {"enabled": False}}, source=None, workspace=workspace)
     scratchpad_for(config, now=lambda: NOW).write("Ship 1.14.4 tonight", section="goal")
-    assembly = run_once(config, now=NOW)
+    assembly = run_once(config, now=NOW, hosts=HOSTS)
     block = fresh_context(assembly.path, NOW)
     assert block == prefix_for(config, NOW, fresh_only=True)
     assert "Ship 1.14.4 tonight" in block

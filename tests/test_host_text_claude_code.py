@@ -13,6 +13,7 @@ import pytest
 
 from assembler.hosts.claude_code import host_text
 from assembler.hosts.claude_code.host_text import VERSIONS, HostText, Release, entries_in
+from assembler.hosts.registry import HOSTS
 from assembler.transcripts.read import read_recent
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
@@ -149,6 +150,7 @@ def _read(path: Path) -> list[str]:
         lookback=None,
         max_files=1,
         fmt="claude-code",
+        hosts=HOSTS,
     )
     assert all(source.error is None for source in result.sources)
     return [m.text for m in result.messages if m.role == "user"]

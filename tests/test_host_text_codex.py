@@ -23,6 +23,7 @@ from assembler.hosts.codex.host_text import (
     version_key,
     written_in,
 )
+from assembler.hosts.registry import HOSTS
 from assembler.transcripts.read import read_recent
 
 BEGAN = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
@@ -78,7 +79,9 @@ def _rollout(folder: Path, version: str, messages: list[dict[str, Any]]) -> Path
 
 
 def _said(path: Path) -> list[str]:
-    read = read_recent([str(path)], base=path.parent, now=NOW, max_messages=10_000, lookback=None)
+    read = read_recent(
+        [str(path)], base=path.parent, now=NOW, max_messages=10_000, lookback=None, hosts=HOSTS
+    )
     [source] = read.sources
     assert (source.format, source.error, source.bad_lines) == ("codex", None, 0)
     return [message.text for message in read.messages if message.role == "user"]

@@ -19,6 +19,7 @@ from assembler.hosts.openclaw.host_text import (
     has,
     version_key,
 )
+from assembler.hosts.registry import HOSTS
 from assembler.transcripts.read import read_recent
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
@@ -82,7 +83,13 @@ def _read_human_words(tmp_path: Path, release: Release, turns: list[str]) -> lis
     lines = [header, *(_user(index, text) for index, text in enumerate(turns))]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     result = read_recent(
-        [str(path)], base=tmp_path, now=NOW, max_messages=1000, lookback=None, max_files=1
+        [str(path)],
+        base=tmp_path,
+        now=NOW,
+        max_messages=1000,
+        lookback=None,
+        max_files=1,
+        hosts=HOSTS,
     )
     assert result.sources[0].format == "openclaw"
     return [m.text for m in result.messages if m.role == "user"]

@@ -28,11 +28,12 @@ import pytest
 
 from assembler import state_db
 from assembler.config.files import validate
-from assembler.file.ready import read_ready
+from assembler.hosts.registry import HOSTS
 from assembler.memory.index import MemoryIndex
 from assembler.mood.history import MoodHistory, history_path, remembering
 from assembler.mood.model import load_mood_model
 from assembler.pad.journal import Journal
+from assembler.pad.ready import read_ready
 from assembler.state_db import open_prepared
 from assembler.transcripts.message import Message
 
@@ -450,7 +451,7 @@ def test_the_daemon_stops_in_the_middle_of_a_first_index(
         source=None,
         workspace=workspace,
     )
-    daemon = Daemon(config, clock=lambda: datetime(2026, 3, 2, 9, 0, tzinfo=UTC))
+    daemon = Daemon(config, clock=lambda: datetime(2026, 3, 2, 9, 0, tzinfo=UTC), hosts=HOSTS)
     reads: list[Path] = []
     real_read = MemoryIndex._read
 

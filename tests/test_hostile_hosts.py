@@ -32,6 +32,7 @@ from assembler.assembly.pipeline import run_once
 from assembler.config.files import load_config
 from assembler.hosts.claude_code.setup import claude_code_setup
 from assembler.hosts.openclaw.setup import openclaw_plugin_dir
+from assembler.hosts.registry import HOSTS
 from assembler.mood.history import history_path
 from assembler.pad.guidance import guidance_for
 from assembler.transcripts.read import default_sources
@@ -88,7 +89,7 @@ def record_sessions(workspace: Path, transcripts: Sequence[Path], cwd: str) -> N
 
 
 def sources(workspace: Path) -> list[str]:
-    return default_sources(workspace, workspace / ".scratchpad")
+    return default_sources(HOSTS, workspace, workspace / ".scratchpad")
 
 
 @pytest.fixture
@@ -106,7 +107,7 @@ def test_a_forged_record_of_another_projects_session_leaks_nothing_into_this_wor
         '[memory]\nmodel = "none"\n[time]\ntimezone = "UTC"\n', encoding="utf-8"
     )
 
-    assembly = run_once(load_config(workspace), now=NOW)
+    assembly = run_once(load_config(workspace), now=NOW, hosts=HOSTS)
 
     assert sources(workspace) == []
     assert assembly.meta["messages_read"] == 0

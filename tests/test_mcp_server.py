@@ -23,6 +23,7 @@ from mcp import Client, StdioServerParameters, types
 
 from assembler.config.files import load_config
 from assembler.hosts.mcp.server import RejectedLine, read_message
+from assembler.hosts.registry import HOSTS
 from assembler.observations.store import store_for
 from assembler.pad.sections import scratchpad_for
 
@@ -384,7 +385,7 @@ def test_the_view_shows_the_assembled_part_while_the_file_is_fresh(tmp_path: Pat
     workspace = make_workspace(tmp_path)
     config = load_config(workspace)
     now = datetime.fromisoformat("2026-03-02T23:25:00+11:00")
-    run_once(config, now=now)
+    run_once(config, now=now, hosts=HOSTS)
     tools = Tools(config, clock=lambda: now + timedelta(minutes=1))
     assert tools.call("scratchpad", {"action": "write", "content": "port 8080"}).texts
     view = tools.call("scratchpad_view", {}).texts[0]

@@ -12,6 +12,7 @@ import pytest
 
 from assembler.assembly.log import AssemblyLog, log_path, record_run
 from assembler.errors import UnsafePathError
+from assembler.hosts.registry import HOSTS
 from assembler.mood.history import (
     UNKNOWN_SCORER,
     MoodHistory,
@@ -258,7 +259,7 @@ def test_each_daemon_assembly_is_logged_and_fills_the_mood_history(
         )  # fmt: skip
 
     monkeypatch.setattr(assemble, "run_once", run_once)
-    daemon = Daemon(config, clock=lambda: NOW)
+    daemon = Daemon(config, clock=lambda: NOW, hosts=HOSTS)
 
     daemon._assemble("change")
     daemon._assemble("refresh")

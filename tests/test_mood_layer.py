@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from assembler.errors import ModelError
+from assembler.hosts.registry import HOSTS
 from assembler.mood import model as sentiment
 from assembler.mood.layer import DEFAULT_LAYER_PATH, LAYER_PARAMS, MoodLayer, read_mood_layer
 from assembler.mood.model import SEMANTIC_DENSE, MoodModel, load_mood_model
@@ -242,6 +243,6 @@ def test_a_mood_model_without_the_states_it_needs_is_listed_as_degraded_in_the_f
         '[transcripts]\nsources = ["*.jsonl"]\n[memory]\nenabled = false\n'
     )
     now = datetime.fromisoformat("2026-03-02T23:25:00+11:00")
-    assembly = assemble(load_config(tmp_path), now=now)
+    assembly = assemble(load_config(tmp_path), now=now, hosts=HOSTS)
     (entry,) = [d for d in assembly.meta["degraded"] if d["what"] == "mood model"]
     assert "no hidden states" in entry["why"] and "export --force" in entry["why"]

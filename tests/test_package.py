@@ -113,6 +113,43 @@ def test_the_package_imports_no_module_that_imports_it_back_even_inside_a_functi
     assert cycles(graph) == []
 
 
+def package_of(name: str) -> str:
+    """Given a module's dotted name under `assembler`, return its sub-package (`pad` for
+    "pad.journal", `hosts` for "hosts.codex.reader"), or the module itself for one at the top
+    ("errors")."""
+    return name.split(".")[0]
+
+
+def package_graph() -> dict[str, set[str]]:
+    """Who imports whom among the sub-packages (and the modules at the top): an arrow for each
+    module of one that imports a module of another, anywhere in it."""
+    found = modules()
+    graph: dict[str, set[str]] = {package_of(name): set() for name in found}
+    for name, path in found.items():
+        for other in imported_modules(path, set(found)):
+            if package_of(other) != package_of(name):
+                graph[package_of(name)].add(package_of(other))
+    return graph
+
+
+def test_no_two_sub_packages_import_each_other_even_through_others() -> None:
+    graph = package_graph()
+
+    assert graph["cli"] >= {"assembly", "daemon", "hosts"}, "the reader found no arrows"
+    assert cycles(graph) == []
+
+
+def test_the_host_neutral_packages_never_import_the_hosts() -> None:
+    # They are given the hosts they read (`assembler.hosts.registry.HOSTS`, passed in).
+    graph = package_graph()
+
+    assert {
+        package
+        for package in ("transcripts", "context", "assembly", "daemon")
+        if "hosts" in graph[package]
+    } == set()
+
+
 def _definitions(tree: ast.Module) -> list[str]:
     """The names a module defines at its top level (not those it imports)."""
     found: list[str] = []

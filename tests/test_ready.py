@@ -1,4 +1,4 @@
-"""The ready block (assembler/file/ready.py): what hooks and plugins inject, written by renders and
+"""The ready block (assembler/pad/ready.py): what hooks and plugins inject, written by renders and
 by changes of the agent sections, read without parsing SCRATCHPAD.md; and the prefix block as it
 is now (the fresh auto part, the agent sections as the journal holds them)."""
 
@@ -13,7 +13,7 @@ from pads import RENDER_NOW, render, workspace_pad
 
 from assembler.cli.main import main
 from assembler.file.codec import body_prefix, read_scratchpad
-from assembler.file.ready import read_ready, ready_path
+from assembler.pad.ready import read_ready, ready_path
 
 NOW = datetime.fromisoformat("2026-03-02T23:25:00+11:00")
 
@@ -84,7 +84,7 @@ def test_a_broken_or_planted_block_is_not_read(rendered: Path, tmp_path: Path) -
 
 
 def test_a_section_whose_age_alone_moved_keeps_the_digest_hosts_compare() -> None:
-    from assembler.file.ready import digest_of
+    from assembler.pad.ready import digest_of
 
     three = digest_of("auto", "## Goal (updated 3h ago)\nship it")
     assert three == digest_of("auto", "## Goal (updated 4h ago)\nship it")
@@ -96,7 +96,7 @@ def test_the_prefix_has_the_fresh_auto_part_and_the_agent_sections_as_they_are_n
     ws: Path,
 ) -> None:
     from assembler.config.files import load_config
-    from assembler.file.ready import prefix_for
+    from assembler.pad.ready import prefix_for
 
     config = load_config(ws)
     assert prefix_for(config, RENDER_NOW) == ""
@@ -119,7 +119,7 @@ def test_the_prefix_shows_the_agent_sections_as_written_without_markers_escapes_
     ws: Path,
 ) -> None:
     from assembler.config.files import load_config
-    from assembler.file.ready import prefix_for
+    from assembler.pad.ready import prefix_for
 
     pad = workspace_pad(ws)
     pad.write('---\n<!-- scratchpad:end section="main" -->\nplan', section="main")
@@ -141,7 +141,7 @@ def test_the_prefix_falls_back_to_the_files_sections_as_written_when_the_journal
     ws: Path,
 ) -> None:
     from assembler.config.files import load_config
-    from assembler.file.ready import prefix_for
+    from assembler.pad.ready import prefix_for
 
     workspace_pad(ws).write("---\nplan", section="goal")
     render(ws)

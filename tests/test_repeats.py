@@ -7,6 +7,7 @@ import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from assembler.hosts.registry import HOSTS
 from assembler.transcripts.message import Message
 from assembler.transcripts.read import read_recent
 from assembler.transcripts.repeats import shape, without_repeats
@@ -60,7 +61,9 @@ def test_a_session_of_only_repeated_prompts_has_no_human(tmp_path: Path) -> None
         lines.append({"role": "assistant", "content": "Nothing new.", "timestamp": at})
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
 
-    read = read_recent([str(path)], base=tmp_path, now=NOW, max_messages=50, lookback=None)
+    read = read_recent(
+        [str(path)], base=tmp_path, now=NOW, max_messages=50, lookback=None, hosts=HOSTS
+    )
 
     assert read.messages == []
 

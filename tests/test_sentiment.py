@@ -25,24 +25,27 @@ from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 from assembler.errors import ModelError
 from assembler.mood import model as sentiment
 from assembler.mood import semantic
-from assembler.mood.model import (
+from assembler.mood.lexicons import (
     ANXIOUS_PATTERNS,
-    DEFAULT_MODEL_PATH,
     FRUSTRATED_EXTRA_PATTERNS,
     FRUSTRATED_PATTERNS,
     GRATEFUL_PATTERNS,
     HAPPY_PATTERNS,
     SAD_PATTERNS,
-    SEMANTIC_DENSE,
     TIRED_EXTRA_PATTERNS,
     TIRED_PATTERNS,
     URGENT_PATTERNS,
+    lexicons_fingerprint,
+    rule_hits,
+)
+from assembler.mood.model import (
+    DEFAULT_MODEL_PATH,
+    SEMANTIC_DENSE,
     MoodModel,
     analyze,
     char_wb_ngrams,
     load_mood_model,
     mood_embedder,
-    rule_hits,
     word_ngrams,
 )
 from assembler.mood.own_words import own_words
@@ -1036,7 +1039,7 @@ def test_the_embedding_head_was_trained_on_the_lexicons_as_they_are() -> None:
     )
     assert card["inputs"]["dense"] == list(SEMANTIC_DENSE)
     # a lexicon edit changes the head's inputs: retrain (training/train_mood_embeddings.py)
-    assert card["inputs"]["lexicons_sha256"] == sentiment.lexicons_fingerprint()
+    assert card["inputs"]["lexicons_sha256"] == lexicons_fingerprint()
 
 
 def test_mood_embedder_follows_memory_model() -> None:
@@ -1118,7 +1121,7 @@ def test_a_200_kb_message_is_scored_on_a_bounded_head_and_tail(
     fresh = MoodModel(model.weights)  # its own caches: the text is scored here, not recalled
     read: list[int] = []
     polarity = fresh._vader.polarity_scores
-    rules = sentiment.rule_hits
+    rules = rule_hits
 
     def vader_spy(text: str) -> dict[str, float]:
         read.append(len(text))

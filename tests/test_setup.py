@@ -28,8 +28,8 @@ from assembler.daemon.systemd import (
     uninstall_units,
     user_unit_dir,
 )
-from assembler.file.handoff import stale_line
 from assembler.hosts.claude_code.setup import claude_code_removal, strip_settings
+from assembler.hosts.handoff import stale_line
 from assembler.hosts.mcp.server import SCRATCHPAD_DESCRIPTION, SCRATCHPAD_SCHEMA, Tools
 from assembler.hosts.mcp.setup import mcp_config_files, server_entry
 from assembler.hosts.openclaw.setup import (
@@ -39,6 +39,7 @@ from assembler.hosts.openclaw.setup import (
     openclaw_removal,
     openclaw_setup,
 )
+from assembler.hosts.registry import HOSTS
 from assembler.hosts.removal import HostCommand, Removal, SettingsEdit, TomlEdit, apply_removal
 from assembler.hosts.setup import setup_text
 from assembler.hosts.toml_tables import TablePath
@@ -553,7 +554,7 @@ def test_the_stale_lines_in_the_docs_are_the_ones_the_hosts_get(workspace: Path)
     now = datetime(2026, 11, 26, 10, 0, tzinfo=UTC)
     (workspace / "assembler.toml").write_text('[memory]\nmodel = "none"\n')
     config = load_config(workspace)
-    run_once(config, now=now)
+    run_once(config, now=now, hosts=HOSTS)
 
     assert claude + "\n" == stale_line(now.replace(hour=9, minute=14), now, daemon_running=False)
     script = (openclaw_plugin_dir() / "index.js").read_text()

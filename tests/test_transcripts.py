@@ -21,6 +21,7 @@ from assembler.hosts.claude_code.turns import user_turn as claude_user_turn
 from assembler.hosts.openclaw import sessions as openclaw_names
 from assembler.hosts.openclaw import store as openclaw_store
 from assembler.hosts.openclaw.turns import clean_user_text
+from assembler.hosts.registry import HOSTS
 from assembler.transcripts import branch
 from assembler.transcripts import message as transcripts
 from assembler.transcripts.message import CLOCK_SKEW, Message
@@ -203,6 +204,7 @@ def read(
         lookback=lookback,
         max_files=max_files,
         fmt=fmt,
+        hosts=HOSTS,
     )
 
 
@@ -894,7 +896,12 @@ def test_sqlite_file_without_transcript_table_or_corrupt_gets_an_error(tmp_path:
     corrupt.write_bytes(b"this is not a database" * 100)
 
     result = read_recent(
-        [str(other), str(corrupt)], base=tmp_path, now=NOW, max_messages=10, lookback=None
+        [str(other), str(corrupt)],
+        base=tmp_path,
+        now=NOW,
+        max_messages=10,
+        lookback=None,
+        hosts=HOSTS,
     )
 
     errors = {Path(s.path).name: s.error for s in result.sources}
@@ -920,6 +927,7 @@ def test_locked_sqlite_store_is_reported_and_other_sources_still_read(
             now=NOW,
             max_messages=10,
             lookback=None,
+            hosts=HOSTS,
         )
     finally:
         holder.execute("ROLLBACK")
@@ -1052,6 +1060,7 @@ def test_files_last_written_before_the_lookback_are_not_opened_to_replace_empty_
         max_messages=10,
         lookback=timedelta(hours=6),
         max_files=1,
+        hosts=HOSTS,
     )
 
     # The message's own timestamp would pass, but a file last written 7 h ago cannot hold a
@@ -1102,7 +1111,7 @@ def test_max_messages_applies_across_merged_files(tmp_path: Path) -> None:
 
 def test_unmatched_glob_is_a_warning_naming_the_pattern(tmp_path: Path) -> None:
     result = read_recent(
-        ["sessions/*.jsonl"], base=tmp_path, now=NOW, max_messages=10, lookback=None
+        ["sessions/*.jsonl"], base=tmp_path, now=NOW, max_messages=10, lookback=None, hosts=HOSTS
     )
 
     assert result.sources == []
@@ -1169,6 +1178,7 @@ def test_relative_home_and_recursive_globs_are_expanded(
         now=NOW,
         max_messages=10,
         lookback=None,
+        hosts=HOSTS,
     )
 
     assert sorted(texts(result.messages)) == ["home", "rel"]
@@ -1497,7 +1507,7 @@ def test_any_timestamp_value_gives_a_message_or_a_bad_line_never_an_error(
     path = timed_source(fmt, tmp_path, stamp, message_stamp)
     # A clock at the end of time: every time a message can have was said by then.
     result = read_recent(
-        [str(path)], base=tmp_path, now=END_OF_TIME, max_messages=100, lookback=None
+        [str(path)], base=tmp_path, now=END_OF_TIME, max_messages=100, lookback=None, hosts=HOSTS
     )
 
     report = result.sources[0]
@@ -1534,7 +1544,7 @@ def test_an_impossible_timestamp_does_not_stop_the_render_and_is_reported(
         '[time]\ntimezone = "UTC"\n'
     )
 
-    assembly = run_once(load_config(workspace), now=NOW + timedelta(minutes=1))
+    assembly = run_once(load_config(workspace), now=NOW + timedelta(minutes=1), hosts=HOSTS)
 
     assert assembly.written
     assert "deploy" in assembly.path.read_text(encoding="utf-8")
@@ -2755,7 +2765,7 @@ def test_default_sources_find_each_openclaw_layout_of_the_workspace_agent(
     write_openclaw_2026_9(state, crons=1)
     workspace = default_workspace(isolated_home)
 
-    sources = default_sources(workspace, workspace / ".scratchpad")
+    sources = default_sources(HOSTS, workspace, workspace / ".scratchpad")
 
     assert sources == [
         str(state / "agents" / "main" / "sessions" / "*.jsonl"),
@@ -2781,8 +2791,8 @@ def test_default_sources_follow_openclaw_state_dir_and_agents_of_other_workspace
     monkeypatch.setenv("OPENCLAW_STATE_DIR", str(state))
     monkeypatch.setenv("WORK_ROOT", str(tmp_path / "projects"))
 
-    sources = default_sources(mine, mine / ".scratchpad")
-    defaults = default_sources(tmp_path / "default-ws", tmp_path / "x")
+    sources = default_sources(HOSTS, mine, mine / ".scratchpad")
+    defaults = default_sources(HOSTS, tmp_path / "default-ws", tmp_path / "x")
 
     assert sources == [str(state / "agents" / "work" / "sessions" / "*.jsonl")]
     assert defaults == [str(state / "agents" / "main" / "sessions" / "*.jsonl")]
@@ -2797,9 +2807,9 @@ def test_default_sources_read_every_agent_when_the_config_cannot_be_read_or_name
     elsewhere = isolated_home / "elsewhere"
     elsewhere.mkdir()
 
-    unmatched = default_sources(elsewhere, elsewhere / ".scratchpad")
+    unmatched = default_sources(HOSTS, elsewhere, elsewhere / ".scratchpad")
     (state / "openclaw.json").write_text("{ this is : not [ json")
-    unreadable = default_sources(elsewhere, elsewhere / ".scratchpad")
+    unreadable = default_sources(HOSTS, elsewhere, elsewhere / ".scratchpad")
 
     every = [str(state / "agents" / a / "sessions" / "*.jsonl") for a in ("alpha", "beta")]
     assert unmatched == every
@@ -2850,7 +2860,7 @@ def test_default_sources_take_the_claude_code_transcripts_the_hook_recorded_insi
         ],
     )
 
-    sources = default_sources(workspace, workspace / ".scratchpad")
+    sources = default_sources(HOSTS, workspace, workspace / ".scratchpad")
 
     assert sources == [str(inside)]
 
@@ -2870,15 +2880,15 @@ def test_default_sources_use_claude_config_dir_and_ignore_a_linked_record(
         tmp_path / "real-record" / "claude-code-sessions.json"
     )
 
-    assert default_sources(workspace, workspace / ".scratchpad") == [str(transcript)]
-    assert default_sources(linked, linked / ".scratchpad") == []
+    assert default_sources(HOSTS, workspace, workspace / ".scratchpad") == [str(transcript)]
+    assert default_sources(HOSTS, linked, linked / ".scratchpad") == []
 
 
 def looked_lines(workspace: Path, configured: Sequence[str] = ()) -> list[str]:
     from assembler.config.files import user_config_dir
 
     user_config = user_config_dir() / "config.toml"
-    return where_looked(workspace, workspace / ".scratchpad", user_config, configured)
+    return where_looked(HOSTS, workspace, workspace / ".scratchpad", user_config, configured)
 
 
 def test_where_looked_names_each_recorded_transcript_and_why_it_was_skipped(
@@ -2954,7 +2964,7 @@ def test_a_recorded_transcript_outside_is_read_once_the_users_config_names_its_f
     workspace = tmp_path / "w"
     write_hook_sessions(workspace / ".scratchpad", [str(elsewhere)])
     (workspace / ".scratchpad" / "config.toml").write_text('[memory]\nmodel = "none"\n')
-    assert run_once(load_config(workspace), now=NOW).meta["messages_read"] == 0
+    assert run_once(load_config(workspace), now=NOW, hosts=HOSTS).meta["messages_read"] == 0
     [line] = [line for line in looked_lines(workspace) if "skipped, outside" in line]
     folder_glob = line.split('add "')[1].split('"')[0]
 
@@ -2967,7 +2977,7 @@ def test_a_recorded_transcript_outside_is_read_once_the_users_config_names_its_f
     user = user_config_dir() / "config.toml"
     user.parent.mkdir(parents=True)
     user.write_text(f'[transcripts]\nsources = [{folder_glob!r}]\nlookback = "none"\n')
-    assembly = run_once(load_config(workspace), now=NOW + timedelta(minutes=1))
+    assembly = run_once(load_config(workspace), now=NOW + timedelta(minutes=1), hosts=HOSTS)
 
     assert [(s["path"], s["messages"]) for s in assembly.meta["sources"]] == [(str(elsewhere), 4)]
 
@@ -3020,7 +3030,7 @@ def assemble_with_defaults(workspace: Path) -> Any:
     (workspace / ".scratchpad" / "config.toml").write_text(
         '[memory]\nmodel = "none"\n[time]\ntimezone = "UTC"\n'
     )
-    return run_once(load_config(workspace), now=NOW + timedelta(minutes=1))
+    return run_once(load_config(workspace), now=NOW + timedelta(minutes=1), hosts=HOSTS)
 
 
 def assert_only_the_humans_conversation(assembly: Any, messages_read: int) -> None:
@@ -3120,6 +3130,7 @@ def test_a_session_both_in_a_file_and_imported_into_the_store_is_read_once(
         now=NOW,
         max_messages=10,
         lookback=None,
+        hosts=HOSTS,
     )
 
     assert texts(result.messages) == ["why is the deploy failing again?", "The tag is wrong."]
@@ -3204,6 +3215,7 @@ def test_a_compaction_after_now_is_not_applied_nor_its_summary_read(tmp_path: Pa
         now=NOW + timedelta(minutes=15),
         max_messages=100,
         lookback=None,
+        hosts=HOSTS,
     )
     assert texts(later.messages) == ["second question", "after compaction"]
     assert [(s.text, s.kind) for s in later.summaries] == [("## Goal\nWritten later", "compaction")]

@@ -16,6 +16,7 @@ import frontmatter
 import pytest
 
 from assembler.cli.main import main
+from assembler.hosts.registry import HOSTS
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "workspace-example"
 NOW = "2026-03-02T23:25:00+11:00"  # the Makefile's DEMO_NOW: just after the session ended
@@ -98,7 +99,7 @@ def test_the_demo_sees_frustration_early_and_a_calmer_end(example: Path) -> None
     from assembler.assembly.pipeline import assemble
     from assembler.config.files import load_config
 
-    assembly = assemble(load_config(example), now=datetime.fromisoformat(NOW))
+    assembly = assemble(load_config(example), now=datetime.fromisoformat(NOW), hosts=HOSTS)
     assert assembly.mood is not None
     state = assembly.mood.combined
     assert len(state.points) >= 10
@@ -118,7 +119,9 @@ def test_at_the_frustrated_moment_the_strategy_fires(example: Path) -> None:
     from assembler.config.files import load_config
 
     # 19:57, the third failed deploy: "WHY is it still failing?? ... the third time today"
-    assembly = assemble(load_config(example), now=datetime.fromisoformat(FRUSTRATED_AT))
+    assembly = assemble(
+        load_config(example), now=datetime.fromisoformat(FRUSTRATED_AT), hosts=HOSTS
+    )
     assert assembly.mood is not None and assembly.strategy is not None
     assert assembly.mood.combined.primary == "frustrated"
     assert not assembly.strategy.no_signal

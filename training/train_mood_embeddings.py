@@ -89,14 +89,12 @@ from bench_mood_window import load_meld, speaker_state, windows  # noqa: E402
 from assembler.config.schema import MoodConfig, StrategyConfig  # noqa: E402
 from assembler.memory.embeddings import Embedder, load_embedder  # noqa: E402
 from assembler.mood.layer import read_mood_layer  # noqa: E402
+from assembler.mood.lexicons import RULE_MOODS, lexicons_fingerprint, rule_hits  # noqa: E402
 from assembler.mood.model import (  # noqa: E402
     DEFAULT_MODEL_PATH,
-    RULE_MOODS,
     SEMANTIC_DENSE,
     MoodModel,
     hand_features,
-    lexicons_fingerprint,
-    rule_hits,
     scored_part,
 )
 from assembler.mood.semantic import (  # noqa: E402

@@ -15,12 +15,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
 from assembler import __version__
+from assembler.assembly.hosts import Hosts, section_entries
 from assembler.assembly.routing import RoutingHint, route
 from assembler.assembly.sections import (
     SPARE_PRIORITY,
@@ -65,7 +67,6 @@ from assembler.file.codec import (
 from assembler.file.codec import (
     compose as compose_file,
 )
-from assembler.file.ready import Rendered, digest_of, publish_ready
 from assembler.file.render import Fitted, Item, Renderer, Section, fit_sections, renderer_for
 from assembler.fsutil import (
     Replaced,
@@ -76,7 +77,6 @@ from assembler.fsutil import (
     read_regular,
     replace_if_unchanged,
 )
-from assembler.hosts import registry
 from assembler.memory.chunks import note_date
 from assembler.memory.recall import (
     OpenMemory,
@@ -96,8 +96,10 @@ from assembler.mood.window import MoodReport, Scorer
 from assembler.pad.agent_part import AgentInputs, read_agent_inputs, render_agent_part
 from assembler.pad.guidance import guidance_for
 from assembler.pad.hand_edits import import_into_journal
+from assembler.pad.ready import Rendered, digest_of, publish_ready
 from assembler.redact import redact
 from assembler.tokens import TokenCounter, get_counter
+from assembler.transcripts.hosts import names_project
 from assembler.transcripts.message import Message
 from assembler.transcripts.read import TranscriptRead, default_sources, read_recent
 
@@ -182,6 +184,7 @@ class Assembly(Draft):
 def draft(
     config: Config,
     *,
+    hosts: Hosts,
     now: datetime,
     memory: OpenMemory | Problem | None,
     transcript_globs: Sequence[str] | None = None,
@@ -189,8 +192,9 @@ def draft(
     prompt: Message | None = None,
     moods: KeptHistory | None = None,
 ) -> Draft:
-    """Given the config, the clock and the memory index to search (synced; see `memory_for`),
-    return the auto part of the assembly (reads only; the index is closed unless kept).
+    """Given the config, the hosts whose sessions are read, the clock and the memory index to
+    search (synced; see `memory_for`), return the auto part of the assembly (reads only; the
+    index is closed unless kept).
 
     With `remember_moods` the human's zone a transcript showed is kept in the state folder for
     the windows that show none (`learned_zone`), and the window's new human messages are
@@ -217,7 +221,9 @@ def draft(
     read = read_recent(
         list(transcript_globs)
         if transcript_globs
-        else config.transcripts.sources or default_sources(config.workspace, config.state_dir),
+        else config.transcripts.sources
+        or default_sources(hosts, config.workspace, config.state_dir),
+        hosts=hosts,
         base=config.workspace,
         now=now,
         max_messages=config.transcripts.max_messages,
@@ -277,6 +283,7 @@ def draft(
         now=now,
         half_life=half_life,
         workspace=config.workspace,
+        names_project=partial(names_project, hosts),
         gap_threshold=SESSION_PAUSE,
     )
     daily: DailyContext | None = None
@@ -539,16 +546,21 @@ def _source_summary(config: Config, auto: Draft) -> str:
 
 
 def assemble(
-    config: Config, *, now: datetime, transcript_globs: Sequence[str] | None = None
+    config: Config,
+    *,
+    hosts: Hosts,
+    now: datetime,
+    transcript_globs: Sequence[str] | None = None,
 ) -> Assembly:
-    """Given the config and the clock, return the assembled SCRATCHPAD.md, writing nothing:
+    """Given the config, the hosts and the clock, return the assembled SCRATCHPAD.md, writing
+    nothing:
     the agent sections are the journal's, hand edits of the file not yet imported (see
     `run_once`), and the memory index searched is a temporary copy brought up to date with the
     memory files (see `recall.memory_copy`). Raise AssemblerError only for problems the user
     must fix (a broken template folder).
     """
     memory = memory_for(config, dry_run=True)
-    auto = draft(config, now=now, memory=memory, transcript_globs=transcript_globs)
+    auto = draft(config, hosts=hosts, now=now, memory=memory, transcript_globs=transcript_globs)
     return _compose_as_read(config, auto)
 
 
@@ -597,13 +609,14 @@ def _compose_as_read(config: Config, auto: Draft) -> Assembly:
 def assemble_prompt(
     config: Config,
     *,
+    hosts: Hosts,
     now: datetime,
     prompt: Message,
     memory: WarmMemory | None = None,
     transcript_globs: Sequence[str] | None = None,
     moods: KeptHistory | None = None,
 ) -> Assembly:
-    """Given the config, the clock and a prompt the host is about to send the model, return
+    """Given the config, the hosts, the clock and a prompt the host is about to send, return
     the assembly with the prompt counted as the newest human message (see `with_prompt`):
     its mood, task, strategy and memory queries. Nothing is written about the prompt: the file
     and the ready block stay as they are (the transcript line the host writes is what the next
@@ -613,6 +626,7 @@ def assemble_prompt(
     synced = memory_for(config, warm=memory)
     auto = draft(
         config,
+        hosts=hosts,
         now=now,
         memory=synced,
         transcript_globs=transcript_globs,
@@ -624,7 +638,7 @@ def assemble_prompt(
 
 
 def ready_parts(assembly: Assembly) -> tuple[str, str]:
-    """Given an assembly, return the ready block its file gives (see `assembler.file.ready`)
+    """Given an assembly, return the ready block its file gives (see `assembler.pad.ready`)
     and that block's content digest."""
     _, body = split_frontmatter(assembly.text)
     region = find_agent_region(body)
@@ -639,13 +653,15 @@ WRITE_ATTEMPTS = 3
 def run_once(
     config: Config,
     *,
+    hosts: Hosts,
     now: datetime,
     dry_run: bool = False,
     transcript_globs: Sequence[str] | None = None,
     memory: WarmMemory | None = None,
     moods: KeptHistory | None = None,
 ) -> Assembly:
-    """Given the config and the clock, assemble and (unless `dry_run`) write SCRATCHPAD.md.
+    """Given the config, the hosts whose sessions are read and the clock, assemble and (unless
+    `dry_run`) write SCRATCHPAD.md.
     `memory` and `moods` keep the index and the mood history open for the next run (the
     daemon's).
 
@@ -658,17 +674,18 @@ def run_once(
     Raise AssemblerError if the file cannot be written.
     """
     if dry_run:
-        return assemble(config, now=now, transcript_globs=transcript_globs)
+        return assemble(config, hosts=hosts, now=now, transcript_globs=transcript_globs)
     synced = memory_for(config, warm=memory)
     auto = draft(
         config,
+        hosts=hosts,
         now=now,
         memory=synced,
         transcript_globs=transcript_globs,
         remember_moods=True,
         moods=moods,
     )
-    external = registry.section_entries(config, auto.transcripts.sources, auto.now)
+    external = section_entries(hosts, config, auto.transcripts.sources, auto.now)
     assembly: Assembly | None = None
     late: bytes | None = None
     for _ in range(WRITE_ATTEMPTS):
@@ -706,7 +723,7 @@ def run_once(
 
 def _write_ready(config: Config, assembly: Assembly) -> None:
     """Publish the ready block of the file just written, from what was rendered (see
-    `assembler.file.ready`). A failure is logged, not raised: the file is written, and hooks
+    `assembler.pad.ready`). A failure is logged, not raised: the file is written, and hooks
     fall back to reading it."""
 
     _, body = split_frontmatter(assembly.text)

@@ -15,7 +15,7 @@ from types import ModuleType
 from assembler.cli.common import load, parse_now, read_stdin
 from assembler.config.files import init_config, resolve_workspace, to_toml, user_config_dir
 from assembler.config.schema import Config
-from assembler.errors import AssemblerError
+from assembler.errors import AssemblerError, ConfigError, TranscriptError
 
 
 def _cmd_hook(args: argparse.Namespace) -> int:
@@ -171,6 +171,15 @@ def _cmd_config(args: argparse.Namespace) -> int:
     config = load(args)
     files = " with ".join(str(path) for path in config.sources)
     if args.config_command == "validate":
+        # Here, not at the top: a hook runs this module before every prompt, and the hosts'
+        # readers are not what it needs.
+        from assembler.hosts.registry import HOSTS
+        from assembler.transcripts.hosts import check_format
+
+        try:  # which formats there are, the hosts say
+            check_format(HOSTS, config.transcripts.format)
+        except TranscriptError as error:
+            raise ConfigError(f"{files or 'the config'}: {error}") from None
         where = f"{files} {'is' if len(config.sources) == 1 else 'are'}"
         where = where if files else "no config file (defaults) is"
         print(f"ok: {where} valid (workspace {config.workspace})")

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from assembler.cli.common import EXIT_USER_ERROR, load, print_answer, read_stdin, read_text
 from assembler.config.schema import parse_duration
 from assembler.errors import AssemblerError
-from assembler.file.ready import scratchpad_with_ready
 from assembler.pad.journal import DEFAULT_SECTION
+from assembler.pad.ready import scratchpad_with_ready
 from assembler.pad.tool_calls import parse_call
 
 

@@ -46,11 +46,12 @@ def _with_where_looked(
     from dataclasses import replace
 
     from assembler.config.files import user_config_dir
+    from assembler.hosts.registry import HOSTS
     from assembler.transcripts.read import where_looked
 
     configured = globs or config.transcripts.sources
     user_config = user_config_dir() / "config.toml"
-    lines = where_looked(config.workspace, config.state_dir, user_config, configured)
+    lines = where_looked(HOSTS, config.workspace, config.state_dir, user_config, configured)
     if as_json:
         summary = json.loads(output.stdout)
         summary["explain"] = [*summary.get("explain", []), *lines]
@@ -64,13 +65,14 @@ def _served(args: argparse.Namespace, config: Config, globs: list[str] | None) -
     answers on, no answer in time, a bad answer, or a daemon run with other options."""
     from assembler.daemon.control import NotServed, OnceRequest, ask_daemon, options_digest
     from assembler.daemon.service import lock_holder
+    from assembler.hosts.registry import HOSTS
 
     holder = lock_holder(config.state_dir)
     if holder is None:
         log.debug("no daemon serves %s; assembling here", config.workspace)
         return None
     request = OnceRequest(
-        options=options_digest(config, globs),
+        options=options_digest(config, HOSTS, globs),
         now=args.now,
         dry_run=args.dry_run,
         explain=args.explain,
@@ -96,9 +98,10 @@ def _assembled_here(
     from assembler.assembly.log import record_run  # numpy, through the mood history
     from assembler.assembly.pipeline import run_once
     from assembler.daemon.control import once_output
+    from assembler.hosts.registry import HOSTS
 
     started = time.perf_counter()
-    assembly = run_once(config, now=now, dry_run=args.dry_run, transcript_globs=globs)
+    assembly = run_once(config, hosts=HOSTS, now=now, dry_run=args.dry_run, transcript_globs=globs)
     if not args.dry_run:  # the status page's log of assemblies and the mood history
         record_run(config, assembly, "once", time.perf_counter() - started)
     return once_output(assembly, as_json=args.json, explain=args.explain, dry_run=args.dry_run)
@@ -137,7 +140,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
     if args.json:
         args.format = "json"
     if args.format == "prefix":
-        from assembler.file.ready import prefix_for
+        from assembler.pad.ready import prefix_for
 
         # The fresh auto part with the agent sections as they are now (not as last rendered).
         block = prefix_for(config, now, fresh_only=args.fresh_only)
@@ -209,11 +212,12 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 def _cmd_daemon(args: argparse.Namespace) -> int:
     from assembler.daemon.service import configure_logging, run_daemon
+    from assembler.hosts.registry import HOSTS
 
     config = load(args)
     globs = _explicit_transcripts(args)
     configure_logging(args.verbose, args.quiet)
-    run_daemon(config, transcript_globs=globs)
+    run_daemon(config, hosts=HOSTS, transcript_globs=globs)
     return 0
 
 

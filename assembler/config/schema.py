@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from assembler.hosts.formats import TRANSCRIPT_FORMATS
+from assembler.section_names import is_valid_section_name
 
 APP_NAME = "scratchpad-assembler"
 STATE_DIR = ".scratchpad"
@@ -78,6 +78,20 @@ def unit_interval(value: Any) -> str | None:
 
 def hour_of_day(value: Any) -> str | None:
     return None if 0 <= value <= 23 else f"expected an hour from 0 to 23, got {value!r}"
+
+
+_FORMAT_NAME = re.compile(r"[a-z][a-z0-9-]{0,31}")
+
+
+def format_name(value: Any) -> str | None:
+    # Which formats there are, the hosts say: the reading checks the name against them
+    # (`transcripts.hosts.check_format`), as `assemble config validate` does.
+    if isinstance(value, str) and _FORMAT_NAME.fullmatch(value):
+        return None
+    return (
+        "expected 'auto' or the name of a transcript format (lowercase letters, digits and "
+        f"'-'), got {value!r}"
+    )
 
 
 def one_of(*choices: str) -> Check:
@@ -162,7 +176,7 @@ class TranscriptsConfig:
     # 2026.3-2026.6, the SQLite store of later releases) of the agents whose workspace this is,
     # and the Claude Code transcripts the hook recorded.
     sources: list[str] = field(default_factory=list)
-    format: str = field(default="auto", metadata=_check(one_of(*TRANSCRIPT_FORMATS)))
+    format: str = field(default="auto", metadata=_check(format_name))
     max_messages: int = field(default=40, metadata=_check(positive))
     max_files: int = field(default=5, metadata=_check(positive))
     lookback: str = field(default="6h", metadata=_check(optional_duration))
@@ -435,10 +449,6 @@ class CapsConfig:
                 f"At 'caps.agent': {self.agent} is larger than 'caps.total' "
                 f"({self.total}); raise caps.total or lower caps.agent"
             )
-        # Here, not at the top: the journal's imports (its locks, its temp files) are not what
-        # reading a config needs, and `assemble check` should start fast.
-        from assembler.pad.journal import is_valid_section_name
-
         for name, cap in self.sections.items():
             # Agent and subsystem sections are capped here too, by their (slug) names.
             if name not in AUTO_SECTIONS and not is_valid_section_name(name):

@@ -6,13 +6,12 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from assembler.context.task import current_task
-from assembler.hosts import registry
 from assembler.transcripts.message import Message, Summary
 from assembler.words import CODE_BLOCK, content_runs, content_words
 
@@ -93,12 +92,15 @@ def active_context(
     now: datetime,
     half_life: timedelta,
     workspace: Path | None = None,
+    names_project: Callable[[str], bool] = lambda cwd: True,
     gap_threshold: timedelta = timedelta(minutes=45),
 ) -> ActiveContext:
     """Given the recent messages (oldest first) and the hosts' summaries (oldest first), return
     what the session is about: the sentence that says the current task (see
     `assembler.context.task`), the subject of the newest topic when it is another, the main key
-    phrases, and the pause before the current stretch of activity.
+    phrases, and the pause before the current stretch of activity. A working folder the
+    messages were in names the project unless `names_project` says it does not (the hosts'
+    own folders: `assembler.transcripts.hosts.names_project`).
 
     """
     texts = [m.text for m in messages]
@@ -107,7 +109,7 @@ def active_context(
     explain: list[str] = []
     task = current_task(messages, summaries)
     working_on = task.working_on
-    project = _project_name(messages, workspace)
+    project = _project_name(messages, workspace, names_project)
     if working_on and project:
         working_on = f"{working_on} (in {project})"
     last_topic = _subject(task.last_sentence, task.working_on)
@@ -152,14 +154,14 @@ def _recency(at: datetime | None, now: datetime, half_life: timedelta) -> float:
     return float(0.5 ** (age / max(half_life.total_seconds(), 1.0)))
 
 
-def _project_name(messages: Sequence[Message], workspace: Path | None) -> str | None:
+def _project_name(
+    messages: Sequence[Message], workspace: Path | None, names_project: Callable[[str], bool]
+) -> str | None:
     """Return the folder most of the messages were in, unless it is the agent's own workspace
-    or a host's own folder (`registry.names_project`).
+    or a folder that names no project (`names_project`: a host's own).
     """
     own = {str(workspace)} if workspace is not None else set()
-    cwds = Counter(
-        m.cwd for m in messages if m.cwd and m.cwd not in own and registry.names_project(m.cwd)
-    )
+    cwds = Counter(m.cwd for m in messages if m.cwd and m.cwd not in own and names_project(m.cwd))
     if not cwds:
         return None
     folder = cwds.most_common(1)[0][0]

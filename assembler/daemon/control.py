@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 
 from assembler import __version__
 from assembler.clock import local_timezone
+from assembler.transcripts.hosts import Hosts
 from assembler.transcripts.read import default_sources
 
 if TYPE_CHECKING:
@@ -252,15 +253,15 @@ def mood_summary(assembly: Assembly) -> dict[str, Any] | None:
 # --- The request -----------------------------------------------------------------------------
 
 
-def options_digest(config: Config, transcript_globs: Sequence[str] | None) -> str:
-    """Given a config and --transcripts, return a digest of everything that makes an assembly
-    come out differently besides the clock: the settings (and which files they came from),
+def options_digest(config: Config, hosts: Hosts, transcript_globs: Sequence[str] | None) -> str:
+    """Given a config, the hosts and --transcripts, return a digest of everything that makes an
+    assembly come out differently besides the clock: the settings (and which files they came from),
     the transcripts read (the default ones depend on the environment), the local time zone
     and the program's version. Two processes serve each other only when theirs are equal."""
     sources = (
         list(transcript_globs or ())
         or config.transcripts.sources
-        or default_sources(config.workspace, config.state_dir)
+        or default_sources(hosts, config.workspace, config.state_dir)
     )
     zone = local_timezone(config.time.timezone)
     parts = (__version__, repr(config), list(transcript_globs or ()), sources, repr(zone))
@@ -404,7 +405,7 @@ def clip_prompt(text: str) -> tuple[str, int]:
 @dataclass(frozen=True)
 class PromptAnswer:
     """The daemon's answer to a prompt: the block with the prompt counted, its content digest
-    (see `file.ready.digest_of`), when it was made and until when it is valid."""
+    (see `pad.ready.digest_of`), when it was made and until when it is valid."""
 
     block: str
     digest: str

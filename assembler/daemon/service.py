@@ -38,6 +38,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
+from assembler.assembly.hosts import Hosts
 from assembler.clock import local_timezone
 from assembler.config.schema import Config
 from assembler.daemon.control import (
@@ -212,7 +213,9 @@ def watch_for(kind: str, pattern: str, base: Path) -> Watch:
     return Watch(kind, Path(*parts[:first]), parts[-1], recursive=True)
 
 
-def watch_plan(config: Config, transcript_globs: Sequence[str] | None = None) -> list[Watch]:
+def watch_plan(
+    config: Config, hosts: Hosts, transcript_globs: Sequence[str] | None = None
+) -> list[Watch]:
     """Given the config (and --transcripts, which replaces its sources), return the watches,
     most specific kind first: a path is classified by the first watch that matches it.
 
@@ -227,7 +230,9 @@ def watch_plan(config: Config, transcript_globs: Sequence[str] | None = None) ->
         Watch("sections", state, JOURNAL_NAME, recursive=False),
         Watch("scratchpad", config.output_path.parent, config.output_path.name, recursive=False),
     ]
-    sources = transcript_globs or config.transcripts.sources or default_sources(workspace, state)
+    sources = (
+        transcript_globs or config.transcripts.sources or default_sources(hosts, workspace, state)
+    )
     for pattern in sources:
         watch = watch_for("transcript", pattern, workspace)
         watches.append(watch)
@@ -452,15 +457,17 @@ class Daemon:
         self,
         config: Config,
         *,
+        hosts: Hosts,
         transcript_globs: Sequence[str] | None = None,
         clock: Callable[[], datetime] | None = None,
     ) -> None:
         self.config = config
+        self.hosts = hosts
         self.transcript_globs = list(transcript_globs) if transcript_globs else None
         self.tz = tz = local_timezone(config.time.timezone)
         self.clock = clock or (lambda: datetime.now(tz))
         self.planner = Planner.from_config(config)
-        self.watches = watch_plan(config, self.transcript_globs)
+        self.watches = watch_plan(config, hosts, self.transcript_globs)
         self.stats = Stats()
         self._stop = threading.Event()
         # Set once the models and the index are loaded and --once requests are answered.
@@ -677,9 +684,11 @@ class Daemon:
             return
         # The default sources change as hosts start sessions (a new Claude Code session the
         # hook recorded, a new OpenClaw agent): plan again.
-        self.watches = watch_plan(self.config, self.transcript_globs)
+        self.watches = watch_plan(self.config, self.hosts, self.transcript_globs)
         if not (self.transcript_globs or self.config.transcripts.sources):
-            sources = tuple(default_sources(self.config.workspace, self.config.state_dir))
+            sources = tuple(
+                default_sources(self.hosts, self.config.workspace, self.config.state_dir)
+            )
             with self._lock:
                 self._sources = sources
         folders = {(w.folder, w.recursive) for w in self.watches}
@@ -773,7 +782,7 @@ class Daemon:
         time zone or version: it assembles itself), we are stopping, or the assembly fails
         (the client runs it again itself and reports the failure as it always did).
         """
-        if request.options != options_digest(self.config, self.transcript_globs):
+        if request.options != options_digest(self.config, self.hosts, self.transcript_globs):
             raise NotServed(
                 "options", "it runs with other options (config, --transcripts, time zone, version)"
             )
@@ -838,6 +847,7 @@ class Daemon:
                 with stopping_syncs(self._stop.is_set):
                     assembly = assemble_prompt(
                         self.config,
+                        hosts=self.hosts,
                         now=now,
                         prompt=prompt,
                         memory=self._memory,
@@ -878,6 +888,7 @@ class Daemon:
             with capture as lines, stopping_syncs(self._stop.is_set):
                 assembly = run_once(
                     self.config,
+                    hosts=self.hosts,
                     now=now,
                     dry_run=dry_run,
                     transcript_globs=self.transcript_globs,
@@ -913,12 +924,12 @@ class Daemon:
         is read without waiting for another trigger."""
         if self.transcript_globs or self.config.transcripts.sources or self._stop.is_set():
             return  # configured sources are watched as globs: new files match them already
-        sources = tuple(default_sources(self.config.workspace, self.config.state_dir))
+        sources = tuple(default_sources(self.hosts, self.config.workspace, self.config.state_dir))
         with self._lock:
             known, self._sources = self._sources, sources
             if not (set(sources) - set(known)) or self._stop.is_set():
                 return
-            self.watches = watch_plan(self.config, self.transcript_globs)
+            self.watches = watch_plan(self.config, self.hosts, self.transcript_globs)
             self._schedule_change("transcript", self.config.workspace)
         self._sync_watches()
 
@@ -986,12 +997,14 @@ class _Handler:
 def run_daemon(
     config: Config,
     *,
+    hosts: Hosts,
     transcript_globs: Sequence[str] | None = None,
 ) -> Stats:
-    """Given the config, run the daemon until SIGTERM/SIGINT; return what it did.
+    """Given the config and the hosts whose sessions it reads, run the daemon until SIGTERM or
+    SIGINT; return what it did.
 
     Raise DaemonRunningError if another daemon serves the workspace.
     """
-    daemon = Daemon(config, transcript_globs=transcript_globs)
+    daemon = Daemon(config, hosts=hosts, transcript_globs=transcript_globs)
     daemon.run()
     return daemon.stats

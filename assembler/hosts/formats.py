@@ -12,4 +12,3 @@ CLAUDE_CODE: Final = "claude-code"
 CODEX: Final = "codex"
 GENERIC: Final = "generic"
 
-TRANSCRIPT_FORMATS: Final = (AUTO, OPENCLAW, OPENCLAW_STORE, CLAUDE_CODE, CODEX, GENERIC)

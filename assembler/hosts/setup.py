@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from assembler.config.files import user_config_dir
 from assembler.file.render import Renderer
+from assembler.hosts import registry
 from assembler.hosts.claude_code.setup import claude_code_removal, claude_code_setup
 from assembler.hosts.codex.setup import codex_removal, codex_setup
 from assembler.hosts.mcp.setup import mcp_removal, server_entry
@@ -140,6 +141,6 @@ def first_assembly(config: Config, now: datetime) -> Path:
     from assembler.assembly.pipeline import run_once
 
     started = time.perf_counter()
-    assembly = run_once(config, now=now)
+    assembly = run_once(config, hosts=registry.HOSTS, now=now)
     record_run(config, assembly, "once", time.perf_counter() - started)
     return assembly.path

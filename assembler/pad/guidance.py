@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 from assembler.file.codec import REGION_BEGIN
 from assembler.file.render import renderer_for
 from assembler.pad.agent_part import agent_context, shown_section
-from assembler.pad.journal import AGENT_SECTIONS, DEFAULT_SECTION, NAME_RULE, SectionState, ordered
+from assembler.pad.journal import AGENT_SECTIONS, DEFAULT_SECTION, SectionState, ordered
+from assembler.section_names import NAME_RULE
 from assembler.tokens import get_counter
 
 if TYPE_CHECKING:

@@ -46,8 +46,9 @@ from assembler.fsutil import (
     real_dir,
     write_all,
 )
-from assembler.pad.journal import DEFAULT_SECTION, NAME_RULE, SectionState, is_valid_section_name
+from assembler.pad.journal import DEFAULT_SECTION, SectionState
 from assembler.pad.sections import ExternalEntries, Scratchpad, scratchpad_for
+from assembler.section_names import NAME_RULE, is_valid_section_name
 from assembler.tokens import clip
 
 if TYPE_CHECKING:

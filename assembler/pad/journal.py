@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -33,6 +32,7 @@ from assembler.fsutil import (
     real_dir,
     write_all,
 )
+from assembler.section_names import NAME_RULE, is_valid_section_name
 
 JOURNAL_NAME: Final = "sections.jsonl"
 
@@ -54,15 +54,6 @@ COMPACT_MAX_BYTES: Final = 1024 * 1024
 
 LOCK_TIMEOUT_S: Final = 10.0
 
-NAME_RULE: Final = (
-    "a section is goal, findings, artifacts, errors, main, or a custom name of 1 to 32 "
-    "characters: a lowercase letter, then lowercase letters, digits, '-' or '_' "
-    "(e.g. 'api-notes')"
-)
-
-
-_NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}")
-
 
 _MAX_TTL: Final = 100 * 365 * 86400.0  # seconds; a longer TTL in the journal is corrupt
 
@@ -80,11 +71,6 @@ def journal_path(state_dir: Path) -> Path:
 # --------------------------------------------------------------------------------------------
 # Names and order.
 # --------------------------------------------------------------------------------------------
-
-
-def is_valid_section_name(name: object) -> bool:
-    """Given any value, return whether it is a usable section name."""
-    return isinstance(name, str) and _NAME.fullmatch(name) is not None
 
 
 def validate_section_name(name: object) -> str:

@@ -19,12 +19,10 @@ from assembler.clock import aware, local_now, local_time
 from assembler.pad.journal import (
     AGENT_SECTIONS,
     DEFAULT_SECTION,
-    NAME_RULE,
     Event,
     Journal,
     SectionState,
     fold_events,
-    is_valid_section_name,
     journal_path,
     last_changes,
 )
@@ -36,6 +34,7 @@ from assembler.pad.tool_calls import (
     example_call,
     mistake,
 )
+from assembler.section_names import NAME_RULE, is_valid_section_name
 from assembler.tokens import TokenCounter, estimate_tokens, get_counter, truncate_to_tokens
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from assembler.pad.journal import NAME_RULE, is_valid_section_name
+from assembler.section_names import NAME_RULE, is_valid_section_name
 from assembler.tokens import clip
 
 TOOL_ACTIONS: Final = ("write", "append", "read", "clear")

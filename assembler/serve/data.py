@@ -27,6 +27,7 @@ from assembler.daemon.service import lock_holder
 from assembler.errors import AssemblerError, ScratchpadError
 from assembler.file.codec import body_prefix, last_diagnostics, read_scratchpad
 from assembler.fsutil import load_json
+from assembler.hosts.registry import HOSTS
 from assembler.memory.recall import (
     conversation_queries,
     hit_record,
@@ -646,7 +647,8 @@ def fill_history(status: Status, now: datetime) -> int:
     config = status.config
     transcripts = config.transcripts
     read = read_recent(
-        transcripts.sources or default_sources(config.workspace, config.state_dir),
+        transcripts.sources or default_sources(HOSTS, config.workspace, config.state_dir),
+        hosts=HOSTS,
         base=config.workspace,
         now=now,
         max_messages=transcripts.max_messages,
@@ -664,4 +666,4 @@ def fill_history(status: Status, now: datetime) -> int:
 def watched_paths(config: Config) -> Sequence[str]:
     """Given the config, return the transcript globs whose files the page watches."""
 
-    return config.transcripts.sources or default_sources(config.workspace, config.state_dir)
+    return config.transcripts.sources or default_sources(HOSTS, config.workspace, config.state_dir)

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import BinaryIO
 
 from assembler.fsutil import open_regular
-from assembler.hosts import registry
+from assembler.transcripts import hosts as host_set
 from assembler.transcripts.branch import BAD, BLANK, parse_line, walk
+from assembler.transcripts.hosts import Hosts
 from assembler.transcripts.message import ZoneSeen
 from assembler.transcripts.reader import Format, Outcome, Reader, SourceReport, mtime
 
@@ -93,6 +94,7 @@ def _read_head(file: BinaryIO, size: int) -> bytes | None:
 
 
 def read_jsonl(
+    hosts: Hosts,
     path: Path,
     fmt: Format,
     cutoff: datetime | None,
@@ -101,9 +103,9 @@ def read_jsonl(
     *,
     zone_scan: bool = False,
 ) -> Outcome:
-    """Given a JSONL transcript, return the messages on its active branch, read from the end;
-    with `zone_scan`, and no zone of the human's in what was read, the newest zone the end of
-    the file shows (`_zone_before`)."""
+    """Given the hosts that may have written it and a JSONL transcript, return the messages on
+    its active branch, read from the end; with `zone_scan`, and no zone of the human's in what
+    was read, the newest zone the end of the file shows (`_zone_before`)."""
     report = SourceReport(path=str(path), format=fmt)
     # Not blocking, and only a regular file: a named pipe would stop the run for good.
     with os.fdopen(open_regular(path, follow_links=True), "rb") as file:
@@ -116,12 +118,12 @@ def read_jsonl(
 
         # Lines looked at for detection are kept and replayed, so nothing is parsed twice.
         peeked: list[tuple[object, int, int]] = []
-        chosen: Format | None = fmt if fmt != "auto" else registry.classify(head_value)
+        chosen: Format | None = fmt if fmt != "auto" else host_set.classify(hosts, head_value)
         if chosen is None:
             for raw in lines:
                 value = parse_line(raw)
                 peeked.append((value, len(raw) + 1, backward.line_start))
-                chosen = registry.classify(value)
+                chosen = host_set.classify(hosts, value)
                 if chosen is not None or len(peeked) >= _DETECT_LINES:
                     break
         if chosen is None:
@@ -130,14 +132,14 @@ def read_jsonl(
                 report.format = "unknown"  # empty: the host has not written to it yet
                 return Outcome(report)
             report.error = (
-                f"{path} is not a recognised transcript ({registry.host_names()}); "
+                f"{path} is not a recognised transcript ({host_set.host_names(hosts)}); "
                 "set 'transcripts.format' or remove it from 'transcripts.sources'."
             )
             return Outcome(report)
 
         report.format = chosen
         session_id = path.stem
-        reader = registry.make_reader(chosen, str(path), cutoff, limit, session_id, until)
+        reader = host_set.make_reader(hosts, chosen, str(path), cutoff, limit, session_id, until)
         if isinstance(head_value, dict):
             reader.header(head_value)
         reader.entry_offset = lambda index: _entry_offset(file, index)

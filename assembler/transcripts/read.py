@@ -16,7 +16,8 @@ from typing import Any
 
 from assembler.errors import TranscriptError
 from assembler.fsutil import allowed_root, glob_paths, open_regular, resolves_within
-from assembler.hosts import registry
+from assembler.transcripts import hosts as host_set
+from assembler.transcripts.hosts import Hosts
 from assembler.transcripts.jsonl import read_jsonl
 from assembler.transcripts.message import CLOCK_SKEW, Message, Summary, ZoneSeen
 from assembler.transcripts.reader import (
@@ -56,6 +57,7 @@ class TranscriptRead:
 def read_recent(
     sources: Sequence[str],
     *,
+    hosts: Hosts,
     base: Path,
     now: datetime,
     max_messages: int,
@@ -65,8 +67,8 @@ def read_recent(
     skew: timedelta = CLOCK_SKEW,
     zone_scan: bool = False,
 ) -> TranscriptRead:
-    """Given transcript glob patterns, return the newest human and assistant messages in them,
-    as they stood at `now`.
+    """Given transcript glob patterns and the hosts that may have written them, return the
+    newest human and assistant messages in them, as they stood at `now`.
 
     Patterns expand `~`, resolve relative ones against `base` and support `**`. What a glob
     matches that the hosts write beside their sessions (OpenClaw's run traces, checkpoint
@@ -90,7 +92,9 @@ def read_recent(
     file that cannot be read gets a `SourceReport.error`, and corrupt lines (a message whose
     time cannot exist, such as year 1 at +14:00, is one) are counted in
     `SourceReport.bad_lines`. A long message's `text` is its head and tail (`clip_middle`).
+    Raise TranscriptError only when `fmt` is a format none of the hosts writes.
     """
+    host_set.check_format(hosts, fmt)
     result = TranscriptRead()
     # A naive `now` is local time by Python's convention; everything below compares in UTC.
     now_utc = now.astimezone(UTC)
@@ -98,7 +102,7 @@ def read_recent(
     until = now_utc + skew
     limit = max(max_messages, 0)
 
-    paths, warnings, refused = _match_sources(sources, base)
+    paths, warnings, refused = _match_sources(hosts, sources, base)
     result.warnings.extend(warnings)
     result.sources.extend(refused)
     wanted = max(max_files, 0)
@@ -110,7 +114,7 @@ def read_recent(
             break
         if opened >= wanted and cutoff is not None and mtime(path) < cutoff:
             break  # last written before the window: neither it nor older files have a message
-        outcome = _read_source(path, fmt, cutoff, until, limit, max(max_files, 1), zone_scan)
+        outcome = _read_source(hosts, path, fmt, cutoff, until, limit, max(max_files, 1), zone_scan)
         for unit in outcome.units:
             # A text the session repeats three times is a prompt of the host's or a plugin's.
             unit.messages = without_repeats(unit.messages)
@@ -145,24 +149,25 @@ def read_recent(
 
 
 def default_sources(
-    workspace: Path, state_dir: Path, environ: Mapping[str, str] | None = None
+    hosts: Hosts, workspace: Path, state_dir: Path, environ: Mapping[str, str] | None = None
 ) -> list[str]:
-    """Given the workspace and its state folder, return where the hosts keep its transcripts,
-    for a config that names none (each host's `sources`): only places that exist, as globs
-    that match only themselves. `environ` defaults to the process environment.
+    """Given the hosts, the workspace and its state folder, return where the hosts keep its
+    transcripts, for a config that names none (each host's `sources`): only places that
+    exist, as globs that match only themselves. `environ` defaults to the process environment.
     """
     env = os.environ if environ is None else environ
-    return registry.default_sources(workspace, state_dir, env)
+    return host_set.host_sources(hosts, workspace, state_dir, env)
 
 
 def where_looked(
+    hosts: Hosts,
     workspace: Path,
     state_dir: Path,
     user_config: Path,
     configured: Sequence[str],
     environ: Mapping[str, str] | None = None,
 ) -> list[str]:
-    """Given the workspace, its state folder, the user's own config file, the sources the
+    """Given the hosts, the workspace, its state folder, the user's own config file, the sources the
     config (or --transcripts) names and the environment, return where the transcripts were
     looked for, one line each, for --explain: the globs named, or else each host's places
     (and, from a host that records candidates, each candidate and why it was skipped), then
@@ -171,16 +176,14 @@ def where_looked(
         return [f"transcripts: named in the config or --transcripts: {', '.join(configured)}"]
     env = os.environ if environ is None else environ
     lines = ["transcripts: none named in the config, so the hosts' own places were looked in"]
-    for host in registry.HOSTS:
+    for host in hosts:
         found = host.sources(workspace, state_dir, env)
         count = f"{len(found)} found" if found else "none found"
         lines.append(f"transcripts: {host.label}: {count}")
         # A host that records candidates says where it looked and why each was skipped.
-        looked = getattr(host, "looked", None)
-        if callable(looked):
-            lines += [
-                f"transcripts: {host.label}: {line}" for line in looked(workspace, state_dir, env)
-            ]
+        lines += [
+            f"transcripts: {host.label}: {line}" for line in host.looked(workspace, state_dir, env)
+        ]
     lines.append(
         f"transcripts: to read transcripts kept elsewhere, name them in your own config "
         f'({user_config}), e.g. transcripts.sources = ["/path/to/folder/*.jsonl"]; a config '
@@ -190,14 +193,15 @@ def where_looked(
 
 
 def _match_sources(
-    sources: Sequence[str], base: Path
+    hosts: Hosts, sources: Sequence[str], base: Path
 ) -> tuple[list[Path], list[str], list[SourceReport]]:
-    """Given glob patterns, return the distinct paths they match, a warning per empty one, and
-    a failed report per match that resolves outside the folder its pattern points into (a link
-    the agent planted among the transcripts: see `fsutil.allowed_root`); those are not read.
+    """Given the hosts and glob patterns, return the distinct paths they match, a warning per
+    empty one, and a failed report per match that resolves outside the folder its pattern
+    points into (a link the agent planted among the transcripts: see `fsutil.allowed_root`);
+    those are not read.
 
     A glob's matches leave out what a host writes beside its sessions without it being one the
-    human speaks in (`registry.is_side_file`: run traces, copies, the host's own sessions); a
+    human speaks in (`hosts.is_side_file`: run traces, copies, the host's own sessions); a
     path named without a glob is read whatever it is.
     """
     paths: list[Path] = []
@@ -226,7 +230,7 @@ def _match_sources(
                 continue
             seen.add(key)
             folder, name = os.path.split(key)
-            if globbed and registry.is_side_file(Path(folder), name, side_files):
+            if globbed and host_set.is_side_file(hosts, Path(folder), name, side_files):
                 continue
             if not resolves_within(Path(key), root):
                 error = (
@@ -268,6 +272,7 @@ def _newest_first(paths: list[Path]) -> list[Path]:
 
 
 def _read_source(
+    hosts: Hosts,
     path: Path,
     fmt: Format,
     cutoff: datetime | None,
@@ -288,18 +293,18 @@ def _read_source(
         # Not blocking, and only a regular file: a named pipe would stop the run for good.
         with os.fdopen(open_regular(path, follow_links=True), "rb") as file:
             magic = file.read(len(SQLITE_MAGIC))
-        store = registry.store_reader(path, magic, fmt)
+        store = host_set.store_reader(hosts, path, magic, fmt)
         if store is not None:
             return store(path, cutoff, until, limit, max_sessions)
         if magic == SQLITE_MAGIC:
-            forced = " or ".join(repr(name) for name in registry.store_formats())
+            forced = " or ".join(repr(name) for name in host_set.store_formats(hosts))
             return failed(
                 path,
                 fmt,
                 f"{path} is an SQLite database but 'transcripts.format' forces {fmt!r}; "
                 f"set it to {forced} or 'auto'.",
             )
-        return read_jsonl(path, fmt, cutoff, until, limit, zone_scan=zone_scan)
+        return read_jsonl(hosts, path, fmt, cutoff, until, limit, zone_scan=zone_scan)
     except PermissionError:
         return failed(
             path,

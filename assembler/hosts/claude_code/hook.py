@@ -11,7 +11,7 @@ compaction), after that only what changed since the copy the session holds
 (`assembler.file.delta`), nothing when nothing did, and nothing for other events. A stale
 scratchpad is one line saying so.
 
-What the block is, whatever the host, is `assembler.file.handoff`'s: on UserPromptSubmit the
+What the block is, whatever the host, is `assembler.hosts.handoff`'s: on UserPromptSubmit the
 prompt goes to a running daemon first, and its answer counts the prompt (within a budget,
 else the ready block as it is); a running daemon is nudged to assemble soon. Claude Code
 blocks the prompt when a hook exits 2, so a problem here is raised as an AssemblerError (the
@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 from assembler.clock import local_timezone
 from assembler.config.files import load_config
 from assembler.file.codec import parse_time
-from assembler.file.handoff import (
+from assembler.fsutil import FileLock, atomic_write, read_state_file, real_dir
+from assembler.hosts.handoff import (
     CONTEXT_EVENTS,
     NO_BLOCK,
     Block,
@@ -40,7 +41,6 @@ from assembler.file.handoff import (
     parse_hook_event,
     session_copy,
 )
-from assembler.fsutil import FileLock, atomic_write, read_state_file, real_dir
 
 if TYPE_CHECKING:
     from assembler.config.schema import Config
@@ -50,7 +50,7 @@ HOST = "claude-code"
 
 
 def parse_claude_code_input(text: str) -> HookEvent:
-    """Given the hook's stdin, return its event (see `file.handoff.parse_hook_event`)."""
+    """Given the hook's stdin, return its event (see `hosts.handoff.parse_hook_event`)."""
     return parse_hook_event(text, "hook claude-code", "a Claude Code hook (settings.json 'hooks')")
 
 
@@ -122,7 +122,7 @@ def run_claude_code_hook(
     """Given the hook's stdin, --workspace and --config, return what to print (maybe "").
 
     A prompt goes to the running daemon first, which answers the block with the prompt
-    counted (see `file.handoff.hook_block`; `budget` seconds at most, else the ready block as
+    counted (see `hosts.handoff.hook_block`; `budget` seconds at most, else the ready block as
     it is).
     A running daemon is nudged for every event, so the next prompt finds a newer file. The
     block goes to the session once, then what changed in it (see `decide_and_record`).

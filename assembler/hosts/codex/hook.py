@@ -10,7 +10,7 @@ too. So the block goes to a session once, whole; after that only what changed in
 (`file.delta`), and whole again after /clear or a compaction (SessionStart). A stale block is
 never sent: one line says the scratchpad is out of date, once.
 
-What the block is, whatever the host, is `assembler.file.handoff`'s: on UserPromptSubmit the
+What the block is, whatever the host, is `assembler.hosts.handoff`'s: on UserPromptSubmit the
 prompt goes to a running daemon first (the request names the host "codex"), and its answer
 counts the prompt as the newest human message (within a budget, else the ready block as it
 is); a running daemon is nudged to assemble soon.
@@ -26,7 +26,7 @@ from typing import Final
 
 from assembler.clock import local_timezone
 from assembler.config.files import load_config
-from assembler.file.handoff import (
+from assembler.hosts.handoff import (
     CONTEXT_EVENTS,
     HookEvent,
     context_output,
@@ -43,7 +43,7 @@ HOST_KEY: Final = "codex"
 
 
 def parse_codex_input(text: str) -> HookEvent:
-    """Given the hook's stdin, return its event (see `file.handoff.parse_hook_event`)."""
+    """Given the hook's stdin, return its event (see `hosts.handoff.parse_hook_event`)."""
     return parse_hook_event(text, "hook codex", "a Codex hook (hooks.json)")
 
 
@@ -58,8 +58,8 @@ def run_codex_hook(
     """Given the hook's stdin, --workspace and --config, return what to print (maybe "").
 
     A prompt goes to the running daemon first, which answers the block with the prompt counted
-    (`file.handoff.hook_block`; `budget` seconds at most, else the ready block as it is). The
-    block goes to the session once, then what changed in it (`file.handoff.session_copy`).
+    (`hosts.handoff.hook_block`; `budget` seconds at most, else the ready block as it is). The
+    block goes to the session once, then what changed in it (`hosts.handoff.session_copy`).
     Raise HookInputError for bad input, ConfigError/WorkspaceError for a bad setup.
     """
     event = parse_codex_input(stdin_text)

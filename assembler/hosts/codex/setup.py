@@ -80,7 +80,7 @@ def codex_setup(workspace: Path, assemble: Path, environ: Mapping[str, str]) -> 
     home = codex_home(environ)
     hook_command = shlex.join([str(assemble), "hook", HOOK_HOST, "--workspace", str(workspace)])
     # Codex cuts a hook's context over about 2,500 tokens to a preview and a file; the hook
-    # caps what it sends itself (`file.handoff.block_limit`), so the model gets it whole.
+    # caps what it sends itself (`hosts.handoff.block_limit`), so the model gets it whole.
     handler = {"type": "command", "command": hook_command, "additionalContextLimit": 0}
     groups: dict[str, list[dict[str, Any]]] = {
         "SessionStart": [{"matcher": AFTER_LOSS, "hooks": [handler]}],

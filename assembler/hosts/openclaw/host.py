@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assembler.hosts.formats import AUTO, OPENCLAW, OPENCLAW_STORE
+from assembler.hosts.host import PlainHost
 from assembler.hosts.openclaw.reader import OpenClawReader
 from assembler.hosts.openclaw.sessions import (
     host_session_files,
@@ -21,8 +22,8 @@ from assembler.transcripts.reader import SQLITE_MAGIC
 
 if TYPE_CHECKING:
     from assembler.config.schema import Config
-    from assembler.hosts.host import StoreReader
     from assembler.pad.sections import ExternalEntries
+    from assembler.transcripts.hosts import StoreReader
     from assembler.transcripts.reader import Reader, SourceReport
 
 
@@ -31,7 +32,7 @@ _STATE_FOLDER = re.compile(r"\A\.(?:openclaw|clawdbot|moltbot)(?:[-_.][\w.-]+)?\
 _WORKSPACE_FOLDER = re.compile(r"\Aworkspace(?:[-_][\w.-]+)?\Z")
 
 
-class OpenClaw:
+class OpenClaw(PlainHost):
     """OpenClaw 2026.3 to 2026.9, and pi, whose session files it shares."""
 
     label = "OpenClaw"

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from assembler.errors import AssemblerError
 from assembler.file.codec import body_prefix, read_page
-from assembler.file.ready import read_ready
+from assembler.pad.ready import read_ready
 
 if TYPE_CHECKING:
     from assembler.config.schema import Config
@@ -133,7 +133,7 @@ def hook_block(
 
 def current_block(config: Config, now: datetime) -> Block:
     """Given a config and the clock, return the block to add to the context: the ready block
-    written with the file (see `assembler.file.ready`) while the file is still the one it was made
+    written with the file (see `assembler.pad.ready`) while the file is still the one it was made
     from, else the file itself, parsed in full (an agent edited it, or it predates the ready
     block)."""
     ready = read_ready(config.state_dir)
