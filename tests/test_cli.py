@@ -1001,7 +1001,7 @@ def test_invalid_utf8_on_stdin_is_refused_with_the_offset_not_replaced(
 def test_check_says_broken_frontmatter_in_one_line_and_the_hook_agrees(
     frustrated_workspace: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from assembler.hosts.claude_code.hook import run_claude_code_hook
+    from assembler.hosts.claude_code.hook import run_hook
 
     ws = str(frustrated_workspace)
     assert run(capsys, "--once", "-w", ws, "--now", NOW)[0] == 0
@@ -1012,7 +1012,7 @@ def test_check_says_broken_frontmatter_in_one_line_and_the_hook_agrees(
     assert "has broken frontmatter (line " in out and len(out.strip().splitlines()) == 1
     event = json.dumps({"hook_event_name": "UserPromptSubmit", "cwd": ws, "session_id": "s"})
     now = datetime.fromisoformat(NOW)
-    assert run_claude_code_hook(event, workspace=ws, config_path=None, now=now) == ""
+    assert run_hook(event, workspace=ws, config_path=None, now=now) == ""
 
 
 def test_a_now_the_clock_cannot_carry_is_a_clear_error(

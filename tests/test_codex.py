@@ -18,7 +18,7 @@ from assembler.cli.main import main
 from assembler.daemon.control import PromptAnswer, PromptRequest
 from assembler.daemon.service import DaemonLock
 from assembler.file.codec import compose, remember_render
-from assembler.hosts.codex.hook import parse_codex_input, run_codex_hook
+from assembler.hosts.codex.hook import parse_codex_input, run_hook
 from assembler.hosts.codex.sessions import MAX_SOURCES, codex_sources
 from assembler.hosts.codex.setup import codex_setup, trusted_hash
 from assembler.hosts.codex.turns import is_host_text
@@ -322,7 +322,7 @@ def test_the_hook_sends_the_block_once_then_only_what_changed(workspace: Path) -
 
     def hook(name: str, when: datetime, **extra: str) -> str:
         stdin = _event(name, workspace, **extra)
-        return run_codex_hook(stdin, workspace=None, config_path=None, now=when)
+        return run_hook(stdin, workspace=None, config_path=None, now=when)
 
     first = hook("UserPromptSubmit", NOW, prompt="look at the export")
     assert "ship the export fix" in _context(first)
@@ -343,7 +343,7 @@ def test_a_stale_file_sends_nothing_of_its_content(workspace: Path) -> None:
     _write_pad(workspace, BODY, updated=NOW - timedelta(hours=2))
     stdin = _event("UserPromptSubmit", workspace, prompt="hi")
 
-    assert run_codex_hook(stdin, workspace=None, config_path=None, now=NOW) == ""
+    assert run_hook(stdin, workspace=None, config_path=None, now=NOW) == ""
 
 
 def _rendered(workspace: Path, now: datetime) -> None:
@@ -364,7 +364,7 @@ def test_the_stale_line_goes_once_whole_then_not_again(workspace: Path) -> None:
 
     def hook(when: datetime) -> str:
         stdin = _event("UserPromptSubmit", workspace, prompt="hi")
-        return run_codex_hook(stdin, workspace=None, config_path=None, now=when)
+        return run_hook(stdin, workspace=None, config_path=None, now=when)
 
     first = _context(hook(NOW))
     assert first.startswith("[Scratchpad stale since ") and "not running" in first
@@ -403,7 +403,7 @@ def test_a_prompt_goes_to_the_running_daemon_as_codexs_and_its_answer_is_sent(
     asked, lock = _answering_daemon(workspace, monkeypatch)
     stdin = _event("UserPromptSubmit", workspace, prompt=PROMPT, turn_id="t1")
     try:
-        output = run_codex_hook(stdin, workspace=None, config_path=None, now=NOW)
+        output = run_hook(stdin, workspace=None, config_path=None, now=NOW)
     finally:
         lock.release()
 
@@ -419,13 +419,13 @@ def test_without_a_daemon_or_with_the_budget_at_0_the_prompt_goes_nowhere(
     lock.release()  # the lock file stays, held by nobody: a daemon that stopped
     stdin = _event("UserPromptSubmit", workspace, prompt=PROMPT)
 
-    stopped = _context(run_codex_hook(stdin, workspace=None, config_path=None, now=NOW))
+    stopped = _context(run_hook(stdin, workspace=None, config_path=None, now=NOW))
 
     lock = DaemonLock.acquire(workspace / ".scratchpad")
     monkeypatch.setenv("ASSEMBLER_PROMPT_BUDGET_MS", "0")  # the hand-off turned off
     session = _event("UserPromptSubmit", workspace, session="another", prompt=PROMPT)
     try:
-        turned_off = _context(run_codex_hook(session, workspace=None, config_path=None, now=NOW))
+        turned_off = _context(run_hook(session, workspace=None, config_path=None, now=NOW))
     finally:
         lock.release()
 
@@ -438,7 +438,7 @@ def test_without_a_daemon_or_with_the_budget_at_0_the_prompt_goes_nowhere(
 def test_other_events_print_nothing(workspace: Path) -> None:
     _write_pad(workspace, BODY)
     stdin = _event("Stop", workspace)
-    assert run_codex_hook(stdin, workspace=None, config_path=None, now=NOW) == ""
+    assert run_hook(stdin, workspace=None, config_path=None, now=NOW) == ""
 
 
 @pytest.mark.parametrize("stdin", ["not json", "[1, 2]", '{"session_id": "x"}', "[" * 100_000])

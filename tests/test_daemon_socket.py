@@ -700,7 +700,7 @@ def test_a_prompt_joins_the_window_once_as_its_newest_human_message() -> None:
 def test_the_claude_code_hook_sends_the_block_the_daemon_answers_for_the_prompt(
     tmp_path: Path, serve: Callable[[Path], Daemon]
 ) -> None:
-    from assembler.hosts.claude_code.hook import run_claude_code_hook
+    from assembler.hosts.claude_code.hook import run_hook
     from assembler.hosts.handoff import current_block
 
     ws = calm_workspace(tmp_path / "ws")
@@ -708,7 +708,7 @@ def test_the_claude_code_hook_sends_the_block_the_daemon_answers_for_the_prompt(
     event = {"hook_event_name": "UserPromptSubmit", "session_id": "s1", "cwd": str(ws)}
     stdin = json.dumps({**event, "prompt": PROMPT})
 
-    output = run_claude_code_hook(stdin, workspace=None, config_path=None, budget=WAIT)
+    output = run_hook(stdin, workspace=None, config_path=None, budget=WAIT)
 
     context = json.loads(output)["hookSpecificOutput"]["additionalContext"]
     assert context.startswith("[Session Scratchpad") and CONCISE in context

@@ -18,7 +18,7 @@ from assembler.file.codec import compose, prefix_block, read_scratchpad, remembe
 from assembler.hosts.claude_code.hook import (
     decide_and_record,
     parse_claude_code_input,
-    run_claude_code_hook,
+    run_hook,
 )
 from assembler.hosts.handoff import (
     Block,
@@ -66,7 +66,7 @@ def test_user_prompt_submit_gets_the_fresh_scratchpad_as_additional_context(
 ) -> None:
     _write_pad(workspace, NOW - timedelta(minutes=5))
     stdin = _event("UserPromptSubmit", workspace, prompt="why is it failing again?")
-    output = json.loads(run_claude_code_hook(stdin, workspace=None, config_path=None, now=NOW))
+    output = json.loads(run_hook(stdin, workspace=None, config_path=None, now=NOW))
     assert set(output) == {"hookSpecificOutput"}
     specific = output["hookSpecificOutput"]
     assert specific["hookEventName"] == "UserPromptSubmit"
@@ -79,21 +79,21 @@ def test_user_prompt_submit_gets_the_fresh_scratchpad_as_additional_context(
 def test_session_start_gets_it_too(workspace: Path) -> None:
     _write_pad(workspace, NOW)
     stdin = _event("SessionStart", workspace, source="startup")
-    output = json.loads(run_claude_code_hook(stdin, workspace=None, config_path=None, now=NOW))
+    output = json.loads(run_hook(stdin, workspace=None, config_path=None, now=NOW))
     assert output["hookSpecificOutput"]["hookEventName"] == "SessionStart"
 
 
 @pytest.mark.parametrize("event", ["PreToolUse", "Stop", "Notification", "SessionEnd"])
 def test_other_events_print_nothing(workspace: Path, event: str) -> None:
     _write_pad(workspace, NOW)
-    assert run_claude_code_hook(_event(event, workspace), workspace=None, config_path=None) == ""
+    assert run_hook(_event(event, workspace), workspace=None, config_path=None) == ""
 
 
 def test_a_stale_or_missing_scratchpad_prints_nothing(workspace: Path) -> None:
     stdin = _event("UserPromptSubmit", workspace, prompt="hi")
-    assert run_claude_code_hook(stdin, workspace=None, config_path=None, now=NOW) == ""
+    assert run_hook(stdin, workspace=None, config_path=None, now=NOW) == ""
     _write_pad(workspace, NOW - timedelta(minutes=31))
-    assert run_claude_code_hook(stdin, workspace=None, config_path=None, now=NOW) == ""
+    assert run_hook(stdin, workspace=None, config_path=None, now=NOW) == ""
 
 
 def test_the_fast_reader_agrees_with_the_full_parser_on_an_assembled_file(
@@ -138,19 +138,19 @@ def test_the_workspace_is_the_sessions_cwd_unless_given(workspace: Path, tmp_pat
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     stdin = _event("UserPromptSubmit", elsewhere, prompt="hi")
-    assert run_claude_code_hook(stdin, workspace=None, config_path=None, now=NOW) == ""
-    given = run_claude_code_hook(stdin, workspace=str(workspace), config_path=None, now=NOW)
+    assert run_hook(stdin, workspace=None, config_path=None, now=NOW) == ""
+    given = run_hook(stdin, workspace=str(workspace), config_path=None, now=NOW)
     assert "frustrated" in given
 
 
 def test_a_running_daemon_is_nudged(workspace: Path) -> None:
     state = workspace / ".scratchpad"
     stdin = _event("UserPromptSubmit", workspace, prompt="hi")
-    run_claude_code_hook(stdin, workspace=None, config_path=None, now=NOW)
+    run_hook(stdin, workspace=None, config_path=None, now=NOW)
     assert not (state / NUDGE_NAME).exists()
     lock = DaemonLock.acquire(state)
     try:
-        run_claude_code_hook(stdin, workspace=None, config_path=None, now=NOW)
+        run_hook(stdin, workspace=None, config_path=None, now=NOW)
     finally:
         lock.release()
     assert (state / NUDGE_NAME).read_text().startswith("UserPromptSubmit ")
@@ -240,7 +240,7 @@ def _hook(
             **fields,
         }
     )
-    output = run_claude_code_hook(event, workspace=str(workspace), config_path=None, now=now)
+    output = run_hook(event, workspace=str(workspace), config_path=None, now=now)
     return json.loads(output)["hookSpecificOutput"]["additionalContext"] if output else ""
 
 

@@ -659,3 +659,79 @@ def test_what_was_read_before_the_server_started_is_read_first() -> None:
         return [line async for line in _lines(b"one\ntwo, ", stdin())]
 
     assert anyio.run(read) == [b"one\n", b"two, rest of two\n", b"three\n"]
+
+
+# --- The wire is the transport's alone --------------------------------------------------------
+
+# Serves each request on stdin by reading stdin, writing stdout and running a child that does
+# both, as a careless tool would; answers with what it read and what a second transport got.
+CARELESS_SERVER = """
+import os, subprocess, sys
+import anyio
+from mcp import types
+from mcp.shared.message import SessionMessage
+from assembler.hosts.mcp.server import stdio_transport
+
+async def serve():
+    async with stdio_transport() as (read_stream, write_stream), write_stream:
+        async for request in read_stream:
+            print("stray print", flush=True)
+            os.write(1, b"stray write\\n")
+            subprocess.run(["/bin/sh", "-c", "echo stray child; cat"], check=True)
+            read = os.read(0, 100).decode() + sys.stdin.read()
+            try:
+                async with stdio_transport():
+                    second = "served"
+            except RuntimeError as error:
+                second = str(error)
+            result = {"read": read, "second": second}
+            answer = types.JSONRPCResponse(jsonrpc="2.0", id=request.message.id, result=result)
+            await write_stream.send(SessionMessage(answer))
+    print("after", flush=True)
+
+anyio.run(serve)
+"""
+
+
+def test_stray_reads_and_writes_while_serving_miss_the_wire_and_it_is_restored_after() -> None:
+    process = subprocess.run(
+        [sys.executable, "-c", CARELESS_SERVER],
+        input=b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}\n',
+        cwd=REPO,
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
+    answer, after = process.stdout.decode().splitlines()
+    assert json.loads(answer) == {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": {
+            "read": "",
+            "second": "Another MCP stdio transport in this process has claimed fd 0",
+        },
+    }
+    assert after == "after"
+    assert process.stderr.decode().splitlines() == ["stray print", "stray write", "stray child"]
+
+
+def test_the_server_imports_no_private_name_of_the_mcp_sdk() -> None:
+    # A private name can change or vanish in any release of the SDK, and nothing would say so.
+    import ast
+
+    import assembler.hosts.mcp.server as server
+
+    tree = ast.parse(Path(server.__file__).read_text(), server.__file__)
+    private = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            paths = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module is not None and node.level == 0:
+            paths = [f"{node.module}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for path in paths:
+            parts = path.split(".")
+            if parts[0] in ("mcp", "mcp_types") and any(part.startswith("_") for part in parts):
+                private.append(f"line {node.lineno}: {path}")
+    assert private == []

@@ -16,15 +16,14 @@ from assembler.cli.common import load, parse_now, read_stdin
 from assembler.config.files import init_config, resolve_workspace, to_toml, user_config_dir
 from assembler.config.schema import Config
 from assembler.errors import AssemblerError, ConfigError, TranscriptError
+from assembler.hosts import registry
 
 
 def _cmd_hook(args: argparse.Namespace) -> int:
-    if args.host == "codex":
-        from assembler.hosts.codex.hook import run_codex_hook as run
-    else:
-        from assembler.hosts.claude_code.hook import run_claude_code_hook as run
-
-    output = run(read_stdin(f"hook {args.host}"), workspace=args.workspace, config_path=args.config)
+    hook = registry.plugin(args.host).load("hook")
+    output = hook.run_hook(
+        read_stdin(f"hook {args.host}"), workspace=args.workspace, config_path=args.config
+    )
     sys.stdout.write(output)
     return 0
 
@@ -171,13 +170,12 @@ def _cmd_config(args: argparse.Namespace) -> int:
     config = load(args)
     files = " with ".join(str(path) for path in config.sources)
     if args.config_command == "validate":
-        # Here, not at the top: a hook runs this module before every prompt, and the hosts'
-        # readers are not what it needs.
-        from assembler.hosts.registry import HOSTS
+        # Here, not at the top: a hook runs this module before every prompt, and reading
+        # transcripts is not what it needs.
         from assembler.transcripts.hosts import check_format
 
         try:  # which formats there are, the hosts say
-            check_format(HOSTS, config.transcripts.format)
+            check_format(registry.HOSTS, config.transcripts.format)
         except TranscriptError as error:
             raise ConfigError(f"{files or 'the config'}: {error}") from None
         where = f"{files} {'is' if len(config.sources) == 1 else 'are'}"

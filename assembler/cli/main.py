@@ -20,6 +20,7 @@ from assembler import __version__
 from assembler.cli.common import EXIT_INTERRUPTED, EXIT_UNEXPECTED, EXIT_USER_ERROR
 from assembler.config.files import user_state_dir
 from assembler.errors import AssemblerError
+from assembler.hosts import registry
 
 DESCRIPTION = """\
 Assemble SCRATCHPAD.md, the working memory of an LLM agent: the human's mood and what the
@@ -506,19 +507,17 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         "`assemble setup claude-code` or `assemble setup mcp` prints how to register it.",
     )
 
+    set_up = registry.having("setup")
     setup = command(
         "setup",
         "print the exact commands that connect an agent host to this workspace",
         "Print what connects a host to the workspace, with this install's absolute paths:\n"
-        "  claude-code  hooks that add the scratchpad before each prompt, and the MCP tools\n"
-        "  codex        hooks that add the scratchpad before each prompt, and the MCP tools\n"
-        "  openclaw     the plugin that adds it before each prompt, and how to enable it\n"
-        "  mcp          the mcpServers entry for Claude Desktop, Cursor and other MCP hosts\n"
-        "Nothing of the host's is changed: run or paste what it prints. The workspace folder\n"
+        + "".join(f"  {p.name:<12} {p.summary}\n" for p in set_up)
+        + "Nothing of the host's is changed: run or paste what it prints. The workspace folder\n"
         "is created if missing, and assembled once (--no-assemble: not). --remove prints\n"
         "what disconnects the host; --remove --apply does it.",
     )
-    setup.add_argument("host", choices=("claude-code", "codex", "openclaw", "mcp"), help="the host")
+    setup.add_argument("host", choices=[p.name for p in set_up], help="the host")
     setup.add_argument(
         "--remove", action="store_true", help="print what disconnects the host instead"
     )
@@ -648,7 +647,9 @@ def _add_hook_command(commands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_common(hook, suppress=True)
-    hook.add_argument("host", choices=("claude-code", "codex"), help="the agent host")
+    hook.add_argument(
+        "host", choices=[p.name for p in registry.having("hook")], help="the agent host"
+    )
 
 
 # The top-level options as `_command_word` reads them: those that take a value, and flags.

@@ -23,90 +23,57 @@ from typing import TYPE_CHECKING, Any
 from assembler.config.files import user_config_dir
 from assembler.file.render import Renderer
 from assembler.hosts import registry
-from assembler.hosts.claude_code.setup import claude_code_removal, claude_code_setup
-from assembler.hosts.codex.setup import codex_removal, codex_setup
-from assembler.hosts.mcp.setup import mcp_removal, server_entry
-from assembler.hosts.openclaw.setup import (
-    OPENCLAW_FALLBACK_OUTPUT,
-    OPENCLAW_PLUGIN_ID,
-    openclaw_plugin_dir,
-    openclaw_removal,
-    openclaw_setup,
-)
 from assembler.hosts.removal import HostCommand, Removal, TomlEdit
 
 if TYPE_CHECKING:
     from assembler.config.schema import Config
 
-HOSTS = ("claude-code", "codex", "openclaw", "mcp")
-
 
 def setup_text(host: str, config: Config, assemble: Path) -> str:
-    """Given a host (one of HOSTS), the config and this install's `assemble`, return the
-    instructions that connect the host to the workspace."""
-    workspace = str(config.workspace)
-    claude_code = claude_code_setup(config.workspace, assemble)
-    context: dict[str, Any] = {
-        # Every path the text shows is quoted for a shell (a space, a quote in it).
-        "assemble": shlex.quote(str(assemble)),
-        "workspace": shlex.quote(workspace),
-        "prefix_json": shlex.quote(str(config.workspace / ".scratchpad" / "prefix.json")),
-        "user_config": shlex.quote(str(user_config_dir() / "config.toml")),
-        "settings_json": _indented(claude_code.settings),
-        "mcp_add": shlex.join(claude_code.mcp_add),
-        "mcp_add_user": shlex.join(claude_code.mcp_add_user),
-        "systemd_install": shlex.join(
-            [str(assemble), "systemd", "install", "--workspace", str(config.workspace)]
-        ),
-        "server_json": _indented(server_entry(config.workspace, assemble)),
-        "plugin_dir": shlex.quote(str(openclaw_plugin_dir())),
-        "plugin_id": OPENCLAW_PLUGIN_ID,
-    }
-    if host == "openclaw":
-        openclaw = openclaw_setup(config, assemble)
-        context |= {
-            "plugin_commands": [shlex.join(command) for command in openclaw.plugin],
-            "cron_command": shlex.join(openclaw.cron),
-            "fallback_command": shlex.join(openclaw.fallback),
-            "fallback_output": OPENCLAW_FALLBACK_OUTPUT,
-            "ttl_minutes": config.output.ttl_minutes,
-        }
-    if host == "codex":
-        codex = codex_setup(config.workspace, assemble, os.environ)
-        context |= {
-            "remove_command": shlex.join(
-                [str(assemble), "setup", "codex", "--remove", "--workspace", workspace]
-            ),
-            "hooks_json_path": shlex.quote(str(codex.hooks_json)),
-            "config_toml_path": shlex.quote(str(codex.config_toml)),
-            "hooks_json": _indented(codex.hooks),
-            "config_toml": "\n".join("   " + line if line else "" for line in codex.config_lines()),
-        }
-    template = Renderer().env.get_template(f"setup/{host}.txt.j2")
-    return template.render(**context)
-
-
-def _indented(value: Any) -> str:
-    return "\n".join("   " + line for line in json.dumps(value, indent=2).splitlines())
+    """Given a host's name (`registry.PLUGINS`), the config and this install's `assemble`,
+    return the instructions that connect the host to the workspace (its `setup.setup_text`).
+    Raise AssemblerError if no host of that name has a setup."""
+    text: str = registry.plugin(host).load("setup").setup_text(config, assemble)
+    return text
 
 
 def host_removal(
     host: str, config: Config, assemble: Path, environ: Mapping[str, str] = os.environ
 ) -> Removal:
-    """Given a host (one of HOSTS), the config, this install's `assemble` and the environment
-    (where the host keeps its settings), return what disconnects the host from the
-    workspace."""
-    if host == "openclaw":
-        return openclaw_removal(config, assemble)
-    if host == "claude-code":
-        return claude_code_removal(config.workspace, environ)
-    if host == "codex":
-        return codex_removal(config.workspace, assemble, environ)
-    return mcp_removal(config.workspace, environ)
+    """Given a host's name, the config, this install's `assemble` and the environment (where
+    the host keeps its settings), return what disconnects the host from the workspace (its
+    `setup.removal`)."""
+    removal: Removal = registry.plugin(host).load("setup").removal(config, assemble, environ)
+    return removal
+
+
+def common_context(config: Config, assemble: Path) -> dict[str, Any]:
+    """Given the config and this install's `assemble`, return what every host's setup text
+    shows, each path quoted for a shell (a space, a quote in it)."""
+    return {
+        "assemble": shlex.quote(str(assemble)),
+        "workspace": shlex.quote(str(config.workspace)),
+        "prefix_json": shlex.quote(str(config.workspace / ".scratchpad" / "prefix.json")),
+        "user_config": shlex.quote(str(user_config_dir() / "config.toml")),
+        "systemd_install": shlex.join(
+            [str(assemble), "systemd", "install", "--workspace", str(config.workspace)]
+        ),
+    }
+
+
+def render_setup(host: str, context: Mapping[str, Any]) -> str:
+    """Given a host's name and what its text shows, return the text of
+    `templates/setup/<host>.txt.j2`."""
+    return Renderer().env.get_template(f"setup/{host}.txt.j2").render(**context)
+
+
+def indented(value: Any) -> str:
+    """Given a JSON value, return it as the setup texts show it: indented by three spaces."""
+    return "\n".join("   " + line for line in json.dumps(value, indent=2).splitlines())
 
 
 def removal_text(host: str, removal: Removal, assemble: Path) -> str:
-    """Given a host (one of HOSTS), its removal and this install's `assemble`, return the
+    """Given a host's name, its removal and this install's `assemble`, return the
     instructions that disconnect it, every path quoted for a shell."""
     steps = []
     for number, step in enumerate(removal.steps, 1):

@@ -62,7 +62,7 @@ def failed(path: Path, fmt: str, error: str) -> Outcome:
     return Outcome(SourceReport(path=str(path), format=fmt, error=error))
 
 
-# A transcript format's name: "auto", or one a host writes (`assembler.hosts.formats`).
+# A transcript format's name: "auto", or one a host writes (its `formats`).
 Format = str
 
 # The first bytes of every SQLite database: such a file is a host's store, never JSONL.

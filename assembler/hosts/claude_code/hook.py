@@ -111,7 +111,7 @@ def decide_and_record(config: Config, event: HookEvent, block: Block, now: datet
     return text
 
 
-def run_claude_code_hook(
+def run_hook(
     stdin_text: str,
     *,
     workspace: str | None,

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from assembler.hosts.claude_code.reader import ClaudeCodeReader
 from assembler.hosts.claude_code.sessions import claude_code_looked, claude_code_sources
-from assembler.hosts.formats import CLAUDE_CODE
 from assembler.hosts.host import PlainHost
 
 if TYPE_CHECKING:
     from assembler.transcripts.reader import Reader
+
+CLAUDE_CODE: Final = "claude-code"  # its format's name (`transcripts.format`)
+
 
 
 class ClaudeCode(PlainHost):
@@ -40,3 +42,6 @@ class ClaudeCode(PlainHost):
         if "uuid" in line and "sessionId" in line:
             return CLAUDE_CODE
         return None
+
+
+HOST: Final = ClaudeCode()

@@ -11,7 +11,7 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assembler.errors import AssemblerError
 from assembler.fsutil import load_json, read_regular, resolves_within
@@ -19,6 +19,10 @@ from assembler.hosts.claude_code.sessions import config_dir
 from assembler.hosts.command_hooks import hook_commands, strip_our_hooks
 from assembler.hosts.mcp.setup import MCP_SERVER_NAME, names_workspace
 from assembler.hosts.removal import SETTINGS_MAX_BYTES, HostCommand, Removal, SettingsEdit, Step
+from assembler.hosts.setup import common_context, indented, render_setup
+
+if TYPE_CHECKING:
+    from assembler.config.schema import Config
 
 # How long a session's first request waits for MCP servers still connecting (Claude Code's
 # default is 2 s, then it goes without their tools). A bound, not a delay: the request goes as
@@ -187,3 +191,24 @@ def _read_registry(path: Path) -> dict[str, Any] | None:
 def _serves(servers: Any, workspace: Path) -> bool:
     entry = servers.get(MCP_SERVER_NAME) if isinstance(servers, dict) else None
     return names_workspace(entry, workspace)
+
+
+def setup_text(config: Config, assemble: Path) -> str:
+    """Given the config and this install's `assemble`, return what `assemble setup
+    claude-code` prints."""
+    setup = claude_code_setup(config.workspace, assemble)
+    return render_setup(
+        HOOK_HOST,
+        common_context(config, assemble)
+        | {
+            "settings_json": indented(setup.settings),
+            "mcp_add": shlex.join(setup.mcp_add),
+            "mcp_add_user": shlex.join(setup.mcp_add_user),
+        },
+    )
+
+
+def removal(config: Config, assemble: Path, environ: Mapping[str, str]) -> Removal:
+    """Given the config, this install's `assemble` and the environment, return what
+    `assemble setup claude-code --remove` undoes (`claude_code_removal`)."""
+    return claude_code_removal(config.workspace, environ)

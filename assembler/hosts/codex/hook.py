@@ -47,7 +47,7 @@ def parse_codex_input(text: str) -> HookEvent:
     return parse_hook_event(text, "hook codex", "a Codex hook (hooks.json)")
 
 
-def run_codex_hook(
+def run_hook(
     stdin_text: str,
     *,
     workspace: str | None,

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from assembler.hosts.codex.reader import LINE_TYPES, CodexReader
 from assembler.hosts.codex.sessions import codex_sources
-from assembler.hosts.formats import CODEX
 from assembler.hosts.host import PlainHost
 
 if TYPE_CHECKING:
     from assembler.transcripts.reader import Reader
+
+CODEX: Final = "codex"  # its format's name, as `transcripts.format` names it
+
 
 
 class Codex(PlainHost):
@@ -29,3 +31,6 @@ class Codex(PlainHost):
         if line.get("type") in LINE_TYPES and isinstance(line.get("payload"), dict):
             return CODEX
         return None
+
+
+HOST: Final = Codex()

@@ -16,17 +16,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from assembler.hosts.codex.sessions import codex_home
 from assembler.hosts.command_hooks import strip_our_hooks
 from assembler.hosts.mcp.setup import MCP_SERVER_NAME, names_workspace
 from assembler.hosts.removal import Removal, SettingsEdit, TomlEdit, table_header
+from assembler.hosts.setup import common_context, indented, render_setup
 from assembler.hosts.toml_tables import TablePath
+
+if TYPE_CHECKING:
+    from assembler.config.schema import Config
 
 # The feature that turns hooks on. Codex 0.171 has it on by default and warns that the older
 # name, `codex_hooks`, is deprecated: the setup names it so that a config that turned it off
@@ -206,3 +211,29 @@ def strip_hooks(value: Any, workspace: Path) -> Any:
     if isinstance(hooks, dict):
         strip_our_hooks(hooks, HOOK_HOST, workspace)
     return value
+
+
+def setup_text(config: Config, assemble: Path) -> str:
+    """Given the config and this install's `assemble`, return what `assemble setup codex`
+    prints."""
+    codex = codex_setup(config.workspace, assemble, os.environ)
+    workspace = str(config.workspace)
+    return render_setup(
+        HOOK_HOST,
+        common_context(config, assemble)
+        | {
+            "remove_command": shlex.join(
+                [str(assemble), "setup", HOOK_HOST, "--remove", "--workspace", workspace]
+            ),
+            "hooks_json_path": shlex.quote(str(codex.hooks_json)),
+            "config_toml_path": shlex.quote(str(codex.config_toml)),
+            "hooks_json": indented(codex.hooks),
+            "config_toml": "\n".join("   " + line if line else "" for line in codex.config_lines()),
+        },
+    )
+
+
+def removal(config: Config, assemble: Path, environ: Mapping[str, str]) -> Removal:
+    """Given the config, this install's `assemble` and the environment, return what
+    `assemble setup codex --remove` undoes (`codex_removal`)."""
+    return codex_removal(config.workspace, assemble, environ)

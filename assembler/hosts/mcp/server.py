@@ -22,45 +22,36 @@ first call that needs them, and the observation store's collection of expired en
 the first observation call of a session. What is left before the first answer is the MCP SDK's
 own import (see bench/bench_startup.py).
 
-The stdio transport is the SDK's (`stdio_server`) with a stricter reader: stdin is decoded as
-strict UTF-8, and a line that is not JSON, or not a JSON-RPC message, gets a -32700 or -32600
-error response instead of the SDK's silence, which left a client waiting forever.
+The stdio transport does what the SDK's `stdio_server` does, built on the SDK's public API
+only: while serving, fd 0 reads the null device and fd 1 goes to stderr, so a stray print or a
+child process cannot read or corrupt the wire, which the transport reads and writes through
+private duplicates. Its reader is stricter: stdin is decoded as strict UTF-8, and a line that
+is not JSON, or not a JSON-RPC message, gets a -32700 or -32600 error response instead of the
+SDK's silence, which left a client waiting forever.
 """
 
 from __future__ import annotations
 
+import fcntl
 import logging
+import os
 import sys
 import threading
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterator, Mapping
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal, TextIO
 
 import anyio
 import anyio.lowlevel
 import anyio.to_thread
 import pydantic
 import pydantic_core
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp import types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
-
-# The SDK's own fd 0/1 claim (private, but reimplementing it would also split its registry of
-# claimed descriptors): while serving, fd 0 reads the null device and fd 1 goes to stderr, so
-# a stray print or a child process cannot corrupt the wire.
-from mcp.server.stdio import (
-    _claim_fd,
-    _open_stdin_diversion,
-    _open_stdout_diversion,
-    _UnownedTextWrapper,
-)
-from mcp.shared._context_streams import (
-    ContextReceiveStream,
-    ContextSendStream,
-    create_context_streams,
-)
 from mcp.shared.message import SessionMessage
 
 from assembler import __version__
@@ -752,28 +743,33 @@ def _invalid_request(value: Any, problems: list[Any]) -> RejectedLine:
 @asynccontextmanager
 async def stdio_transport(
     early: EarlyStart | None = None,
-) -> AsyncIterator[tuple[ContextReceiveStream[SessionMessage], ContextSendStream[SessionMessage]]]:
+) -> AsyncIterator[
+    tuple[MemoryObjectReceiveStream[SessionMessage], MemoryObjectSendStream[SessionMessage]]
+]:
     """Serve MCP over the process's stdin and stdout, as the SDK's `stdio_server` does, and
     yield the (read, write) streams for `Server.run`.
 
-    Unlike the SDK's, a line that is not a JSON-RPC message is answered with a JSON-RPC error
-    (see `read_message`) instead of vanishing, and the server carries on with the next line.
-    The error responses go through the write stream, so that one task writes stdout and no
-    two lines interleave. What `early` read from stdin is read first; the server's answer to the
-    `initialize` it answered already is not written again (a warning says so if it differs).
+    While serving, fd 0 reads the null device and fd 1 goes to stderr (see `_claimed`), and both
+    are restored on exit. Unlike the SDK's, a line that is not a JSON-RPC message is answered
+    with a JSON-RPC error (see `read_message`) instead of vanishing, and the server carries on
+    with the next line. The error responses go through the write stream, so that one task
+    writes stdout and no two lines interleave. What `early` read from stdin is read first; the
+    server's answer to the `initialize` it answered already is not written again (a warning
+    says so if it differs). Raise RuntimeError if another transport in this process is serving.
     """
     pending = early.pending if early is not None else b""
     answered = early.answered if early is not None else None
-    restore_stdin: Callable[[], None] | None = None
-    restore_stdout: Callable[[], None] | None = None
-    try:
-        stdin_buffer, restore_stdin = _claim_fd(0, sys.stdin, "rb", _open_stdin_diversion)
+    with (
+        _claimed(0, sys.stdin, "rb", _open_stdin_diversion) as stdin_buffer,
+        _claimed(1, sys.stdout, "wb", _open_stdout_diversion) as stdout_buffer,
+    ):
         stdin = anyio.wrap_file(stdin_buffer)
-        stdout_buffer, restore_stdout = _claim_fd(1, sys.stdout, "wb", _open_stdout_diversion)
-        stdout = anyio.wrap_file(_UnownedTextWrapper(stdout_buffer, encoding="utf-8"))
+        stdout = anyio.wrap_file(stdout_buffer)
 
-        read_stream_writer, read_stream = create_context_streams[SessionMessage](0)
-        write_stream, write_stream_reader = create_context_streams[SessionMessage](0)
+        # Plain memory streams, as `Server.run` takes from any transport: the sender's context
+        # that the SDK's own streams carry along is this reader task's, which sets nothing.
+        read_stream_writer, read_stream = anyio.create_memory_object_stream[SessionMessage](0)
+        write_stream, write_stream_reader = anyio.create_memory_object_stream[SessionMessage](0)
         error_writer = write_stream.clone()
 
         async def stdin_reader() -> None:
@@ -804,7 +800,7 @@ async def stdio_transport(
                             _check_same_answer(json, early)
                             answered = None
                             continue
-                        await stdout.write(json + "\n")
+                        await stdout.write(json.encode("utf-8") + b"\n")
                         await stdout.flush()
             except anyio.ClosedResourceError:
                 await anyio.lowlevel.checkpoint()
@@ -813,11 +809,104 @@ async def stdio_transport(
             group.start_soon(stdin_reader)
             group.start_soon(stdout_writer)
             yield read_stream, write_stream
+
+
+# The standard descriptors a transport in this process has claimed. A second transport would
+# find fd 0 and 1 diverted and serve the null device and stderr as if they were the wire.
+_claimed_fds: set[int] = set()
+_claimed_fds_lock = threading.Lock()
+
+
+@contextmanager
+def _claimed(
+    fd: int, stream: TextIO, mode: Literal["rb", "wb"], open_diversion: Callable[[], int]
+) -> Iterator[BinaryIO]:
+    """Given a standard descriptor, the sys stream on it and a function that opens what `fd`
+    should point at meanwhile, yield a binary file on the wire while `fd` points there, and
+    point `fd` back at the wire on exit.
+
+    Best effort, as in the SDK's `stdio_server`: when `stream` is not on `fd` (replaced in
+    process), or the descriptors cannot be duplicated or diverted, yield the stream's own buffer
+    and leave `fd` on the wire. Raise RuntimeError if another transport has claimed `fd`.
+    """
+    if not _is_on_fd(stream, fd):
+        yield stream.buffer
+        return
+    with _claimed_fds_lock:
+        if fd in _claimed_fds:
+            raise RuntimeError(f"Another MCP stdio transport in this process has claimed fd {fd}")
+        _claimed_fds.add(fd)
+    wire: int | None = None
+    try:
+        # Above the standard range, so that no dup2 onto fd 0-2 ever lands on the wire's copy;
+        # close-on-exec, so that a child process does not inherit the wire either.
+        wire = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    except OSError:
+        log.warning("Could not duplicate fd %d; serving it in place", fd)
+    try:
+        if wire is not None and _divert(fd, wire, open_diversion):
+            # closefd=False: a worker thread can still block on the wire after the transport
+            # exits, so it is never closed and its number never reused under that thread.
+            yield os.fdopen(wire, mode, closefd=False)
+        else:
+            yield stream.buffer
     finally:
-        if restore_stdout is not None:
-            restore_stdout()
-        if restore_stdin is not None:
-            restore_stdin()
+        # Released only once `fd` is back on the wire: a later transport must never be handed
+        # a diverted descriptor.
+        if wire is None or _restore(fd, wire):
+            with _claimed_fds_lock:
+                _claimed_fds.discard(fd)
+
+
+def _is_on_fd(stream: TextIO, fd: int) -> bool:
+    """Return whether the sys stream `stream` reads or writes the descriptor `fd`."""
+    try:
+        return stream.buffer.fileno() == fd
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def _divert(fd: int, wire: int, open_diversion: Callable[[], int]) -> bool:
+    """Point `fd` at what `open_diversion` opens; return whether it took. When it did not, `fd`
+    is left on (or put back on) the wire, its duplicate `wire`."""
+    try:
+        diversion = open_diversion()
+    except OSError:
+        log.warning("Could not open a diversion for fd %d; serving it in place", fd)
+        return False
+    try:
+        os.dup2(diversion, fd)
+    except OSError:
+        log.warning("Could not divert fd %d; serving it in place", fd)
+        _restore(fd, wire)
+        return False
+    finally:
+        with suppress(OSError):
+            os.close(diversion)
+    return True
+
+
+def _restore(fd: int, wire: int) -> bool:
+    """Point `fd` back at the wire, its duplicate `wire`; return whether it took."""
+    try:
+        os.dup2(wire, fd)
+    except OSError:
+        log.warning("Could not point fd %d back at the MCP client", fd)
+        return False
+    return True
+
+
+def _open_stdin_diversion() -> int:
+    """Open what fd 0 reads while serving: the null device, so a reader gets end of file."""
+    return os.open(os.devnull, os.O_RDONLY)
+
+
+def _open_stdout_diversion() -> int:
+    """Open what fd 1 writes while serving: stderr, or the null device if there is none."""
+    try:
+        return os.dup(2)
+    except OSError:
+        return os.open(os.devnull, os.O_WRONLY)
 
 
 async def _lines(pending: bytes, stdin: AsyncIterable[bytes]) -> AsyncIterator[bytes]:

@@ -7,10 +7,14 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assembler.hosts.host import user_home
 from assembler.hosts.removal import Removal, SettingsEdit
+from assembler.hosts.setup import common_context, indented, render_setup
+
+if TYPE_CHECKING:
+    from assembler.config.schema import Config
 
 MCP_SERVER_NAME = "scratchpad"
 
@@ -59,3 +63,18 @@ def mcp_removal(
         tuple(SettingsEdit(what, path, strip, follow_links=True) for path in chosen),
         notes=("Another host's MCP configuration: delete the same entry there.",),
     )
+
+
+def setup_text(config: Config, assemble: Path) -> str:
+    """Given the config and this install's `assemble`, return what `assemble setup mcp`
+    prints."""
+    context = common_context(config, assemble)
+    return render_setup(
+        "mcp", context | {"server_json": indented(server_entry(config.workspace, assemble))}
+    )
+
+
+def removal(config: Config, assemble: Path, environ: Mapping[str, str]) -> Removal:
+    """Given the config, this install's `assemble` and the environment, return what
+    `assemble setup mcp --remove` undoes (`mcp_removal`)."""
+    return mcp_removal(config.workspace, environ)

@@ -7,9 +7,8 @@ import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
-from assembler.hosts.formats import AUTO, OPENCLAW, OPENCLAW_STORE
 from assembler.hosts.host import PlainHost
 from assembler.hosts.openclaw.reader import OpenClawReader
 from assembler.hosts.openclaw.sessions import (
@@ -25,6 +24,11 @@ if TYPE_CHECKING:
     from assembler.pad.sections import ExternalEntries
     from assembler.transcripts.hosts import StoreReader
     from assembler.transcripts.reader import Reader, SourceReport
+
+# Its formats' names, as `transcripts.format` names them: the session files, and the store.
+OPENCLAW: Final = "openclaw"
+OPENCLAW_STORE: Final = "openclaw-sqlite"
+
 
 
 # OpenClaw's state folders (and its earlier names'), and the workspace folders in them.
@@ -63,7 +67,7 @@ class OpenClaw(PlainHost):
 
     def store_reader(self, path: Path, magic: bytes, fmt: str) -> StoreReader | None:
         database = magic == SQLITE_MAGIC or path.suffix.lower() in SQLITE_SUFFIXES
-        if fmt == OPENCLAW_STORE or (fmt == AUTO and database):
+        if fmt == OPENCLAW_STORE or (fmt == "auto" and database):
             return read_store
         return None
 
@@ -85,3 +89,6 @@ class OpenClaw(PlainHost):
         if any(_STATE_FOLDER.match(part) for part in parts[:-1]):
             return False
         return not (parts and _WORKSPACE_FOLDER.match(parts[-1]))
+
+
+HOST: Final = OpenClaw()

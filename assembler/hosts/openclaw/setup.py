@@ -6,12 +6,15 @@ Gateway cron job that assembles, and the bootstrap-file fallback, and what remov
 from __future__ import annotations
 
 import json
+import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assembler.config.schema import bundled_dir
 from assembler.hosts.removal import HostCommand, Removal
+from assembler.hosts.setup import common_context, render_setup
 
 if TYPE_CHECKING:
     from assembler.config.schema import Config
@@ -159,3 +162,28 @@ def _assembles(job: dict[str, Any], workspace: str) -> bool:
         and isinstance(argv, list)
         and argv[1:] == ["--once", "--workspace", workspace]
     )
+
+
+def setup_text(config: Config, assemble: Path) -> str:
+    """Given the config and this install's `assemble`, return what `assemble setup openclaw`
+    prints."""
+    openclaw = openclaw_setup(config, assemble)
+    return render_setup(
+        "openclaw",
+        common_context(config, assemble)
+        | {
+            "plugin_dir": shlex.quote(str(openclaw_plugin_dir())),
+            "plugin_id": OPENCLAW_PLUGIN_ID,
+            "plugin_commands": [shlex.join(command) for command in openclaw.plugin],
+            "cron_command": shlex.join(openclaw.cron),
+            "fallback_command": shlex.join(openclaw.fallback),
+            "fallback_output": OPENCLAW_FALLBACK_OUTPUT,
+            "ttl_minutes": config.output.ttl_minutes,
+        },
+    )
+
+
+def removal(config: Config, assemble: Path, environ: Mapping[str, str]) -> Removal:
+    """Given the config, this install's `assemble` and the environment, return what
+    `assemble setup openclaw --remove` undoes (`openclaw_removal`)."""
+    return openclaw_removal(config, assemble)

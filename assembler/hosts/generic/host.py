@@ -8,7 +8,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from assembler.hosts.formats import GENERIC
 from assembler.hosts.host import PlainHost
 from assembler.transcripts.message import (
     Message,
@@ -23,6 +22,9 @@ from assembler.transcripts.reader import Node, Reader, Verdict
 
 if TYPE_CHECKING:
     pass
+
+GENERIC: Final = "generic"  # its format's name, as `transcripts.format` names it
+
 
 
 _GENERIC_ROLES: Final[dict[str, Role]] = {
@@ -83,3 +85,6 @@ class Generic(PlainHost):
 
     def claims(self, line: Mapping[str, Any]) -> str | None:
         return GENERIC if "role" in line and "content" in line else None
+
+
+HOST: Final = Generic()

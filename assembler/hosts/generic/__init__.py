@@ -1,0 +1,1 @@
+"""Generic JSONL transcripts, for any other agent: one message object per line."""
