@@ -27,7 +27,7 @@ from pathlib import Path
 
 from assembler.clock import local_timezone
 from assembler.config.files import load_config
-from assembler.hosts.claude_code.hook import run_claude_code_hook
+from assembler.hosts.claude_code.hook import run_hook
 from assembler.hosts.handoff import current_block
 from assembler.tokens import get_counter
 
@@ -94,7 +94,7 @@ def main() -> None:
                 "hook_event_name": "UserPromptSubmit",
                 "prompt": f"prompt {turn}",
             }
-            printed = run_claude_code_hook(
+            printed = run_hook(
                 json.dumps(event), workspace=str(workspace), config_path=None, now=now
             )
             if printed:

@@ -16,7 +16,6 @@ if TYPE_CHECKING:
 CLAUDE_CODE: Final = "claude-code"  # its format's name (`transcripts.format`)
 
 
-
 class ClaudeCode(PlainHost):
     """Claude Code 1.x and 2.x project transcripts."""
 

@@ -16,7 +16,6 @@ if TYPE_CHECKING:
 CODEX: Final = "codex"  # its format's name, as `transcripts.format` names it
 
 
-
 class Codex(PlainHost):
     """OpenAI's Codex CLI rollout files."""
 

@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 GENERIC: Final = "generic"  # its format's name, as `transcripts.format` names it
 
 
-
 _GENERIC_ROLES: Final[dict[str, Role]] = {
     "user": "user",
     "human": "user",

@@ -30,7 +30,6 @@ OPENCLAW: Final = "openclaw"
 OPENCLAW_STORE: Final = "openclaw-sqlite"
 
 
-
 # OpenClaw's state folders (and its earlier names'), and the workspace folders in them.
 _STATE_FOLDER = re.compile(r"\A\.(?:openclaw|clawdbot|moltbot)(?:[-_.][\w.-]+)?\Z")
 _WORKSPACE_FOLDER = re.compile(r"\Aworkspace(?:[-_][\w.-]+)?\Z")
