@@ -333,7 +333,7 @@ def test_a_section_written_before_this_session_says_so_and_one_written_in_it_doe
     # A pad write publishes the block again without an assembly: the old section still says it.
     workspace_pad(ws, RENDER_NOW + timedelta(minutes=1)).write("port 8081", section="findings")
     from assembler.config.files import load_config
-    from assembler.pad.ready import publish_ready, scratchpad_with_ready
+    from assembler.pad.publish import publish_ready, scratchpad_with_ready
 
     later = RENDER_NOW + timedelta(minutes=1)
     config = load_config(ws)

@@ -20,18 +20,14 @@ from pathlib import Path
 import pytest
 
 from assembler.config.files import load_config, validate
+from assembler.daemon.lock import NUDGE_NAME, DaemonLock, DaemonRunningError, lock_holder, nudge
 from assembler.daemon.service import (
-    NUDGE_NAME,
     ActiveHours,
     Daemon,
-    DaemonLock,
-    DaemonRunningError,
     Debouncer,
     Planner,
     classify,
     configure_logging,
-    lock_holder,
-    nudge,
     refresh_time,
     sd_notify,
     watch_for,

@@ -41,7 +41,8 @@ from assembler.daemon.control import (
     captured_log,
     options_digest,
 )
-from assembler.daemon.service import Daemon, DaemonLock, DaemonRunningError
+from assembler.daemon.lock import DaemonLock, DaemonRunningError
+from assembler.daemon.service import Daemon
 from assembler.hosts.registry import HOSTS
 from assembler.mood.history import opened
 from assembler.transcripts.message import Message
@@ -188,17 +189,15 @@ def test_a_served_once_prints_what_a_cold_run_prints(
 def test_a_served_once_runs_in_the_daemons_assembly_lock_with_its_warm_memory(
     ws: Path, serve: Callable[[Path], Daemon], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from assembler.assembly import pipeline
-
     daemon = serve(ws)
-    real = pipeline.run_once
+    real = service.run_once
     seen: list[tuple[bool, object]] = []
 
     def run_once(*args: Any, **kwargs: Any) -> Any:
         seen.append((daemon._assembly.locked(), kwargs.get("memory")))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(pipeline, "run_once", run_once)
+    monkeypatch.setattr(service, "run_once", run_once)  # as the daemon calls it
     assert main(["--once", "-w", str(ws), "--now", NOW]) == 0
     assert seen == [(True, daemon._memory)]
     assert daemon._memory is not None
@@ -580,7 +579,7 @@ def test_the_daemon_loads_its_models_and_index_before_it_says_ready(
         return False
 
     monkeypatch.setattr(recall, "open_memory", open_memory)
-    monkeypatch.setattr(model, "load_mood_model", load_mood_model)
+    monkeypatch.setattr(service, "load_mood_model", load_mood_model)  # as the daemon calls it
     monkeypatch.setattr(service, "sd_notify", sd_notify)
     serve(ws)
     # Opened and synced (MEMORY.md's chunks embedded), then the model made to load by one

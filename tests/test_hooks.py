@@ -13,7 +13,7 @@ import pytest
 
 from assembler.cli.main import main
 from assembler.config.files import validate
-from assembler.daemon.service import NUDGE_NAME, DaemonLock
+from assembler.daemon.lock import NUDGE_NAME, DaemonLock
 from assembler.file.codec import compose, prefix_block, read_scratchpad, remember_render
 from assembler.hosts.claude_code.hook import (
     decide_and_record,
@@ -114,7 +114,7 @@ def test_the_hook_gives_the_same_block_as_show_prefix_without_the_section_marker
 ) -> None:
     from assembler.assembly.pipeline import run_once
     from assembler.config.files import validate
-    from assembler.pad.ready import prefix_for
+    from assembler.pad.publish import prefix_for
     from assembler.pad.sections import scratchpad_for
 
     config = validate({"memory": {"enabled": False}}, source=None, workspace=workspace)

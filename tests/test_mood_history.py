@@ -241,8 +241,8 @@ def test_record_run_never_raises_when_the_state_folder_is_unusable(tmp_path: Pat
 def test_each_daemon_assembly_is_logged_and_fills_the_mood_history(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from assembler.assembly import pipeline as assemble
     from assembler.config.files import load_config
+    from assembler.daemon import service
     from assembler.daemon.service import Daemon
 
     (tmp_path / "assembler.toml").write_text("[memory]\nenabled = false\n")
@@ -258,7 +258,7 @@ def test_each_daemon_assembly_is_logged_and_fills_the_mood_history(
             moods_kept=False,
         )  # fmt: skip
 
-    monkeypatch.setattr(assemble, "run_once", run_once)
+    monkeypatch.setattr(service, "run_once", run_once)  # as the daemon calls it
     daemon = Daemon(config, clock=lambda: NOW, hosts=HOSTS)
 
     daemon._assemble("change")

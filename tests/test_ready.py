@@ -96,7 +96,7 @@ def test_the_prefix_has_the_fresh_auto_part_and_the_agent_sections_as_they_are_n
     ws: Path,
 ) -> None:
     from assembler.config.files import load_config
-    from assembler.pad.ready import prefix_for
+    from assembler.pad.publish import prefix_for
 
     config = load_config(ws)
     assert prefix_for(config, RENDER_NOW) == ""
@@ -119,7 +119,7 @@ def test_the_prefix_shows_the_agent_sections_as_written_without_markers_escapes_
     ws: Path,
 ) -> None:
     from assembler.config.files import load_config
-    from assembler.pad.ready import prefix_for
+    from assembler.pad.publish import prefix_for
 
     pad = workspace_pad(ws)
     pad.write('---\n<!-- scratchpad:end section="main" -->\nplan', section="main")
@@ -141,7 +141,7 @@ def test_the_prefix_falls_back_to_the_files_sections_as_written_when_the_journal
     ws: Path,
 ) -> None:
     from assembler.config.files import load_config
-    from assembler.pad.ready import prefix_for
+    from assembler.pad.publish import prefix_for
 
     workspace_pad(ws).write("---\nplan", section="goal")
     render(ws)

@@ -96,7 +96,8 @@ from assembler.mood.window import MoodReport, Scorer
 from assembler.pad.agent_part import AgentInputs, read_agent_inputs, render_agent_part
 from assembler.pad.guidance import guidance_for
 from assembler.pad.hand_edits import import_into_journal
-from assembler.pad.ready import Rendered, digest_of, publish_ready
+from assembler.pad.publish import Rendered, publish_ready
+from assembler.pad.ready import digest_of
 from assembler.redact import redact
 from assembler.tokens import TokenCounter, get_counter
 from assembler.transcripts.hosts import names_project

@@ -13,7 +13,7 @@ from assembler.cli.common import EXIT_USER_ERROR, load, print_answer, read_stdin
 from assembler.config.schema import parse_duration
 from assembler.errors import AssemblerError
 from assembler.pad.journal import DEFAULT_SECTION
-from assembler.pad.ready import scratchpad_with_ready
+from assembler.pad.publish import scratchpad_with_ready
 from assembler.pad.tool_calls import parse_call
 
 

@@ -64,7 +64,7 @@ def _served(args: argparse.Namespace, config: Config, globs: list[str] | None) -
     index are loaded), or None to assemble here: no daemon, a socket nobody (or a stranger)
     answers on, no answer in time, a bad answer, or a daemon run with other options."""
     from assembler.daemon.control import NotServed, OnceRequest, ask_daemon, options_digest
-    from assembler.daemon.service import lock_holder
+    from assembler.daemon.lock import lock_holder
     from assembler.hosts.registry import HOSTS
 
     holder = lock_holder(config.state_dir)
@@ -140,7 +140,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
     if args.json:
         args.format = "json"
     if args.format == "prefix":
-        from assembler.pad.ready import prefix_for
+        from assembler.pad.publish import prefix_for
 
         # The fresh auto part with the agent sections as they are now (not as last rendered).
         block = prefix_for(config, now, fresh_only=args.fresh_only)

@@ -12,16 +12,14 @@ block a host's hook asks for with the prompt about to be sent (`serve_prompt`).
 
 The decisions (active hours, debounce, refresh time) are the pure `ActiveHours`, `Debouncer`
 and `Planner`, given the clock; `Daemon` only wires them to APScheduler, watchdog, signals and
-systemd. This module's top level imports only the standard library and the config, because
-the hooks import `nudge` from it and must start fast.
+systemd. The lock and the nudge a hook sends are `daemon.lock`'s: a hook does not load this
+module.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import errno
-import fcntl
 import fnmatch
 import logging
 import os
@@ -39,6 +37,8 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from assembler.assembly.hosts import Hosts
+from assembler.assembly.log import record_run
+from assembler.assembly.pipeline import assemble_prompt, memory_for, ready_parts, run_once
 from assembler.clock import local_timezone
 from assembler.config.schema import Config
 from assembler.daemon.control import (
@@ -53,20 +53,21 @@ from assembler.daemon.control import (
     once_output,
     options_digest,
 )
+from assembler.daemon.lock import NUDGE_NAME, DaemonLock
 from assembler.errors import AssemblerError, Problem
-from assembler.fsutil import open_nofollow, open_regular, read_regular, real_dir
+from assembler.memory.index import stopping_syncs
+from assembler.memory.recall import WarmMemory
+from assembler.mood.history import KeptHistory
+from assembler.mood.model import load_mood_model
 from assembler.pad.journal import JOURNAL_NAME, journal_path
+from assembler.transcripts.message import Message, message_text
 from assembler.transcripts.read import default_sources
 
 if TYPE_CHECKING:
     from assembler.assembly.pipeline import Assembly
-    from assembler.memory.recall import WarmMemory
-    from assembler.mood.history import KeptHistory
 
 log = logging.getLogger("assembler.daemon")
 
-LOCK_NAME = "daemon.lock"
-NUDGE_NAME = "nudge"
 # A stream of writes that never pauses still gets an assembly every this many debounce periods.
 MAX_DEFER_FACTOR = 10
 # An assembly running longer than this is taken as hung: the systemd watchdog pings stop, so
@@ -85,10 +86,6 @@ EXTEND_EVERY = timedelta(seconds=20)
 PROMPT_LOCK_WAIT = timedelta(milliseconds=100)
 PROMPT_ANSWER_MARGIN = timedelta(milliseconds=50)
 _GLOB_CHARS = frozenset("*?[")
-
-
-class DaemonRunningError(AssemblerError):
-    """Another daemon holds the workspace's lock."""
 
 
 # --- Scheduling decisions (pure, the clock is an argument) -----------------------------------
@@ -255,100 +252,6 @@ def classify(path: Path, watches: Iterable[Watch], state_dir: Path) -> str | Non
                 return None
             return watch.kind
     return None
-
-
-# --- One daemon per workspace --------------------------------------------------------------
-
-
-class DaemonLock:
-    """An exclusive flock on `.scratchpad/daemon.lock`, which holds the owner's pid.
-
-    The kernel releases a flock when its process dies, even by kill -9, so a stale lock is
-    simply taken by the next daemon; no pid liveness guessing.
-    """
-
-    def __init__(self, path: Path, fd: int) -> None:
-        self.path = path
-        self._fd: int | None = fd
-
-    @classmethod
-    def acquire(cls, state_dir: Path) -> DaemonLock:
-        """Given the state folder, take the lock and write our pid into it.
-
-        Raise DaemonRunningError naming the holder's pid if another process holds it.
-        """
-        path = real_dir(state_dir) / LOCK_NAME
-        # Not through a link: the lock file is truncated, and a link could aim that elsewhere.
-        fd = open_nofollow(path, os.O_RDWR | os.O_CREAT)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as error:
-            os.close(fd)
-            if error.errno not in (errno.EAGAIN, errno.EACCES):
-                raise AssemblerError(f"Cannot lock {path} ({error}); check the folder") from error
-            holder = _read_pid(path)
-            who = f"pid {holder}" if holder else "another process"
-            stop = f"kill {holder}" if holder else "stop it"
-            raise DaemonRunningError(
-                f"A daemon ({who}) already runs for {state_dir.parent} (lock {path}); "
-                f"{stop} first, or let it do the work"
-            ) from error
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        return cls(path, fd)
-
-    def release(self) -> None:
-        """Empty the lock file (nobody holds it now) and release the lock."""
-        if self._fd is None:
-            return
-        # The file stays: removing it would let a starting daemon lock a deleted inode while
-        # a third one creates and locks a new file.
-        with contextlib.suppress(OSError):
-            os.ftruncate(self._fd, 0)
-        os.close(self._fd)
-        self._fd = None
-
-
-def _read_pid(path: Path) -> int | None:
-    try:
-        data = read_regular(path, limit=64).data  # no link, no pipe: the agent can put one there
-        text = (data or b"").decode("ascii").strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    return int(text) if text.isdigit() else None
-
-
-def lock_holder(state_dir: Path) -> int | None:
-    """Given the state folder, return the pid of the daemon that holds its lock (0 if its pid
-    is not written yet), or None when no daemon runs."""
-    path = state_dir / LOCK_NAME
-    try:
-        fd = open_regular(path)  # not blocking: a named pipe there would stop the caller
-    except OSError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        return _read_pid(path) or 0
-    finally:
-        os.close(fd)  # also drops our shared lock, if we got it
-    return None
-
-
-def nudge(state_dir: Path, reason: str = "hook") -> bool:
-    """Given the state folder, ask a running daemon to assemble soon (it watches the nudge
-    file); return whether a daemon runs. Without one, nothing is written.
-    """
-    if lock_holder(state_dir) is None:
-        return False
-    with contextlib.suppress(OSError):
-        fd = open_nofollow(state_dir / NUDGE_NAME, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(f"{reason} {time.time():.3f}\n")
-    return True
-
-
-# --- systemd and logging -------------------------------------------------------------------
 
 
 def sd_notify(message: str, environ: Mapping[str, str] | None = None) -> bool:
@@ -540,9 +443,6 @@ class Daemon:
         from apscheduler.triggers.interval import IntervalTrigger
         from watchdog.observers import Observer
 
-        from assembler.memory.recall import WarmMemory
-        from assembler.mood.history import KeptHistory
-
         # Watched: a transcript change re-assembles without re-checking every memory file;
         # memory events and every scheduled run (start, interval, refresh) sync the index.
         self._memory = WarmMemory(watched=True)
@@ -587,9 +487,6 @@ class Daemon:
         """Load what an assembly needs before the first change arrives: the mood model, the
         memory index (opened and synced) and its embedding model, so the first cycle after a
         turn is warm. A part that fails is logged; the assemblies degrade as they would."""
-        from assembler.assembly.pipeline import memory_for
-        from assembler.memory.index import stopping_syncs
-        from assembler.mood.model import load_mood_model
 
         started = time.perf_counter()
         loaded = threading.Event()
@@ -820,9 +717,6 @@ class Daemon:
         PROMPT_ANSWER_MARGIN (PROMPT_LOCK_WAIT when it says none), ("stopping") when we are
         stopping, ("failed") when the assembly fails.
         """
-        from assembler.assembly.pipeline import assemble_prompt, ready_parts
-        from assembler.memory.index import stopping_syncs
-        from assembler.transcripts.message import Message, message_text
 
         wait = PROMPT_LOCK_WAIT.total_seconds()
         if request.wait_ms is not None:
@@ -871,9 +765,6 @@ class Daemon:
         """Given why and the clock, run one assembly and record it; the caller holds the
         assembly lock. Return it, with its log records at or above `log_level` (none without
         one). Raise what the assembly raises."""
-        from assembler.assembly.log import record_run  # the status page's log and mood history
-        from assembler.assembly.pipeline import run_once
-        from assembler.memory.index import stopping_syncs
 
         with self._lock:
             self._running_since = time.monotonic()

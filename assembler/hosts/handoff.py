@@ -33,13 +33,14 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assembler.daemon.lock import LOCK_NAME, lock_holder, nudge
 from assembler.errors import AssemblerError
 from assembler.file.codec import body_prefix, read_page
+from assembler.file.delta import Copy, HeldCopies, plan_copy
 from assembler.pad.ready import read_ready
 
 if TYPE_CHECKING:
     from assembler.config.schema import Config
-    from assembler.file.delta import Copy
 
 
 class HookInputError(AssemblerError):
@@ -190,8 +191,10 @@ def answered_block(
     newest human message, or None when there is no prompt, no daemon (nothing is waited for),
     or no fresh answer within the budget: the caller then uses the ready block as it is
     (`current_block`)."""
-    if not event.prompt or not (config.state_dir / "daemon.lock").exists():
+    if not event.prompt or not (config.state_dir / LOCK_NAME).exists():
         return None
+    # Here, not at the top: the socket protocol's module loads the transcripts' reading (for
+    # its options), which a hook needs only when a daemon runs.
     from assembler.daemon.control import (
         MAX_WAIT_MS,
         PROMPT_BUDGET,
@@ -200,7 +203,6 @@ def answered_block(
         ask_prompt,
         clip_prompt,
     )
-    from assembler.daemon.service import lock_holder
 
     pid = lock_holder(config.state_dir)
     if pid is None:
@@ -235,21 +237,16 @@ def stale_line(since: datetime, now: datetime, *, daemon_running: bool) -> str:
 
 def daemon_running(config: Config) -> bool:
     """Given a config, return whether a daemon holds the workspace's lock (a cheap look at the
-    lock file first, so the daemon's module loads only where one ran)."""
-    if not (config.state_dir / "daemon.lock").exists():
+    lock file first)."""
+    if not (config.state_dir / LOCK_NAME).exists():
         return False
-    from assembler.daemon.service import lock_holder
-
     return lock_holder(config.state_dir) is not None
 
 
 def nudge_daemon(config: Config, why: str) -> None:
     """Given a config and the event's name, ask a running daemon to assemble soon, so that the
     next prompt finds a newer file; nothing when none ran here."""
-    # daemon.LOCK_NAME; a cheap look first, so the daemon module loads only where one ran.
-    if (config.state_dir / "daemon.lock").exists():
-        from assembler.daemon.service import nudge
-
+    if (config.state_dir / LOCK_NAME).exists():  # a cheap look first
         nudge(config.state_dir, why)
 
 
@@ -310,8 +307,6 @@ def session_copy(
     then only what changed, nothing when nothing did) and keep the copy it then holds in
     `.scratchpad/held/`. A session with no id gets the block whole. Raise OSError if the copy
     cannot be kept (the caller then sends the block whole: better twice than never)."""
-    from assembler.file.delta import HeldCopies, plan_copy
-
     copies = HeldCopies(config.state_dir, host)
     held = copies.get(session_id) if session_id else None
     copy = plan_copy(

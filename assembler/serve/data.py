@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from assembler.assembly.log import AssemblyLog, Run, log_path
 from assembler.clock import format_duration
-from assembler.daemon.service import lock_holder
+from assembler.daemon.lock import lock_holder
 from assembler.errors import AssemblerError, ScratchpadError
 from assembler.file.codec import body_prefix, last_diagnostics, read_scratchpad
 from assembler.fsutil import load_json

@@ -397,7 +397,7 @@ class Tools:
         """Return the scratchpad as hosts prepend it: the assembled part while it is fresh and
         the agent's sections as the journal holds them now."""
         from assembler.file.codec import prefix_text
-        from assembler.pad.ready import prefix_parts
+        from assembler.pad.publish import prefix_parts
 
         zone = local_timezone(self.config.time.timezone)
         now = self.clock() if self.clock is not None else datetime.now(zone)
@@ -465,12 +465,12 @@ class Tools:
     # -- the tools -------------------------------------------------------------------------
 
     def scratchpad(self, arguments: Mapping[str, Any]) -> ToolResult:
-        from assembler.pad.ready import scratchpad_with_ready
+        from assembler.pad.publish import scratchpad_with_ready
 
         return _from_answer(scratchpad_with_ready(self.config).tool_call(arguments, source="mcp"))
 
     def session_scratchpad(self, arguments: Mapping[str, Any]) -> ToolResult:
-        from assembler.pad.ready import scratchpad_with_ready
+        from assembler.pad.publish import scratchpad_with_ready
 
         _check_keys("session_scratchpad", arguments, SESSION_SCHEMA)
         if "content" not in arguments:
