@@ -48,7 +48,7 @@ except ImportError:  # run from a checkout without the package installed
 from assembler.clock import local_timezone
 from assembler.config.files import load_config
 from assembler.hosts.registry import HOSTS
-from assembler.memory.recall import WarmMemory
+from assembler.memory.lifecycle import WarmMemory
 
 TARGET_MS = 50.0
 REPO = Path(__file__).resolve().parent.parent

@@ -10,12 +10,8 @@ from pathlib import Path
 
 from assembler.config.files import load_config
 from assembler.config.schema import Config
-from assembler.file.codec import (
-    AssemblyState,
-    compose,
-    render_record,
-    write_assembly_state,
-)
+from assembler.file.codec import compose
+from assembler.file.records import AssemblyState, render_record, write_assembly_state
 from assembler.observations.store import store_for
 from assembler.pad.sections import scratchpad_for
 

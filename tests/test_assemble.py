@@ -140,7 +140,7 @@ def test_a_model_that_fails_on_the_queries_is_reported_and_search_goes_on_by_key
 
     # The sync embeds the three notes in one call; the queries' call is the one that fails.
     monkeypatch.setattr(
-        "assembler.memory.embeddings.LazyEmbedder",
+        "assembler.memory.lifecycle.LazyEmbedder",
         lambda model, batch_size: FakeEmbedder(fail_after_calls=1),
     )
     assembly = assemble(

@@ -17,7 +17,8 @@ import pytest
 from assembler.cli.main import main
 from assembler.daemon.control import PromptAnswer, PromptRequest
 from assembler.daemon.lock import DaemonLock
-from assembler.file.codec import compose, remember_render
+from assembler.file.codec import compose
+from assembler.file.records import remember_render
 from assembler.hosts.codex.hook import parse_codex_input, run_hook
 from assembler.hosts.codex.sessions import MAX_SOURCES, codex_sources
 from assembler.hosts.codex.setup import codex_setup, trusted_hash

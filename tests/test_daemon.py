@@ -184,7 +184,7 @@ def test_the_daemons_own_write_does_not_trigger_it_but_an_agent_edit_does(
 def test_a_memory_file_event_and_every_scheduled_run_sync_the_warm_index(
     tmp_path: Path,
 ) -> None:
-    from assembler.memory.recall import WarmMemory, synced_memory
+    from assembler.memory.lifecycle import WarmMemory, synced_memory
 
     (tmp_path / "MEMORY.md").write_text("# Ray\n\n- Prefers the command.\n")
     config = validate({"memory": {"model": "none"}}, source=None, workspace=tmp_path)
@@ -230,7 +230,7 @@ def test_remembered_queries_embed_only_the_new_query_of_a_cycle() -> None:
 
 
 def test_warm_memory_keeps_one_index_open_across_assemblies(tmp_path: Path) -> None:
-    from assembler.memory.recall import WarmMemory, synced_memory
+    from assembler.memory.lifecycle import WarmMemory, synced_memory
 
     (tmp_path / "MEMORY.md").write_text("# Ray\n\n- Prefers the command, not a lecture.\n")
     config = validate({"memory": {"model": "none"}}, source=None, workspace=tmp_path)

@@ -550,7 +550,7 @@ def test_the_daemon_loads_its_models_and_index_before_it_says_ready(
 ) -> None:
     from fakes import FakeEmbedder
 
-    from assembler.memory import recall
+    from assembler.memory import lifecycle
     from assembler.mood import model
 
     events: list[str] = []
@@ -561,7 +561,7 @@ def test_the_daemon_loads_its_models_and_index_before_it_says_ready(
             encoded.append(list(texts))
             return super().encode(texts)
 
-    real_open, real_load = recall.open_memory, model.load_mood_model
+    real_open, real_load = lifecycle.open_memory, model.load_mood_model
 
     def open_memory(config: Any, **kwargs: Any) -> Any:
         index, _ = real_open(config, **kwargs)
@@ -578,7 +578,7 @@ def test_the_daemon_loads_its_models_and_index_before_it_says_ready(
         events.append(f"{message.split()[0]} after {len(encoded)} encodes")
         return False
 
-    monkeypatch.setattr(recall, "open_memory", open_memory)
+    monkeypatch.setattr(lifecycle, "open_memory", open_memory)
     monkeypatch.setattr(service, "load_mood_model", load_mood_model)  # as the daemon calls it
     monkeypatch.setattr(service, "sd_notify", sd_notify)
     serve(ws)

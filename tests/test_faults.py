@@ -57,9 +57,9 @@ from assembler.file.codec import (
     decode_sections,
     end_marker,
     find_agent_region,
-    read_assembly_state,
     split_frontmatter,
 )
+from assembler.file.records import read_assembly_state
 from assembler.hosts.registry import HOSTS
 from assembler.memory.chunks import chunk_markdown
 from assembler.memory.index import MemoryIndex

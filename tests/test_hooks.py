@@ -14,7 +14,8 @@ import pytest
 from assembler.cli.main import main
 from assembler.config.files import validate
 from assembler.daemon.lock import NUDGE_NAME, DaemonLock
-from assembler.file.codec import compose, prefix_block, read_scratchpad, remember_render
+from assembler.file.codec import compose, prefix_block, read_scratchpad
+from assembler.file.records import remember_render
 from assembler.hosts.claude_code.hook import (
     decide_and_record,
     parse_claude_code_input,

@@ -150,6 +150,57 @@ def test_the_host_neutral_packages_never_import_the_hosts() -> None:
     } == set()
 
 
+def imports_inside_functions(path: Path) -> list[tuple[int, bool]]:
+    """Given a module, return each import of the package's own modules inside a function (its
+    line), with whether a comment says why: on its line, or on the lines just above it (a
+    comment heading the run of imports it belongs to)."""
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    found: list[tuple[int, bool]] = []
+    for node in ast.walk(ast.parse(text)):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.ImportFrom):
+                names = [inner.module or ""] if inner.level == 0 else ["assembler"]
+            elif isinstance(inner, ast.Import):
+                names = [alias.name for alias in inner.names]
+            else:
+                continue
+            if not any(name.split(".")[0] == "assembler" for name in names):
+                continue
+            above = inner.lineno - 2
+            while above >= 0 and re.match(r"\s*(from|import) ", lines[above]):
+                above -= 1  # the run of imports this one belongs to
+            said = "#" in lines[inner.lineno - 1] or (
+                above >= 0 and lines[above].lstrip().startswith("#")
+            )
+            found.append((inner.lineno, said))
+    return found
+
+
+def test_few_imports_wait_inside_functions_and_each_says_why() -> None:
+    found = {
+        f"{name}:{line}": said
+        for name, path in modules().items()
+        for line, said in imports_inside_functions(path)
+    }
+
+    assert [where for where, said in found.items() if not said] == []
+    assert len(found) < 15, sorted(found)
+
+
+def test_the_import_counter_sees_a_reason_above_a_run_of_imports(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(
+        "def f():\n    # numpy: only when a line is due\n    from assembler.a import b\n"
+        "    from assembler.c import d\n    return b\n\n\ndef g():\n"
+        "    import json\n    from assembler.e import f\n"
+    )
+
+    assert imports_inside_functions(module) == [(3, True), (4, True), (10, False)]
+
+
 def _definitions(tree: ast.Module) -> list[str]:
     """The names a module defines at its top level (not those it imports)."""
     found: list[str] = []

@@ -3,7 +3,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 from assembler.memory.recall import (
@@ -258,49 +257,6 @@ def test_a_snippet_that_repeats_a_shown_line_is_a_repeat_and_a_new_fact_is_not()
     )
     assert not repeats("Priya wants a short note in #incidents after any outage.", shown)
     assert repeats("23:00", shown)  # no content word: says nothing
-
-
-# --- The warm memory of a daemon that watches the memory files -------------------------------
-
-
-def test_a_watched_warm_memory_syncs_only_after_files_changed(tmp_path: Path) -> None:
-    from assembler.config.files import validate
-    from assembler.memory.recall import WarmMemory, synced_memory
-
-    (tmp_path / "MEMORY.md").write_text("# Ray\n\n- Prefers the command, not a lecture.\n")
-    config = validate({"memory": {"model": "none"}}, source=None, workspace=tmp_path)
-    warm = WarmMemory(watched=True)
-    assert warm.sync_due
-    with synced_memory(config, warm=warm) as index:
-        assert index.search("lecture", k=1)[0].path == "MEMORY.md"
-    assert not warm.sync_due
-    (tmp_path / "memory").mkdir()
-    (tmp_path / "memory" / "garden.md").write_text("# Garden\n\nTomatoes need staking.\n")
-    unwatched = synced_memory(config, warm=warm)  # nobody said a file changed: no sync
-    assert (unwatched.report.files_seen, unwatched.report.files_read) == (1, 0)
-    assert unwatched.report.chunks_total == 1
-    assert unwatched.index.search("tomatoes", k=1) == []
-    warm.files_changed()
-    synced = synced_memory(config, warm=warm)
-    assert (synced.report.files_seen, synced.report.files_changed) == (2, 1)
-    assert synced.index.search("tomatoes", k=1)[0].path == "memory/garden.md"
-    warm.close()
-
-
-def test_an_unwatched_warm_memory_syncs_before_every_assembly(tmp_path: Path) -> None:
-    from assembler.config.files import validate
-    from assembler.memory.recall import WarmMemory, synced_memory
-
-    (tmp_path / "MEMORY.md").write_text("# Ray\n\n- Prefers the command, not a lecture.\n")
-    config = validate({"memory": {"model": "none"}}, source=None, workspace=tmp_path)
-    warm = WarmMemory()
-    synced_memory(config, warm=warm)
-    (tmp_path / "garden.md").write_text("# Garden\n\nTomatoes need staking.\n")
-    (tmp_path / "MEMORY.md").write_text("# Ray\n\n- Tomatoes, not a lecture.\n")
-    again = synced_memory(config, warm=warm)
-    assert again.report.files_changed == 1
-    assert again.index.search("tomatoes", k=1)[0].path == "MEMORY.md"
-    warm.close()
 
 
 def test_a_note_written_after_the_runs_clock_is_not_a_memory_yet() -> None:

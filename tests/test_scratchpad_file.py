@@ -22,34 +22,36 @@ from pads import (
 
 from assembler.errors import ScratchpadError
 from assembler.file.codec import (
-    ASSEMBLY_NAME,
-    MAX_ASSEMBLY_BYTES,
     REGION_BEGIN,
     REGION_END,
-    AssemblyState,
-    RenderRecord,
-    assembly_state_path,
-    closest_record,
     compose,
     decode_sections,
     escape_text,
-    file_record,
     find_agent_region,
     heading_shift,
     nest_headings,
     plain_frontmatter,
     prefix_block,
-    read_assembly_state,
     read_scratchpad,
-    remember_render,
-    render_record,
-    same_frontmatter,
     split_frontmatter,
     unescape_text,
     unnest_headings,
-    write_assembly_state,
 )
 from assembler.file.freshness import check_freshness
+from assembler.file.records import (
+    ASSEMBLY_NAME,
+    MAX_ASSEMBLY_BYTES,
+    AssemblyState,
+    RenderRecord,
+    assembly_state_path,
+    closest_record,
+    file_record,
+    read_assembly_state,
+    remember_render,
+    render_record,
+    same_frontmatter,
+    write_assembly_state,
+)
 from assembler.pad.agent_part import encode_sections
 from assembler.pad.hand_edits import file_edits
 from assembler.pad.sections import Scratchpad

@@ -169,6 +169,7 @@ def record_run(config: Config, assembly: Assembly, reason: str, seconds: float) 
 def record_moods(config: Config, messages: Any) -> int:
     """Given the config and a window's messages, score the human ones the mood history does not
     hold yet (the bundled model, loaded only then) and keep them; return how many."""
+    # Here, not at the top: the status page reads the log of assemblies without the model.
     from assembler.mood.model import load_mood_model
 
     with MoodHistory(

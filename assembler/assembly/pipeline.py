@@ -47,25 +47,27 @@ from assembler.context.daytime import TimeContext, human_zone, time_context
 from assembler.context.learned_zone import LearnedZone, read_learned_zone, remember_zone
 from assembler.errors import AssemblerError, ModelError, Problem, UnsafePathError
 from assembler.file.codec import (
-    AssemblyState,
-    RenderRecord,
-    assembly_state_path,
     auto_hash,
     auto_part,
     body_hash,
-    file_record,
     find_agent_region,
     parse_loosely,
     plain_region,
     prefix_text,
-    read_assembly_state,
-    remember_render,
-    render_record,
     split_frontmatter,
-    write_assembly_state,
 )
 from assembler.file.codec import (
     compose as compose_file,
+)
+from assembler.file.records import (
+    AssemblyState,
+    RenderRecord,
+    assembly_state_path,
+    file_record,
+    read_assembly_state,
+    remember_render,
+    render_record,
+    write_assembly_state,
 )
 from assembler.file.render import Fitted, Item, Renderer, Section, fit_sections, renderer_for
 from assembler.fsutil import (
@@ -78,17 +80,14 @@ from assembler.fsutil import (
     replace_if_unchanged,
 )
 from assembler.memory.chunks import note_date
-from assembler.memory.recall import (
+from assembler.memory.lifecycle import (
     OpenMemory,
     WarmMemory,
     index_options,
     memory_copy,
-    memory_floor,
-    recall_memories,
-    repeats,
-    superseded,
     synced_memory,
 )
+from assembler.memory.recall import memory_floor, recall_memories, repeats, superseded
 from assembler.mood.history import KeptHistory, RememberedMoods, remembering
 from assembler.mood.model import analyze, load_mood_model, mood_embedder
 from assembler.mood.strategy import Strategy, choose_strategy
@@ -557,7 +556,7 @@ def assemble(
     nothing:
     the agent sections are the journal's, hand edits of the file not yet imported (see
     `run_once`), and the memory index searched is a temporary copy brought up to date with the
-    memory files (see `recall.memory_copy`). Raise AssemblerError only for problems the user
+    memory files (see `lifecycle.memory_copy`). Raise AssemblerError only for problems the user
     must fix (a broken template folder).
     """
     memory = memory_for(config, dry_run=True)

@@ -1,4 +1,4 @@
-"""What every command group of the CLI shares: the config from --workspace and --config, the
+"""What the CLI's commands share: the config from --workspace and --config, the
 clock from --now, text from stdin, the exit codes, and printing a scratchpad answer."""
 
 from __future__ import annotations
@@ -6,15 +6,17 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from assembler.clock import local_timezone
 from assembler.config.files import load_config
 from assembler.config.schema import Config
 from assembler.errors import AssemblerError
 
-if TYPE_CHECKING:  # the pad commands import it; `check` and the hook need not
+if TYPE_CHECKING:  # the pad and memory commands import them; `check` and the hook need not
+    from assembler.memory.lifecycle import OpenMemory
     from assembler.pad.tool_calls import Answer
 
 log = logging.getLogger("assembler")
@@ -87,3 +89,34 @@ def print_answer(answer: Answer, as_json: bool) -> int:
     else:
         print(f"assemble: {answer.message}", file=sys.stderr)
     return 0 if answer.ok else EXIT_USER_ERROR
+
+
+def batches(texts: Sequence[str], stream: TextIO | None, size: int = 2048) -> Iterator[list[str]]:
+    """Yield the texts in batches, so stdin of any length is scored without holding it all."""
+    for start in range(0, len(texts), size):
+        yield list(texts[start : start + size])
+    if stream is None:
+        return
+    batch: list[str] = []
+    buffer = getattr(stream, "buffer", None)
+    lines = (
+        (decoded(raw, "--stdin", number) for number, raw in enumerate(buffer, start=1))
+        if buffer is not None
+        else iter(stream)
+    )
+    for line in lines:
+        batch.append(line.rstrip("\r\n"))
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def log_fallback(memory: OpenMemory) -> None:
+    """Given an open memory, log why it fell back to less than it was asked for (keyword
+    search alone is a warning only when the user did not choose it)."""
+    fallback = memory.fallback
+    if fallback is not None:
+        level = logging.INFO if fallback.kind == "keyword search" else logging.WARNING
+        log.log(level, "degraded: %s", fallback.why)

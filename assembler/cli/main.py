@@ -9,6 +9,7 @@ commands' (see `build_parser`), so light commands (`show`, `check`, `pad`, the h
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import sys
 import traceback
@@ -741,23 +742,13 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         print("\nassemble: error: name a COMMAND or pass --once", file=sys.stderr)
         return 2
     command = args.command or "once"
-    return _commands_of(command)[command](args)
+    return _run(command, args)
 
 
-def _commands_of(command: str) -> dict[str, Callable[[argparse.Namespace], int]]:
-    """Given a command, return the handlers of its group. Only that group's module is imported:
-    together the groups load every stage of the pipeline, and a hook must answer within a few
-    tens of milliseconds of the interpreter's start."""
-    if command in ("once", "show", "check", "daemon"):
-        from assembler.cli.scratchpad import COMMANDS
-    elif command in ("pad", "tool", "section", "guidance"):
-        from assembler.cli.pad import COMMANDS
-    elif command in ("index", "search", "mood", "model"):
-        from assembler.cli.memory import COMMANDS
-    elif command == "obs":
-        from assembler.cli.observations import COMMANDS
-    elif command == "serve":
-        from assembler.cli.serve import COMMANDS
-    else:
-        from assembler.cli.hosts import COMMANDS
-    return COMMANDS
+def _run(command: str, args: argparse.Namespace) -> int:
+    """Given a command and its arguments, run it: its module (`assembler/cli/commands/`) is the
+    one imported, by name. Together the commands load every stage of the pipeline, and a hook
+    must answer within a few tens of milliseconds of the interpreter's start."""
+    module = importlib.import_module(f"assembler.cli.commands.{command}")
+    code: int = module.run(args)
+    return code

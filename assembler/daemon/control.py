@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any
 from assembler import __version__
 from assembler.clock import local_timezone
 from assembler.transcripts.hosts import Hosts
+from assembler.transcripts.message import clip_middle
 from assembler.transcripts.read import default_sources
 
 if TYPE_CHECKING:
@@ -397,8 +398,6 @@ class PromptRequest:
 def clip_prompt(text: str) -> tuple[str, int]:
     """Given a prompt, return what a prompt request carries of it (its head and tail, joined as
     `transcripts.message.clip_middle` joins them) and its whole length."""
-    from assembler.transcripts.message import clip_middle
-
     return clip_middle(text, PROMPT_HEAD_CHARS, PROMPT_TAIL_CHARS), len(text)
 
 

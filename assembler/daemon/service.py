@@ -56,7 +56,7 @@ from assembler.daemon.control import (
 from assembler.daemon.lock import NUDGE_NAME, DaemonLock
 from assembler.errors import AssemblerError, Problem
 from assembler.memory.index import stopping_syncs
-from assembler.memory.recall import WarmMemory
+from assembler.memory.lifecycle import WarmMemory
 from assembler.mood.history import KeptHistory
 from assembler.mood.model import load_mood_model
 from assembler.pad.journal import JOURNAL_NAME, journal_path

@@ -104,6 +104,7 @@ def first_assembly(config: Config, now: datetime) -> Path:
     """Given the config and the clock, assemble SCRATCHPAD.md once, in this process (what
     `assemble --once --no-daemon` does), so that a host's first turn finds a file; return the
     file's path. Raise AssemblerError (or any error of the run) if it fails."""
+    # Here, not at the top: a removal or a setup text needs nothing of the pipeline.
     from assembler.assembly.log import record_run
     from assembler.assembly.pipeline import run_once
 

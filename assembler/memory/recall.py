@@ -6,14 +6,14 @@ so it misses the topic the human is on now about half of the time; the last mess
 finds the current topic but forgets the earlier ones. So each recent human message is its own
 query: the newest (joined with the one before when it is too short to stand alone) gets the
 first slots, and every earlier topic then gets one slot while there is room.
+
+Opening the index, syncing it and keeping it open are `assembler.memory.lifecycle`.
 """
 
 from __future__ import annotations
 
 import math
 import re
-import shutil
-import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
@@ -21,19 +21,18 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assembler.errors import ModelError, Problem, UnsafePathError, WorkspaceError
-from assembler.fsutil import read_state_file
+import numpy as np
+
 from assembler.memory.chunks import clock_minutes, entry_head, note_date
+from assembler.memory.search import SAME_SUBJECT_COSINE, Hit, Line, best_lines, every_line
 from assembler.redact import redact
-from assembler.tokens import get_counter
 from assembler.transcripts.message import Message, clip_middle
 from assembler.words import content_words
 
 if TYPE_CHECKING:
     from assembler.config.schema import Config
     from assembler.memory.embeddings import Embedder, FloatMatrix
-    from assembler.memory.index import MemoryIndex, SyncReport
-    from assembler.memory.search import Hit, Line
+    from assembler.memory.index import MemoryIndex
 
 # A human message with fewer content words than this ("ok go", "and then?") says too little
 # to search with on its own; as the newest message it is joined with the one before.
@@ -328,8 +327,6 @@ class _Picker:
         alone put on the item's subject (a later release of the same series, the same subject
         before a colon), wherever it is in the chunk. `item` itself when none is newer; only
         daily notes of the same day or later are read."""
-        from assembler.memory.search import every_line  # numpy: only when a line is due
-
         best = item
         for rival in rivals:
             if _key(rival) in (_key(item.hit), _key(best.hit)):
@@ -358,8 +355,6 @@ class _Picker:
 
     def _line(self, hit: Hit, query: str) -> Line | None:
         """Return the line a hit shows for a query, None when it has none written by now."""
-        from assembler.memory.search import best_lines  # numpy: only when a line is due
-
         # Sentences are compared with the query by the model only when the search had it:
         # a model that failed on the query would fail again on every line.
         embedder = self.index.embedder if hit.vector is not None else None
@@ -463,8 +458,6 @@ def _same_subject(line: Line, other: Line) -> bool:
     colon or answer as a reply (`Line.head`), by the releases they name (see
     `_same_release`), else, without vectors, by their words (see `same_subject`). The vectors
     are of one sentence each; a line that names its subject may say the rest in another."""
-    from assembler.memory.search import SAME_SUBJECT_COSINE
-
     if line.vector is not None and other.vector is not None:
         if float(line.vector @ other.vector) >= SAME_SUBJECT_COSINE:
             return True
@@ -585,51 +578,6 @@ def memory_floor(config: Config) -> Floor:
     return Floor(memory.floor, memory.keyword_floor, memory.relative_floor)
 
 
-def index_options(config: Config) -> dict[str, Any]:
-    """Return the search options of `config.memory`, as `MemoryIndex.search` takes them."""
-    memory = config.memory
-    return {
-        "vector_weight": memory.vector_weight,
-        "bm25_weight": memory.bm25_weight,
-        "min_score": memory.min_score,
-        "mmr_lambda": memory.mmr_lambda if memory.mmr else None,
-        "recency_weight": memory.recency_weight,
-        "recency_half_life_days": memory.recency_half_life_days,
-    }
-
-
-def index_path(config: Config) -> Path:
-    """Given the config, return where the workspace's memory index is kept."""
-    return config.workspace / config.memory.index_path
-
-
-def open_memory(
-    config: Config, *, embedder_off: bool = False, db_path: Path | None = None
-) -> tuple[MemoryIndex, str | None]:
-    """Given the config, return the workspace's memory index (or the one at `db_path`) and why
-    it has no embeddings (None when it has them). The model loads only when something needs
-    embedding.
-    """
-    from assembler.memory.embeddings import LazyEmbedder
-    from assembler.memory.index import MemoryIndex
-
-    memory = config.memory
-    off = embedder_off or memory.model == "none"
-    embedder = None if off else LazyEmbedder(memory.model, batch_size=memory.batch_size)
-    index = MemoryIndex(
-        config.workspace,
-        db_path=db_path if db_path is not None else index_path(config),
-        sources=memory.sources,
-        exclude=[*memory.exclude, config.output.path],
-        embedder=embedder,
-        chunk_tokens=memory.chunk_tokens,
-        overlap_tokens=memory.chunk_overlap,
-        count=get_counter(config.tokens.counter),
-    )
-    reason = "memory.model is 'none': keyword (BM25) search only" if embedder is None else None
-    return index, reason
-
-
 class RememberedQueries:
     """An Embedder that keeps the vectors of the last `size` texts it encoded in small batches
     (up to `batch` texts, at most `size`).
@@ -658,8 +606,6 @@ class RememberedQueries:
         """Given texts, return their unit vectors, encoding only those not seen lately."""
         if not texts or len(texts) > self.batch:
             return self.embedder.encode(texts)
-        import numpy as np
-
         missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
         if missing:
             for text, vector in zip(missing, self.embedder.encode(missing), strict=True):
@@ -698,193 +644,3 @@ def hit_record(hit: Hit, *, explain: bool = False) -> dict[str, Any]:
         record["bm25"] = None if hit.bm25 is None else round(hit.bm25, 4)
         record["recency"] = round(hit.recency, 4)
     return record
-
-
-class WarmMemory:
-    """One memory index kept open from one assembly to the next (the daemon's), so its loaded
-    model, its search caches and the vectors of recent queries stay warm, and a cycle costs
-    only what changed. A config whose memory settings or workspace differ from the last one's
-    opens a new index.
-
-    With `watched=True` the owner watches the memory files and calls `files_changed()` when
-    one changes (and whenever it wants a full check, e.g. on its interval): the index is then
-    synced only after such a call, not on every assembly, which saves listing and stat-ing
-    every memory file when only a transcript changed.
-    """
-
-    def __init__(self, *, watched: bool = False) -> None:
-        self.watched = watched
-        self._index: MemoryIndex | None = None
-        self._reason: str | None = None
-        self._key: str | None = None
-        self._stale = True
-        self._last: SyncReport | None = None
-
-    @property
-    def sync_due(self) -> bool:
-        """Whether the next assembly syncs the index (always, when not watched)."""
-        return self._stale or not self.watched
-
-    def files_changed(self) -> None:
-        """Note that a memory file changed (thread-safe): the next assembly syncs the index."""
-        self._stale = True
-
-    def sync(
-        self,
-        index: MemoryIndex,
-        *,
-        rebuild: bool = False,
-        progress: Callable[[str, int, int], None] | None = None,
-    ) -> SyncReport:
-        """Given the kept index, sync it, unless it is watched and no file changed since the
-        last sync; then return the last sync's totals with nothing changed or embedded."""
-        last = self._last
-        if self.watched and not self._stale and not rebuild and last is not None:
-            return replace(
-                last,
-                files_changed=0,
-                files_removed=0,
-                chunks_embedded=0,
-                chunks_reused=0,
-                files_read=0,
-                seconds=0.0,
-                skipped=list(last.skipped),
-            )
-        # Cleared before the sync: a change that lands while it runs marks it stale again.
-        self._stale = False
-        try:
-            self._last = index.sync(rebuild=rebuild, progress=progress)
-        except BaseException:
-            self._stale = True
-            raise
-        return self._last
-
-    def open(self, config: Config) -> tuple[MemoryIndex, str | None]:
-        """Given the config, return its memory index (the one kept open when the settings are
-        the same) and why it has no embeddings (None when it has them)."""
-        key = repr((config.workspace, config.memory, config.output.path, config.tokens))
-        if self._index is None or key != self._key:
-            self.close()
-            self._stale = True
-            self._index, self._reason = open_memory(config)
-            if self._index.embedder is not None:
-                self._index.embedder = RememberedQueries(self._index.embedder)
-            self._key = key
-        return self._index, self._reason
-
-    def close(self) -> None:
-        """Close the kept index, if any."""
-        if self._index is not None:
-            self._index.close()
-        self._index = self._key = None
-        self._last = None
-
-
-@dataclass
-class OpenMemory:
-    """A synced memory index, what the sync did, and why search runs on keywords (BM25) alone
-    when it does.
-
-    As a context manager it gives the index and closes it afterwards, unless a WarmMemory
-    keeps it for the next assembly.
-    """
-
-    index: MemoryIndex
-    report: SyncReport
-    synced_fallback: Problem | None = None  # why the sync left the index without vectors
-    kept: bool = False
-    scratch: Path | None = None  # the temporary folder of a copy, removed on closing
-
-    @property
-    def fallback(self) -> Problem | None:
-        """Why search runs on keywords alone, or None when it uses the embeddings too: the
-        model failed on the queries of the last search, else the sync's reason (the model
-        cannot be loaded, or the config asks for keyword search: kind "keyword search")."""
-        if self.index.search_degraded:
-            return Problem("memory search", self.index.search_degraded, "memory")
-        return self.synced_fallback
-
-    def __enter__(self) -> MemoryIndex:
-        return self.index
-
-    def __exit__(self, *exc: object) -> None:
-        if not self.kept:
-            self.index.close()
-        if self.scratch is not None:
-            shutil.rmtree(self.scratch, ignore_errors=True)
-
-
-def synced_memory(
-    config: Config,
-    *,
-    rebuild: bool = False,
-    progress: Callable[[str, int, int], None] | None = None,
-    warm: WarmMemory | None = None,
-    db_path: Path | None = None,
-) -> OpenMemory:
-    """Given the config, open the memory index (the workspace's, or the one at `db_path`) and
-    bring it up to date with the files.
-
-    With `warm`, the index it keeps open is used (and stays open). If the embedding model
-    cannot be loaded, the index is synced and searched on BM25 alone, and `fallback` says why:
-    memory search degrades, it never fails the assembly.
-    """
-    if warm is not None:
-        index, reason = warm.open(config)
-    else:
-        index, reason = open_memory(config, db_path=db_path)
-    try:
-        if warm is not None:
-            report = warm.sync(index, rebuild=rebuild, progress=progress)
-        else:
-            report = index.sync(rebuild=rebuild, progress=progress)
-    except ModelError as error:
-        if warm is not None:
-            warm.close()  # the next assembly tries the model again
-        else:
-            index.close()
-        index, _ = open_memory(config, embedder_off=True, db_path=db_path)
-        report = index.sync(rebuild=rebuild, progress=progress)
-        failed = f"embeddings unavailable ({error}); keyword (BM25) search only"
-        return OpenMemory(index, report, Problem("memory search", failed, "memory"))
-    chosen = config.memory.model == "none"
-    why = reason or report.degraded
-    fallback = None
-    if why is not None:
-        fallback = Problem("memory search", why, "keyword search" if chosen else "memory")
-    return OpenMemory(index, report, fallback, kept=warm is not None)
-
-
-def memory_copy(config: Config) -> OpenMemory:
-    """Given the config, return a copy of the workspace's memory index in a temporary folder,
-    synced with the memory files, and removed when the OpenMemory is closed: what a dry run
-    searches, so that it finds what a real run would and leaves the workspace as it was.
-
-    The index is copied as bytes (the database and its write-ahead log): SQLite opens even a
-    read-only connection to a database in WAL mode by creating files beside it. A copy taken
-    while another process writes may be torn; the copy is then rebuilt from the memory files,
-    as a corrupt index is. Raise AssemblerError (UnsafePathError for a link) if the index
-    cannot be read.
-    """
-    source = index_path(config)
-    folder = Path(tempfile.mkdtemp(prefix="assemble-dry-run-"))
-    try:
-        for suffix in ("", "-wal"):
-            name = source.name + suffix
-            try:
-                data = read_state_file(source.with_name(name)).data
-            except UnsafePathError:
-                raise
-            except OSError as error:
-                raise WorkspaceError(
-                    f"Cannot read the memory index {source.with_name(name)} ({error}); check "
-                    "its permissions"
-                ) from error
-            if data is not None:
-                (folder / name).write_bytes(data)
-        memory = synced_memory(config, db_path=folder / source.name)
-    except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
-        raise
-    memory.scratch = folder
-    return memory

@@ -33,6 +33,7 @@ import numpy.typing as npt
 from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
 from assembler.errors import ModelError
+from assembler.memory.embeddings import BUNDLED, Embedder, LazyEmbedder
 from assembler.mood.archive import broken_as_error, read_archive
 from assembler.mood.layer import DEFAULT_LAYER_PATH, MoodLayer, read_mood_layer
 from assembler.mood.lexicons import CALM_COMMAND, EXTENDED_RULES, RULE_MOODS, rule_hits
@@ -57,7 +58,6 @@ from assembler.mood.window import (
 from assembler.transcripts.message import clip_middle
 
 if TYPE_CHECKING:
-    from assembler.memory.embeddings import Embedder
     from assembler.transcripts.message import Message
 
 log = logging.getLogger(__name__)
@@ -773,8 +773,6 @@ def mood_embedder(memory_model: str, *, batch_size: int = 64) -> Embedder | None
     loaded on its first use. The process loads it once: when the memory search runs it too,
     both share it (the index wraps it in its caches of vectors, which hold no hidden states,
     so the mood model does not read through them)."""
-    from assembler.memory.embeddings import BUNDLED, LazyEmbedder
-
     if memory_model.strip() == "none":
         return None
     return LazyEmbedder(BUNDLED, batch_size=batch_size)

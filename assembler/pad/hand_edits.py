@@ -22,21 +22,23 @@ from typing import TYPE_CHECKING, Any, Final
 from assembler.clock import aware
 from assembler.errors import AssemblerError, Problem, SectionError
 from assembler.file.codec import (
-    RenderRecord,
     auto_hash,
     auto_part,
     body_hash,
-    closest_record,
     decode_sections,
-    file_record,
     find_agent_region,
     owned_lines,
     parse_loosely,
-    read_assembly_state,
     region_lines,
+    text_hash,
+)
+from assembler.file.records import (
+    RenderRecord,
+    closest_record,
+    file_record,
+    read_assembly_state,
     rendered_body,
     same_frontmatter,
-    text_hash,
 )
 from assembler.fsutil import (
     Snapshot,

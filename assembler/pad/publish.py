@@ -22,10 +22,10 @@ from assembler.file.codec import (
     find_agent_region,
     plain_region,
     prefix_text,
-    read_assembly_state,
     read_page,
     read_scratchpad,
 )
+from assembler.file.records import read_assembly_state
 from assembler.file.render import renderer_for
 from assembler.fsutil import atomic_write, real_dir
 from assembler.pad.agent_part import plan_agent_part

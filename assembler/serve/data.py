@@ -25,18 +25,12 @@ from assembler.assembly.log import AssemblyLog, Run, log_path
 from assembler.clock import format_duration
 from assembler.daemon.lock import lock_holder
 from assembler.errors import AssemblerError, ScratchpadError
-from assembler.file.codec import body_prefix, last_diagnostics, read_scratchpad
+from assembler.file.codec import body_prefix, read_scratchpad
+from assembler.file.records import last_diagnostics
 from assembler.fsutil import load_json
 from assembler.hosts.registry import HOSTS
-from assembler.memory.recall import (
-    conversation_queries,
-    hit_record,
-    index_options,
-    index_path,
-    open_memory,
-    recall_memories,
-    shown_hit,
-)
+from assembler.memory.lifecycle import index_options, index_path, open_memory
+from assembler.memory.recall import conversation_queries, hit_record, recall_memories, shown_hit
 from assembler.mood.history import (
     MoodHistory,
     MoodRecord,
@@ -384,6 +378,8 @@ def _state(state: MoodState) -> dict[str, Any]:
 
 
 def _calibration(config: Config) -> Any:
+    # Here, not at the top: the page starts and answers without the mood model, which loads
+    # only for the pages that score.
     from assembler.mood.model import load_mood_model, mood_embedder
 
     try:
@@ -642,6 +638,7 @@ def fill_history(status: Status, now: datetime) -> int:
     (from the files' ends, as an assembly does, but however old they are) and score the human
     ones the mood history does not hold yet; return how many were added. The page calls it
     when a transcript changed, never per request."""
+    # Here, not at the top: see `_calibration`.
     from assembler.mood.model import load_mood_model, mood_embedder
 
     config = status.config

@@ -2,7 +2,7 @@
 // the agent its `scratchpad` tool.
 //
 // before_prompt_build: reads `<workspace>/.scratchpad/prefix.json`, the ready block that every
-//   `assemble` run and every change of the agent's sections writes (assembler/file/ready.py),
+//   `assemble` run and every change of the agent's sections writes (assembler/pad/publish.py),
 //   and returns its `block` as prependContext while it is fresh; and, on every turn, the
 //   guidance shipped beside this file (`guidance.md`) as prependSystemContext. No Python
 //   starts: one small file read (well under a millisecond). Any problem (no file yet, a link,

@@ -61,8 +61,9 @@ from assembler.errors import AssemblerError, ObservationError
 from assembler.hosts.mcp.handshake import INSTRUCTIONS, SERVER_NAME, EarlyStart
 
 if TYPE_CHECKING:
-    # Imported where they are used: the first call of a tool loads what it needs.
-    from assembler.memory.recall import WarmMemory
+    from types import ModuleType
+
+    from assembler.memory.lifecycle import WarmMemory
     from assembler.observations.store import ObservationStore
     from assembler.pad.tool_calls import Answer
 
@@ -305,8 +306,8 @@ class Tools:
     _memory: WarmMemory | None = field(init=False, default=None)
     _memory_lock: threading.Lock = field(init=False, default_factory=threading.Lock)
     # Whether this session's first observation call has collected the expired entries.
-    _collected: bool = field(init=False, default=False)
     _collect_lock: threading.Lock = field(init=False, default_factory=threading.Lock)
+    _observations: Any = field(init=False, default=None)  # `work.Observations`, once a call asks
 
     def __post_init__(self) -> None:
         self.handlers = {
@@ -396,16 +397,13 @@ class Tools:
     def view_text(self) -> str:
         """Return the scratchpad as hosts prepend it: the assembled part while it is fresh and
         the agent's sections as the journal holds them now."""
-        from assembler.file.codec import prefix_text
-        from assembler.pad.publish import prefix_parts
-
         zone = local_timezone(self.config.time.timezone)
         now = self.clock() if self.clock is not None else datetime.now(zone)
-        parts = prefix_parts(self.config, now)
-        text = prefix_text([parts.auto, parts.agent])
-        if parts.fresh:
+        text: str
+        text, fresh, written = _work().view(self.config, now)
+        if fresh:
             return text
-        why = "has expired" if parts.expires is not None else "has not been written yet"
+        why = "has expired" if written else "has not been written yet"
         note = (
             f"(The assembled part of the scratchpad (mood, context, memories) {why}; only your "
             "own sections are shown. It is renewed by `assemble --once` or the daemon.)"
@@ -445,33 +443,21 @@ class Tools:
                 self._memory = None
 
     @contextmanager
-    def _observations(self) -> Iterator[ObservationStore]:
-        """Yield the workspace's observation store, open. The first call of a session also
-        removes what expired since the last session (a new session is a good moment for it,
-        and doing it here keeps it out of the server's start)."""
-        from assembler.observations.store import store_for
-
-        with store_for(self.config, clock=self.clock) as store:
-            with self._collect_lock:
-                if not self._collected:
-                    self._collected = True
-                    try:
-                        store.gc()
-                    except ObservationError as error:
-                        # The call itself may still succeed; if not, it says why.
-                        log.warning("%s", error)
+    def _store(self) -> Iterator[ObservationStore]:
+        """Yield the workspace's observation store, open (`work.Observations`)."""
+        with self._collect_lock:
+            if self._observations is None:
+                self._observations = _work().Observations(self.config, self.clock)
+            observations = self._observations
+        with observations.store() as store:
             yield store
 
     # -- the tools -------------------------------------------------------------------------
 
     def scratchpad(self, arguments: Mapping[str, Any]) -> ToolResult:
-        from assembler.pad.publish import scratchpad_with_ready
-
-        return _from_answer(scratchpad_with_ready(self.config).tool_call(arguments, source="mcp"))
+        return _from_answer(_work().scratchpad_call(self.config, arguments))
 
     def session_scratchpad(self, arguments: Mapping[str, Any]) -> ToolResult:
-        from assembler.pad.publish import scratchpad_with_ready
-
         _check_keys("session_scratchpad", arguments, SESSION_SCHEMA)
         if "content" not in arguments:
             return ToolResult(
@@ -481,13 +467,10 @@ class Tools:
                 ],
                 is_error=True,
             )
-        pad = scratchpad_with_ready(self.config)
         mode = arguments.get("mode", "replace")
-        return _from_answer(pad.session_tool(arguments["content"], mode, source="mcp"))
+        return _from_answer(_work().session_call(self.config, arguments["content"], mode))
 
     def scratchpad_put(self, arguments: Mapping[str, Any]) -> ToolResult:
-        from assembler.observations.store import to_json
-
         _check_keys("scratchpad_put", arguments, PUT_SCHEMA)
         content = arguments.get("content")
         if not isinstance(content, str):
@@ -500,24 +483,22 @@ class Tools:
         executor = arguments.get("executor")
         if executor is not None and not isinstance(executor, str):
             raise ObservationError("`executor` must be the name of a tool (a string)")
-        with self._observations() as store:
+        with self._store() as store:
             # An explicit put always parks: the agent asked for it, whatever the size.
             synthetic = store.park(
                 {**metadata, "content": content},
                 step=arguments.get("step"),
                 executor=executor,
             )
-        return ToolResult([to_json(synthetic)], synthetic)
+        return ToolResult([_work().parked_json(synthetic)], synthetic)
 
     def scratchpad_read(self, arguments: Mapping[str, Any]) -> ToolResult:
-        from assembler.observations.slices import hexdump
-
         _check_keys("scratchpad_read", arguments, READ_SCHEMA)
         options = {k: arguments[k] for k in ("n", "start", "end", "pattern") if k in arguments}
         for name in ("context", "max_matches", "ignore_case"):
             if name in arguments:
                 options[name] = arguments[name]
-        with self._observations() as store:
+        with self._store() as store:
             found = store.read(
                 arguments.get("scratchpad_id"),
                 arguments.get("mode", "head"),
@@ -527,23 +508,12 @@ class Tools:
             )
         # The slice goes to the agent once, as text; the structured part says where it sits.
         data = found.to_dict(body=False)
-        if found.data is not None:
-            body = hexdump(found.data, found.start)
-        elif found.mode == "grep":
-            body = found.text or f"No line matches {arguments.get('pattern')!r}."
-        else:
-            body = found.text or ""
+        body = _work().read_body(
+            found.data, found.start, found.mode, found.text, arguments.get("pattern")
+        )
         return ToolResult([f"[{found.position()}]", body], data)
 
     def memory_search(self, arguments: Mapping[str, Any]) -> ToolResult:
-        from assembler.memory.recall import (
-            WarmMemory,
-            hit_record,
-            index_options,
-            shown_hit,
-            synced_memory,
-        )
-
         _check_keys("memory_search", arguments, SEARCH_SCHEMA)
         query = arguments.get("query")
         k = arguments.get("k", 5)
@@ -558,24 +528,25 @@ class Tools:
             )
 
         with self._memory_lock:
-            if self._memory is None:
-                self._memory = WarmMemory()
-            memory = synced_memory(self.config, warm=self._memory)
-            found = memory.index.search(query, k=k, **index_options(self.config))
-        # The agent's context is an output like any other: secrets come back redacted.
-        patterns = self.config.routing.extra_secret_patterns
-        hits = [shown_hit(hit, patterns) for hit in found]
-        records = [hit_record(hit) for hit in hits]
+            self._memory, hits, records, why = _work().search(self.config, self._memory, query, k)
         lines = [
             f"{rank}. {hit.path}:{hit.start_line}-{hit.end_line} ({hit.score:.3f})\n"
             f"   {hit.snippet}"
             for rank, hit in enumerate(hits, start=1)
         ]
         text = "\n".join(lines) if lines else f"No memories matched {query!r}."
-        why = memory.fallback.why if memory.fallback is not None else None
         if why is not None:
             text += f"\n(degraded: {why})"
         return ToolResult([text], {"hits": records, "degraded": why})
+
+
+def _work() -> ModuleType:
+    """The tools' work (`assembler.hosts.mcp.work`), loaded by the first call that needs it."""
+    # Here, not at the top: what the tools do loads the sections, the observations and the
+    # memory search, and a host lists the tools within two seconds of the server's start.
+    from assembler.hosts.mcp import work
+
+    return work
 
 
 def _check_keys(tool: str, arguments: Mapping[str, Any], schema: Mapping[str, Any]) -> None:

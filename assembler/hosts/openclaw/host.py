@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from assembler.hosts.host import PlainHost
+from assembler.hosts.openclaw.entries import scratchpad_entries
 from assembler.hosts.openclaw.reader import OpenClawReader
 from assembler.hosts.openclaw.sessions import (
     host_session_files,
@@ -73,8 +74,6 @@ class OpenClaw(PlainHost):
     def section_entries(
         self, config: Config, sources: Sequence[SourceReport], now: datetime
     ) -> ExternalEntries | None:
-        from assembler.hosts.openclaw.entries import scratchpad_entries
-
         if not config.agent.import_openclaw:
             return None
         paths = [Path(s.path) for s in sources if s.format in self.formats and not s.error]

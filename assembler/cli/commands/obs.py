@@ -20,7 +20,7 @@ from assembler.observations.store import (
 )
 
 
-def _cmd_obs(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     config = load(args)
     now = parse_now(args.now, config)
     with store_for(config) as store:
@@ -143,9 +143,4 @@ _OBS_ACTIONS: dict[str, Callable[[ObservationStore, argparse.Namespace, datetime
     "gc": _obs_gc,
     "turn": _obs_turn,
     "resolve": _obs_resolve,
-}
-
-
-COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "obs": _cmd_obs,
 }

@@ -1,19 +1,17 @@
-"""The CLI's `serve` command: the local status page of a workspace."""
+"""`assemble serve`: the local status page of a workspace."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from datetime import datetime
 
 from assembler.cli.common import load, parse_now
 from assembler.clock import local_timezone
+from assembler.serve.app import StatusServer, is_loopback
 
 
-def _cmd_serve(args: argparse.Namespace) -> int:
-    from assembler.serve.app import StatusServer, is_loopback
-
+def run(args: argparse.Namespace) -> int:
     config = load(args)
     tz = local_timezone(config.time.timezone)
     fixed = parse_now(args.now, config) if args.now else None
@@ -39,8 +37,3 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     print("(Ctrl-C stops it)", flush=True)
     server.run()
     return 0
-
-
-COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "serve": _cmd_serve,
-}

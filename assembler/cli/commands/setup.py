@@ -1,0 +1,90 @@
+"""`assemble setup HOST`: what connects a host to the workspace, or (`--remove`) disconnects it."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+from assembler.cli.common import load, parse_now
+from assembler.config.files import (
+    validate,
+)
+from assembler.config.schema import Config
+from assembler.daemon.systemd import assemble_executable
+from assembler.errors import AssemblerError
+from assembler.hosts.removal import apply_removal
+from assembler.hosts.setup import first_assembly, host_removal, removal_text, setup_text
+
+
+def run(args: argparse.Namespace) -> int:
+
+    if getattr(args, "remove", False):
+        return _remove_host(args)
+    created = _create_workspace(args.workspace)
+    config = load(args)
+    if created is not None:
+        print(f"created the workspace folder {shlex.quote(str(created))}")
+    if not args.no_assemble:
+        _first_assembly(config)
+    sys.stdout.write(setup_text(args.host, config, assemble_executable()))
+    return 0
+
+
+def _create_workspace(given: str | None) -> Path | None:
+    """Create the folder --workspace names when it does not exist yet (a fresh host makes its
+    own only at its first run); return it, or None when there was nothing to create."""
+    if given is None:
+        return None
+    folder = Path(given).expanduser()
+    if folder.exists():
+        return None
+    try:
+        folder.mkdir(parents=True)
+    except OSError as error:
+        raise AssemblerError(
+            f"Cannot create the workspace {shlex.quote(str(folder))} "
+            f"({error.strerror or error}); create it with: mkdir -p {shlex.quote(str(folder))}"
+        ) from error
+    return folder.absolute()
+
+
+def _first_assembly(config: Config) -> None:
+    """Assemble once so that the host's first turn finds a file; say so, or why not, in a
+    line: the setup text is printed either way."""
+
+    once = shlex.join(["assemble", "--once", "--workspace", str(config.workspace)])
+    try:
+        path = first_assembly(config, parse_now(None, config))
+    except Exception as error:  # the setup text matters more; the user can run it again
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        print(f"first assembly failed: {reason}; run {once} to see why")
+        return
+    print(f"assembled {shlex.quote(str(path))} once, so the first turn has a scratchpad")
+
+
+def _remove_host(args: argparse.Namespace) -> int:
+
+    assemble = assemble_executable()
+    removal = host_removal(args.host, _removal_config(args), assemble)
+    if not args.apply:
+        sys.stdout.write(removal_text(args.host, removal, assemble))
+        return 0
+    failed = 0
+    for outcome in apply_removal(removal):
+        print(f"{outcome.status}: {outcome.step.what}: {outcome.detail}")
+        failed += outcome.status == "failed"
+    for note in removal.notes:
+        print(note)
+    uninstall = shlex.join([str(assemble), "systemd", "uninstall"])
+    print(f"the daemon, if no other host uses it: {uninstall}")
+    return 1 if failed else 0
+
+
+def _removal_config(args: argparse.Namespace) -> Config:
+    """The config of the workspace to disconnect; a workspace deleted already is still named
+    in the host's settings, so its path alone will do."""
+    if args.workspace is not None and not Path(args.workspace).expanduser().exists():
+        return validate({}, source=None, workspace=Path(args.workspace).expanduser().absolute())
+    return load(args)
