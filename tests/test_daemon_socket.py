@@ -33,7 +33,6 @@ from assembler.daemon.control import (
     SOCKET_NAME,
     ControlServer,
     NotServed,
-    OnceOutput,
     OnceRequest,
     PromptRequest,
     ask_daemon,
@@ -42,6 +41,7 @@ from assembler.daemon.control import (
     options_digest,
 )
 from assembler.daemon.lock import DaemonLock, DaemonRunningError
+from assembler.daemon.output import OnceOutput
 from assembler.daemon.service import Daemon
 from assembler.hosts.registry import HOSTS
 from assembler.mood.history import opened

@@ -1,8 +1,9 @@
 """`assemble --once` served by the running daemon, over a Unix socket in the state folder.
 
-What `--once` prints is data (`OnceOutput`, made from an assembly by `once_output`): the cold
-run makes it in its own process, the daemon in its own with its warm models and index, and the
-CLI prints it the same way, so the output is byte for byte the same whoever assembled.
+What `--once` prints is data (`daemon.output`): the cold run makes it in its own process, the
+daemon in its own with its warm models and index and sends it here as the answer
+(`once_answer`, read back by `output_of`), and the CLI prints it the same way, so the output
+is byte for byte the same whoever assembled.
 
 The protocol: one JSON line each way on `.scratchpad/daemon.sock` (mode 0600; the daemon
 answers only its own uid, by SO_PEERCRED).
@@ -47,19 +48,19 @@ import struct
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assembler import __version__
 from assembler.clock import local_timezone
+from assembler.daemon.output import LogLine, OnceOutput
 from assembler.transcripts.hosts import Hosts
 from assembler.transcripts.message import clip_middle
 from assembler.transcripts.read import default_sources
 
 if TYPE_CHECKING:
-    from assembler.assembly.pipeline import Assembly
     from assembler.config.schema import Config
 
 log = logging.getLogger(__name__)
@@ -100,8 +101,6 @@ _NOW_CHARS = 64
 _LOGGER_CHARS = 200
 _UCRED = struct.Struct("3i")  # pid, uid, gid
 
-LogLine = tuple[int, str, str]  # level, logger name, message
-
 
 class NotServed(Exception):
     """A --once request the daemon did not serve; `reason` is one of REASONS."""
@@ -115,43 +114,32 @@ class NotServed(Exception):
         return f"{self.reason}: {self.message}"
 
 
-# --- What --once prints ----------------------------------------------------------------------
+# --- What --once prints, on the wire -------------------------------------------------------
 
 
-@dataclass
-class OnceOutput:
-    """What `assemble --once` prints: its log records (a served run's; a cold run's went out as
-    they came), stdout, the warnings logged after it, the `assemble: error:` lines on stderr;
-    the exit code is 1 when there are errors (a transcript that could not be read)."""
+def once_answer(output: OnceOutput) -> dict[str, Any]:
+    """Given what --once prints, return the answer line's data."""
+    return {
+        "ok": True,
+        "stdout": output.stdout,
+        "log": [list(line) for line in output.log],
+        "warnings": output.warnings,
+        "errors": output.errors,
+    }
 
-    stdout: str
-    warnings: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    log: list[LogLine] = field(default_factory=list)
 
-    def to_answer(self) -> dict[str, Any]:
-        """Return the answer line's data."""
-        return {
-            "ok": True,
-            "stdout": self.stdout,
-            "log": [list(line) for line in self.log],
-            "warnings": self.warnings,
-            "errors": self.errors,
-        }
-
-    @classmethod
-    def from_answer(cls, data: dict[str, Any]) -> OnceOutput:
-        """Given an answer's data with `ok` true, return the output it carries. Raise NotServed
-        ("bad answer") if a field is missing, extra or of the wrong type."""
-        if set(data) != {"ok", "stdout", "log", "warnings", "errors"}:
-            raise NotServed("bad answer", f"fields {sorted(data)}")
-        stdout, warnings, errors = data["stdout"], data["warnings"], data["errors"]
-        if not isinstance(stdout, str) or not _strings(warnings) or not _strings(errors):
-            raise NotServed("bad answer", "stdout, warnings and errors must be text")
-        lines = data["log"]
-        if not isinstance(lines, list) or not all(_log_line(line) for line in lines):
-            raise NotServed("bad answer", "log must be [level, logger, message] lines")
-        return cls(stdout, warnings, errors, [(a, b, c) for a, b, c in lines])
+def output_of(data: dict[str, Any]) -> OnceOutput:
+    """Given an answer's data with `ok` true, return the output it carries. Raise NotServed
+    ("bad answer") if a field is missing, extra or of the wrong type."""
+    if set(data) != {"ok", "stdout", "log", "warnings", "errors"}:
+        raise NotServed("bad answer", f"fields {sorted(data)}")
+    stdout, warnings, errors = data["stdout"], data["warnings"], data["errors"]
+    if not isinstance(stdout, str) or not _strings(warnings) or not _strings(errors):
+        raise NotServed("bad answer", "stdout, warnings and errors must be text")
+    lines = data["log"]
+    if not isinstance(lines, list) or not all(_log_line(line) for line in lines):
+        raise NotServed("bad answer", "log must be [level, logger, message] lines")
+    return OnceOutput(stdout, warnings, errors, [(a, b, c) for a, b, c in lines])
 
 
 def _strings(value: Any) -> bool:
@@ -170,85 +158,6 @@ def _log_line(value: Any) -> bool:
         and name.isprintable()
         and isinstance(message, str)
     )
-
-
-def once_output(assembly: Assembly, *, as_json: bool, explain: bool, dry_run: bool) -> OnceOutput:
-    """Given an assembly and --once's --json, --explain and --dry-run, return what --once
-    prints: the summary as JSON, the file (dry run), or the line saying what was written, with
-    the reasons after it; then the warnings, and an error per transcript that failed (the file
-    is still written and says so, but the exit code tells cron and heartbeat scripts)."""
-    meta = assembly.meta
-    out: list[str] = []
-    if as_json:
-        summary = {
-            "path": str(assembly.path),
-            "written": assembly.written,
-            **{k: meta[k] for k in ("updated", "expires", "ttl_minutes", "tokens", "sources")},
-            **{k: meta[k] for k in ("messages_read", "sections", "dropped", "degraded")},
-            "agent_omitted": meta.get("agent_omitted", []),
-            "mood": mood_summary(assembly),
-        }
-        if explain:
-            summary["explain"] = assembly.explain()
-        out.append(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
-    else:
-        if dry_run:
-            out.append(assembly.text)
-        elif assembly.written:
-            tokens = meta["tokens"]
-            out.append(
-                f"wrote {assembly.path} ({tokens['auto']}/{tokens['caps']['auto']} tokens, "
-                f"{meta['messages_read']} messages read, valid until {meta['expires']})\n"
-            )
-        else:
-            out.append(
-                f"not written: {assembly.path} kept changing while it was rendered; run again\n"
-            )
-        if explain:
-            out.append("\nWhy:\n")
-            out += [f"  {line}\n" for line in [*assembly.explain(), *recorded_lines(meta)]]
-    warnings = [f"{warning}" for warning in assembly.transcripts.warnings]
-    # A failed transcript is said on stderr as an error, with the exit code.
-    warnings += [
-        f"degraded: {p.what}: {p.why}" for p in assembly.degraded if p.kind != "transcript"
-    ]
-    errors = [f"{s.error}" for s in assembly.transcripts.sources if s.error]
-    return OnceOutput("".join(out), warnings, errors)
-
-
-def recorded_lines(meta: dict[str, Any]) -> list[str]:
-    """Given an assembly's record, return the diagnostics the frontmatter no longer carries,
-    as --explain lines: the token counts and what became of hand edits of the file."""
-    tokens = meta["tokens"]
-    caps = tokens["caps"]
-    lines = [
-        f"tokens: {tokens['total']}/{caps['total']} in all (frontmatter {tokens['frontmatter']}, "
-        f"auto {tokens['auto']}/{caps['auto']}, agent {tokens['agent']}/{caps['agent']})"
-    ]
-    if meta.get("memory"):
-        memory = meta["memory"]
-        lines.append(
-            f"memory: {memory['chunks']} chunks ({memory['embedded']} embedded), "
-            f"{memory['hits']} shown"
-        )
-    lines += [
-        f"agent section {entry['section']}: {entry['left_out']} of {entry['tokens']} tokens "
-        "left out"
-        for entry in meta.get("agent_omitted", [])
-    ]
-    if (edits := meta.get("file_edits")) is not None:
-        lines.append("hand edits: " + json.dumps(edits, ensure_ascii=False))
-    return lines
-
-
-def mood_summary(assembly: Assembly) -> dict[str, Any] | None:
-    """Given an assembly, return its mood as --json shows it, or None without one."""
-    if assembly.mood is None:
-        return None
-    return {
-        **assembly.mood.combined.summary(),
-        "speakers": sorted(assembly.mood.speakers),
-    }
 
 
 # --- The request -----------------------------------------------------------------------------
@@ -709,7 +618,7 @@ class ControlServer:
                 if self.prompt is None:
                     return _refusal("refused", "this daemon answers no prompts")
                 return self.prompt(request).to_answer()
-            return self.serve(request).to_answer()
+            return once_answer(self.serve(request))
         except NotServed as error:
             return _refusal(error.reason, error.message)
         except Exception as error:
@@ -743,7 +652,7 @@ def ask_daemon(
         data = _exchange(
             sock, request.to_request(), pid, MAX_ANSWER_BYTES, time.monotonic() + answer_timeout
         )
-    return OnceOutput.from_answer(data)
+    return output_of(data)
 
 
 def ask_prompt(

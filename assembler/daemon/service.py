@@ -43,17 +43,15 @@ from assembler.clock import local_timezone
 from assembler.config.schema import Config
 from assembler.daemon.control import (
     ControlServer,
-    LogLine,
     NotServed,
-    OnceOutput,
     OnceRequest,
     PromptAnswer,
     PromptRequest,
     captured_log,
-    once_output,
     options_digest,
 )
 from assembler.daemon.lock import NUDGE_NAME, DaemonLock
+from assembler.daemon.output import LogLine, OnceOutput, once_output
 from assembler.errors import AssemblerError, Problem
 from assembler.memory.index import stopping_syncs
 from assembler.memory.lifecycle import WarmMemory

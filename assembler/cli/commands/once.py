@@ -14,14 +14,15 @@ from typing import TYPE_CHECKING
 
 from assembler.cli.common import EXIT_USER_ERROR, load, log, parse_now
 from assembler.config.files import user_config_dir
-from assembler.daemon.control import NotServed, OnceRequest, ask_daemon, once_output, options_digest
+from assembler.daemon.control import NotServed, OnceRequest, ask_daemon, options_digest
 from assembler.daemon.lock import lock_holder
+from assembler.daemon.output import once_output
 from assembler.hosts.registry import HOSTS
 from assembler.transcripts.read import resolve_explicit_sources, where_looked
 
 if TYPE_CHECKING:
     from assembler.config.schema import Config
-    from assembler.daemon.control import OnceOutput
+    from assembler.daemon.output import OnceOutput
 
 
 def run(args: argparse.Namespace) -> int:

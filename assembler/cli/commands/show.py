@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from assembler.cli.common import load, parse_now
-from assembler.daemon.control import recorded_lines
+from assembler.daemon.output import recorded_lines
 from assembler.file.codec import read_scratchpad
 from assembler.file.records import last_diagnostics
 from assembler.pad.publish import prefix_for
