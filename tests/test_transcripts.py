@@ -860,3 +860,19 @@ def test_a_message_within_the_clock_skew_is_still_read(tmp_path: Path) -> None:
     )
 
     assert texts(read(path, tmp_path).messages) == ["just now"]
+
+
+def test_the_sources_read_are_the_given_globs_else_the_configs_else_the_hosts_places(
+    tmp_path: Path,
+) -> None:
+    from assembler.hosts.registry import HOSTS
+    from assembler.transcripts.read import default_sources, sources_to_read
+
+    state = tmp_path / "ws" / ".scratchpad"
+    hosts_places = sources_to_read(HOSTS, [], tmp_path / "ws", state)
+
+    assert sources_to_read(HOSTS, ["conf/*.jsonl"], tmp_path, state, ["cli/*.jsonl"]) == [
+        "cli/*.jsonl"
+    ]
+    assert sources_to_read(HOSTS, ["conf/*.jsonl"], tmp_path, state) == ["conf/*.jsonl"]
+    assert hosts_places == default_sources(HOSTS, tmp_path / "ws", state)

@@ -101,7 +101,7 @@ from assembler.redact import redact
 from assembler.tokens import TokenCounter, get_counter
 from assembler.transcripts.hosts import names_project
 from assembler.transcripts.message import Message
-from assembler.transcripts.read import TranscriptRead, default_sources, read_recent
+from assembler.transcripts.read import TranscriptRead, read_recent, sources_to_read
 
 log = logging.getLogger(__name__)
 
@@ -219,10 +219,9 @@ def draft(
 
     learned = read_learned_zone(config.state_dir)
     read = read_recent(
-        list(transcript_globs)
-        if transcript_globs
-        else config.transcripts.sources
-        or default_sources(hosts, config.workspace, config.state_dir),
+        sources_to_read(
+            hosts, config.transcripts.sources, config.workspace, config.state_dir, transcript_globs
+        ),
         hosts=hosts,
         base=config.workspace,
         now=now,

@@ -58,7 +58,7 @@ from assembler.clock import local_timezone
 from assembler.daemon.output import LogLine, OnceOutput
 from assembler.transcripts.hosts import Hosts
 from assembler.transcripts.message import clip_middle
-from assembler.transcripts.read import default_sources
+from assembler.transcripts.read import sources_to_read
 
 if TYPE_CHECKING:
     from assembler.config.schema import Config
@@ -168,10 +168,8 @@ def options_digest(config: Config, hosts: Hosts, transcript_globs: Sequence[str]
     assembly come out differently besides the clock: the settings (and which files they came from),
     the transcripts read (the default ones depend on the environment), the local time zone
     and the program's version. Two processes serve each other only when theirs are equal."""
-    sources = (
-        list(transcript_globs or ())
-        or config.transcripts.sources
-        or default_sources(hosts, config.workspace, config.state_dir)
+    sources = sources_to_read(
+        hosts, config.transcripts.sources, config.workspace, config.state_dir, transcript_globs
     )
     zone = local_timezone(config.time.timezone)
     parts = (__version__, repr(config), list(transcript_globs or ()), sources, repr(zone))

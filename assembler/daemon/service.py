@@ -59,7 +59,7 @@ from assembler.mood.history import KeptHistory
 from assembler.mood.model import load_mood_model
 from assembler.pad.journal import JOURNAL_NAME, journal_path
 from assembler.transcripts.message import Message, message_text
-from assembler.transcripts.read import default_sources
+from assembler.transcripts.read import default_sources, sources_to_read
 
 if TYPE_CHECKING:
     from assembler.assembly.pipeline import Assembly
@@ -225,9 +225,7 @@ def watch_plan(
         Watch("sections", state, JOURNAL_NAME, recursive=False),
         Watch("scratchpad", config.output_path.parent, config.output_path.name, recursive=False),
     ]
-    sources = (
-        transcript_globs or config.transcripts.sources or default_sources(hosts, workspace, state)
-    )
+    sources = sources_to_read(hosts, config.transcripts.sources, workspace, state, transcript_globs)
     for pattern in sources:
         watch = watch_for("transcript", pattern, workspace)
         watches.append(watch)

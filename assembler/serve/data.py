@@ -44,7 +44,7 @@ from assembler.observations.store import store_for
 from assembler.pad.journal import ordered
 from assembler.pad.sections import scratchpad_for
 from assembler.state_db import open_state_db
-from assembler.transcripts.read import default_sources, read_recent
+from assembler.transcripts.read import read_recent, sources_to_read
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -644,7 +644,7 @@ def fill_history(status: Status, now: datetime) -> int:
     config = status.config
     transcripts = config.transcripts
     read = read_recent(
-        transcripts.sources or default_sources(HOSTS, config.workspace, config.state_dir),
+        sources_to_read(HOSTS, transcripts.sources, config.workspace, config.state_dir),
         hosts=HOSTS,
         base=config.workspace,
         now=now,
@@ -663,4 +663,4 @@ def fill_history(status: Status, now: datetime) -> int:
 def watched_paths(config: Config) -> Sequence[str]:
     """Given the config, return the transcript globs whose files the page watches."""
 
-    return config.transcripts.sources or default_sources(HOSTS, config.workspace, config.state_dir)
+    return sources_to_read(HOSTS, config.transcripts.sources, config.workspace, config.state_dir)

@@ -159,6 +159,19 @@ def default_sources(
     return host_set.host_sources(hosts, workspace, state_dir, env)
 
 
+def sources_to_read(
+    hosts: Hosts,
+    configured: Sequence[str],
+    workspace: Path,
+    state_dir: Path,
+    transcript_globs: Sequence[str] | None = None,
+) -> list[str]:
+    """Given the hosts, the sources the config names (`transcripts.sources`), the workspace,
+    its state folder and --transcripts, return the globs a run reads: --transcripts, else the
+    config's, else the hosts' own places (`default_sources`)."""
+    return list(transcript_globs or configured or default_sources(hosts, workspace, state_dir))
+
+
 def where_looked(
     hosts: Hosts,
     workspace: Path,

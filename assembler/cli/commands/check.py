@@ -4,14 +4,10 @@ or unreadable)."""
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 
 from assembler.cli.common import load, parse_now
 from assembler.errors import ConfigError, WorkspaceError
 from assembler.file.freshness import check_freshness
-
-if TYPE_CHECKING:
-    pass
 
 
 def run(args: argparse.Namespace) -> int:

@@ -3,19 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 
 from assembler.cli.commands.once import explicit_transcripts
 from assembler.cli.common import load
 from assembler.daemon.service import configure_logging, run_daemon
 from assembler.hosts.registry import HOSTS
 
-if TYPE_CHECKING:
-    pass
-
 
 def run(args: argparse.Namespace) -> int:
-
     config = load(args)
     globs = explicit_transcripts(args)
     configure_logging(args.verbose, args.quiet)

@@ -10,6 +10,5 @@ from assembler.pad.guidance import guidance_for
 
 
 def run(args: argparse.Namespace) -> int:
-
     sys.stdout.write(guidance_for(load(args)))
     return 0

@@ -9,7 +9,6 @@ from assembler.memory.embeddings import export_bundled
 
 
 def run(args: argparse.Namespace) -> int:
-
     # `export` is the only action (argparse requires one).
     log.info("exporting the bundled embedding model (loads torch once; about 10 s)")
     exported = export_bundled(force=args.force)

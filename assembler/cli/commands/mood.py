@@ -12,7 +12,6 @@ from assembler.mood.model import load_mood_model
 
 
 def run(args: argparse.Namespace) -> int:
-
     if not args.texts and not args.stdin:
         raise AssemblerError("mood: give TEXT arguments or pass --stdin with one text per line")
     model = load_mood_model()

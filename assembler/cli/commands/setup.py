@@ -19,7 +19,6 @@ from assembler.hosts.setup import first_assembly, host_removal, removal_text, se
 
 
 def run(args: argparse.Namespace) -> int:
-
     if getattr(args, "remove", False):
         return _remove_host(args)
     created = _create_workspace(args.workspace)

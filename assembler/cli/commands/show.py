@@ -5,16 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from assembler.cli.common import load, parse_now
 from assembler.daemon.output import recorded_lines
 from assembler.file.codec import read_scratchpad
 from assembler.file.records import last_diagnostics
 from assembler.pad.publish import prefix_for
-
-if TYPE_CHECKING:
-    pass
 
 
 def run(args: argparse.Namespace) -> int:

@@ -10,7 +10,6 @@ from assembler.daemon.systemd import install_units, uninstall_units
 
 
 def run(args: argparse.Namespace) -> int:
-
     if args.systemd_command == "uninstall":
         removed = uninstall_units()
         for path in removed.removed:

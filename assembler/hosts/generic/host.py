@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from assembler.hosts.host import PlainHost
 from assembler.transcripts.message import (
@@ -19,9 +19,6 @@ from assembler.transcripts.message import (
     text_of,
 )
 from assembler.transcripts.reader import Node, Reader, Verdict
-
-if TYPE_CHECKING:
-    pass
 
 GENERIC: Final = "generic"  # its format's name, as `transcripts.format` names it
 
