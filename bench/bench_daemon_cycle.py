@@ -107,13 +107,13 @@ def _warm_cycles(
         assembly = run_once(config, now=datetime.now(tz), memory=warm, **kept, hosts=HOSTS)
         cycles.append((time.perf_counter() - began) * 1000)
         cpu.append((time.process_time() - began_cpu) * 1000)
-        assert assembly.meta["memory"]["embedded"] == 0
+        assert assembly.measured.memory is not None and assembly.measured.memory.embedded == 0
         _append_message(transcript, f"and the pods restart again, round {i} {tag}", tz)
         warm.files_changed()
         began = time.perf_counter()
         assembly = run_once(config, now=datetime.now(tz), memory=warm, **kept, hosts=HOSTS)
         checked.append((time.perf_counter() - began) * 1000)
-        assert assembly.meta["memory"]["embedded"] == 0
+        assert assembly.measured.memory is not None and assembly.measured.memory.embedded == 0
     warm.close()
     if "moods" in kept:
         kept["moods"].close()
@@ -169,7 +169,7 @@ def main() -> None:
         started = time.perf_counter()
         warm = WarmMemory(watched=True)
         first = run_once(config, now=datetime.now(tz), memory=warm, hosts=HOSTS)
-        chunks = first.meta["memory"]["chunks"]
+        chunks = first.measured.memory.chunks if first.measured.memory is not None else 0
         print(
             f"index: {chunks} chunks from {args.files} notes, built in "
             f"{time.perf_counter() - started:.1f} s (model load and embedding)"

@@ -13,11 +13,12 @@ notes; `memory.model` is the bundled all-MiniLM-L6-v2 unless --model says otherw
 
 For each size and repeat, a fresh process loads the config, runs one warm-up assembly on a short
 transcript (so the mood model, the embedding model and the memory index are loaded and built),
-then times `assemble(config, now=...)` on the transcript with the long message: transcript file
-on disk -> read_recent -> mood -> active context -> recall queries and memory search -> routing
--> render. Memory is the peak resident memory during that assembly minus the resident memory
-before it: Linux's high-water mark (VmHWM) is reset just before (`/proc/self/clear_refs`), so
-what the warm-up once used does not hide what the long message costs. The transcripts are
+then times a dry run (`run_once(config, now=..., dry_run=True)`) on the transcript with the
+long message: transcript file on disk -> read_recent -> mood -> active context -> recall
+queries and memory search -> routing -> render. Memory is the peak resident memory during
+that assembly minus the resident memory before it: Linux's high-water mark (VmHWM) is reset
+just before (`/proc/self/clear_refs`), so what the warm-up once used does not hide what the
+long message costs. The transcripts are
 written by this process, so building them is not counted. The child then times each stage
 alone on the same messages (the mood with a fresh model, so uncached). The whole assembly
 includes embedding up to six queries with all-MiniLM-L6-v2 on the CPU, whose time varies
@@ -180,7 +181,7 @@ def start_peak() -> float:
 
 def child(workspace: Path) -> None:
     """Warm up, time one assembly of the long transcript, then each stage; print JSON."""
-    from assembler.assembly.pipeline import assemble
+    from assembler.assembly.pipeline import run_once
     from assembler.assembly.routing import route
     from assembler.config.files import load_config
     from assembler.context.active import active_context
@@ -189,15 +190,19 @@ def child(workspace: Path) -> None:
     from assembler.transcripts.read import read_recent
 
     config = load_config(workspace)
-    assemble(
-        config, now=NOW, transcript_globs=[str(workspace / "warmup" / "chat.jsonl")], hosts=HOSTS
+    run_once(
+        config,
+        now=NOW,
+        transcript_globs=[str(workspace / "warmup" / "chat.jsonl")],
+        hosts=HOSTS,
+        dry_run=True,
     )
     before = start_peak()
     started = time.perf_counter()
-    assembly = assemble(config, now=NOW, hosts=HOSTS)
+    assembly = run_once(config, now=NOW, hosts=HOSTS, dry_run=True)
     took = time.perf_counter() - started
     rise = _status_mb("VmHWM") - before
-    assert assembly.meta["messages_read"] == 3, assembly.meta["messages_read"]
+    assert assembly.measured.messages_read == 3, assembly.measured.messages_read
 
     stages: dict[str, float] = {}
 
@@ -257,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     sizes = [parse_size(s) for s in args.sizes.split(",")]
-    print("Long-message benchmark: one human message through assemble(config, now=...)")
+    print("Long-message benchmark: one human message through a dry run of the assembly")
     print(
         "data: synthetic generic JSONL (2 short messages + 1 long one: the human's opening "
         "sentence, a pasted gateway log of random-number lines, a closing question)"

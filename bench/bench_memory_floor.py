@@ -69,7 +69,7 @@ from bench_retrieval import (  # type: ignore[import-not-found]
     make_embedder,
 )
 
-from assembler.assembly.pipeline import _fit_without_repeats
+from assembler.assembly.cap import _fit_without_repeats
 from assembler.assembly.sections import MemoryRecall, memories_section
 from assembler.config.schema import CapsConfig, MemoryConfig
 from assembler.file.render import Item, Renderer, Section, fit_sections

@@ -182,7 +182,7 @@ def test_plan_agent_part_cuts_the_largest_section_first() -> None:
     assert not shown["goal"].omitted and not shown["main"].omitted
     assert shown["findings"].omitted
     assert sum(s.shown_tokens for s in part.sections) <= 300
-    assert [o["section"] for o in part.omitted] == ["findings"]
+    assert [s.name for s in part.omitted] == ["findings"]
 
 
 def test_a_broken_journal_line_is_reported_in_degraded_and_the_rest_renders(ws: Path) -> None:

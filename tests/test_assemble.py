@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assembler.assembly.pipeline import _fit_without_repeats, assemble
+from assembler.assembly.cap import _fit_without_repeats
+from assembler.assembly.pipeline import run_once
 from assembler.assembly.sections import MemoryRecall, memories_section
 from assembler.config.files import load_config
 from assembler.file.render import Renderer, Section
@@ -65,23 +66,25 @@ def memories_lines(text: str) -> list[str]:
 def test_the_section_shows_the_current_topic_first_as_path_and_line_range(
     workspace: Path,
 ) -> None:
-    assembly = assemble(load_config(make_workspace(workspace)), now=NOW, hosts=HOSTS)
+    assembly = run_once(load_config(make_workspace(workspace)), now=NOW, hosts=HOSTS, dry_run=True)
     lines = memories_lines(assembly.text)
     # Self-contained: where, the note's subject (its heading), the sentence, quoted.
     assert lines[0] == (
         "- `memory/infra/helm.md:1-3` Helm: “The api chart reads DATABASE_URL from the Secret "
         "api-db-credentials.”"
     )
-    assert assembly.meta["memory"]["hits"] == len(lines)
-    assert assembly.meta["memory"]["chunks"] >= 3
-    assert "relevant_memories" in assembly.meta["sections"]
+    memory = assembly.measured.memory
+    assert memory is not None and memory.hits == len(lines) and memory.chunks >= 3
+    assert "relevant_memories" in assembly.measured.sections
 
 
 def test_a_hit_that_the_daily_context_already_shows_is_not_repeated(workspace: Path) -> None:
     # The garden note shares one word with its question: weak, shown only without a floor; the
     # section's cap is raised so that both topics' lines fit and only the repeat is left out.
     config = 'model = "none"\nkeyword_floor = 0.0\n[caps.sections]\nrelevant_memories = 160'
-    assembly = assemble(load_config(make_workspace(workspace, config)), now=NOW, hosts=HOSTS)
+    assembly = run_once(
+        load_config(make_workspace(workspace, config)), now=NOW, hosts=HOSTS, dry_run=True
+    )
     assert "tomatoes planted" in assembly.text.split("## Daily Context", 1)[1]
     assert not any("2026-03-02.md" in line for line in memories_lines(assembly.text))
     # The earlier topic still surfaces from its own note.
@@ -96,19 +99,22 @@ def test_a_model_that_cannot_load_degrades_to_keyword_search_and_says_why(
     user.parent.mkdir(parents=True)
     user.write_text('[memory]\nmodel = "/no/such/model"\n')
     config = load_config(make_workspace(workspace, "enabled = true"))
-    assembly = assemble(config, now=NOW, hosts=HOSTS)
-    (entry,) = [d for d in assembly.meta["degraded"] if d["what"] == "memory search"]
-    assert "/no/such/model" in entry["why"]
-    assert "keyword (BM25) search only" in entry["why"]
+    assembly = run_once(config, now=NOW, hosts=HOSTS, dry_run=True)
+    (entry,) = [d for d in assembly.measured.degraded if d.what == "memory search"]
+    assert "/no/such/model" in entry.why
+    assert "keyword (BM25) search only" in entry.why
     assert memories_lines(assembly.text)[0].startswith("- `memory/infra/helm.md:")
 
 
 def test_memory_search_turned_off_shows_no_section_and_builds_no_index(workspace: Path) -> None:
-    assembly = assemble(
-        load_config(make_workspace(workspace, "enabled = false")), now=NOW, hosts=HOSTS
+    assembly = run_once(
+        load_config(make_workspace(workspace, "enabled = false")),
+        now=NOW,
+        hosts=HOSTS,
+        dry_run=True,
     )
     assert "## Relevant Memories" not in assembly.text
-    assert assembly.meta["memory"] is None
+    assert assembly.measured.memory is None
     assert not (workspace / ".scratchpad" / "index.sqlite").exists()
 
 
@@ -125,10 +131,10 @@ def test_secrets_and_addresses_the_human_pasted_never_reach_the_file(workspace: 
         '[transcripts]\nsources = ["*.jsonl"]\n[memory]\nenabled = false\n'
         '[routing]\nextra_secret_patterns = ["internal-[0-9]{4}"]\n'
     )
-    assembly = assemble(load_config(workspace), now=NOW, hosts=HOSTS)
+    assembly = run_once(load_config(workspace), now=NOW, hosts=HOSTS, dry_run=True)
     for secret in (token, "ray.tanaka@fastmail.com", "internal-7731"):
         assert secret not in assembly.text
-        assert all(secret not in line for line in assembly.meta["dropped"])
+        assert all(secret not in line for line in assembly.measured.dropped)
     assert "[redacted GitHub token]" in assembly.text  # where it was: in Working on
     assert "Content sensitivity:** HIGH" in assembly.text
 
@@ -143,11 +149,14 @@ def test_a_model_that_fails_on_the_queries_is_reported_and_search_goes_on_by_key
         "assembler.memory.lifecycle.LazyEmbedder",
         lambda model, batch_size: FakeEmbedder(fail_after_calls=1),
     )
-    assembly = assemble(
-        load_config(make_workspace(workspace, 'model = "bundled"')), now=NOW, hosts=HOSTS
+    assembly = run_once(
+        load_config(make_workspace(workspace, 'model = "bundled"')),
+        now=NOW,
+        hosts=HOSTS,
+        dry_run=True,
     )
-    (entry,) = [d for d in assembly.meta["degraded"] if d["what"] == "memory search"]
-    assert "the query could not be embedded" in entry["why"]
+    (entry,) = [d for d in assembly.measured.degraded if d.what == "memory search"]
+    assert "the query could not be embedded" in entry.why
     assert memories_lines(assembly.text)[0].startswith("- `memory/infra/helm.md:")
 
 
@@ -237,7 +246,7 @@ def test_when_no_note_bears_on_the_conversation_no_memory_section_is_shown(
     for name in ("garden.md", "2026-03-02.md"):
         (workspace / "memory" / name).unlink()  # the notes left are about helm only
 
-    assembly = assemble(load_config(workspace), now=NOW, hosts=HOSTS)
+    assembly = run_once(load_config(workspace), now=NOW, hosts=HOSTS, dry_run=True)
 
     assert "## Relevant Memories" not in assembly.text
     assert assembly.recall is not None and assembly.recall.result.queries  # it did search
@@ -372,7 +381,7 @@ def test_lines_that_carry_nothing_are_left_out() -> None:
 
 
 def test_the_title_is_one_short_line_that_says_when_to_ignore_the_file(workspace: Path) -> None:
-    assembly = assemble(load_config(make_workspace(workspace)), now=NOW, hosts=HOSTS)
+    assembly = run_once(load_config(make_workspace(workspace)), now=NOW, hosts=HOSTS, dry_run=True)
     body = assembly.text.split("---\n", 2)[2]
     title = body.strip().splitlines()[0]
     assert title == (
@@ -381,7 +390,9 @@ def test_the_title_is_one_short_line_that_says_when_to_ignore_the_file(workspace
     assert body.strip().splitlines()[1] == ""  # one line, then the sections
     assert estimate_tokens(title) <= 25
     # Valid into tomorrow: the date is said too.
-    late = assemble(load_config(workspace), now=NOW + timedelta(minutes=25), hosts=HOSTS)
+    late = run_once(
+        load_config(workspace), now=NOW + timedelta(minutes=25), hosts=HOSTS, dry_run=True
+    )
     assert "\n# SCRATCHPAD.md — valid until 2026-03-03 00:20 AEDT;" in late.text
 
 
@@ -406,18 +417,18 @@ def test_a_hand_edit_landing_while_the_render_runs_is_imported_not_lost(
     config = load_config(_sections_workspace(workspace))
     scratchpad_for(config).write("step 1", section="findings")
     run_once(config, now=NOW, hosts=HOSTS)
-    real_compose = module.compose
+    real_cap = module.cap
     calls = []
 
-    def compose_while_the_agent_edits(*args: object, **kwargs: object) -> module.Assembly:
-        assembly = real_compose(*args, **kwargs)  # type: ignore[arg-type]
+    def cap_while_the_agent_edits(*args: object, **kwargs: object) -> module.Assembly:
+        assembly = real_cap(*args, **kwargs)  # type: ignore[arg-type]
         if not calls:  # the agent's file tool saves its edit just before the render's write
             path = config.output_path
             path.write_text(path.read_text().replace("step 1\n", "step 1\nstep 2 (by hand)\n"))
         calls.append(1)
         return assembly
 
-    monkeypatch.setattr(module, "compose", compose_while_the_agent_edits)
+    monkeypatch.setattr(module, "cap", cap_while_the_agent_edits)
     assembly = run_once(config, now=NOW + timedelta(minutes=1), hosts=HOSTS)
 
     assert len(calls) == 2 and assembly.written
@@ -433,15 +444,15 @@ def test_a_file_that_keeps_changing_is_left_as_it_is_and_the_run_says_so(
 
     config = load_config(_sections_workspace(workspace))
     run_once(config, now=NOW, hosts=HOSTS)
-    real_compose = module.compose
+    real_cap = module.cap
 
-    def compose_while_someone_writes(*args: object, **kwargs: object) -> module.Assembly:
-        assembly = real_compose(*args, **kwargs)  # type: ignore[arg-type]
+    def cap_while_someone_writes(*args: object, **kwargs: object) -> module.Assembly:
+        assembly = real_cap(*args, **kwargs)  # type: ignore[arg-type]
         with config.output_path.open("a") as handle:
             handle.write("another line by hand\n")
         return assembly
 
-    monkeypatch.setattr(module, "compose", compose_while_someone_writes)
+    monkeypatch.setattr(module, "cap", cap_while_someone_writes)
     assembly = run_once(config, now=NOW + timedelta(minutes=1), hosts=HOSTS)
 
     assert not assembly.written
@@ -524,7 +535,7 @@ def test_an_empty_workspace_gets_a_short_file_that_says_nothing_is_known_yet(
     workspace = tmp_path / "new"
     workspace.mkdir()
 
-    assembly = assemble(load_config(workspace), now=NOW, hosts=HOSTS)
+    assembly = run_once(load_config(workspace), now=NOW, hosts=HOSTS, dry_run=True)
 
     text = assembly.text
     assert "**Nothing known yet:** no transcripts found yet" in text
@@ -533,7 +544,7 @@ def test_an_empty_workspace_gets_a_short_file_that_says_nothing_is_known_yet(
     # The human's zone is unknown: this machine's clock would tell the model nothing.
     assert "## Time Context" not in text
     assert assembly.frontmatter["source"] == "no transcripts; no memory notes"
-    assert assembly.meta["tokens"]["total"] < 150
+    assert assembly.measured.tokens.total < 150
 
 
 def test_a_transcript_with_nothing_in_the_window_says_so_instead_of_zeros(
@@ -542,7 +553,7 @@ def test_a_transcript_with_nothing_in_the_window_says_so_instead_of_zeros(
     workspace = make_workspace(tmp_path / "ws")
     write_chat(workspace, [(60 * 24 * 3, "user", "an old message, days before the clock")])
 
-    assembly = assemble(load_config(workspace), now=NOW, hosts=HOSTS)
+    assembly = run_once(load_config(workspace), now=NOW, hosts=HOSTS, dry_run=True)
 
     assert "**Nothing known yet:** no messages in the window of the 1 transcript read" in (
         assembly.text

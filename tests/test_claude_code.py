@@ -1,5 +1,5 @@
 """Tests for assembler/hosts/claude_code/: Claude Code's transcripts read (its releases and the
-fixtures in tests/fixtures/claude-code/), the turns the host writes in the human's place, and
+fixtures in tests/fixtures/claude_code/), the turns the host writes in the human's place, and
 the sessions the hook recorded as the place to find them."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fixtures.claude_code_lines import (
+from fixtures.claude_code.lines import (
     CC_SESSION,
     cc_line,
     write_claude_code_1,
@@ -39,7 +39,7 @@ from assembler.hosts.registry import HOSTS
 from assembler.transcripts.read import default_sources, where_looked
 
 # Claude Code session files written for these tests in the host's shape (our own text).
-EXAMPLES = Path(__file__).resolve().parent / "fixtures" / "claude-code"
+EXAMPLES = Path(__file__).resolve().parent / "fixtures" / "claude_code"
 
 
 # --- Claude Code ----------------------------------------------------------------------------------
@@ -433,7 +433,7 @@ def test_a_recorded_transcript_outside_is_read_once_the_users_config_names_its_f
     workspace = tmp_path / "w"
     write_hook_sessions(workspace / ".scratchpad", [str(elsewhere)])
     (workspace / ".scratchpad" / "config.toml").write_text('[memory]\nmodel = "none"\n')
-    assert run_once(load_config(workspace), now=NOW, hosts=HOSTS).meta["messages_read"] == 0
+    assert run_once(load_config(workspace), now=NOW, hosts=HOSTS).measured.messages_read == 0
     [line] = [line for line in looked_lines(workspace) if "skipped, outside" in line]
     folder_glob = line.split('add "')[1].split('"')[0]
 
@@ -448,7 +448,7 @@ def test_a_recorded_transcript_outside_is_read_once_the_users_config_names_its_f
     user.write_text(f'[transcripts]\nsources = [{folder_glob!r}]\nlookback = "none"\n')
     assembly = run_once(load_config(workspace), now=NOW + timedelta(minutes=1), hosts=HOSTS)
 
-    assert [(s["path"], s["messages"]) for s in assembly.meta["sources"]] == [(str(elsewhere), 4)]
+    assert [(s.path, s.messages) for s in assembly.measured.sources] == [(str(elsewhere), 4)]
 
 
 # --- End to end: a whole run, with the default config ---------------------------------------------

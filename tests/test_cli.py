@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import re
@@ -15,7 +16,7 @@ from typing import Any
 import frontmatter
 import pytest
 
-from assembler.cli.main import main
+from assembler.cli.main import COMMANDS, build_parser, main
 from assembler.tokens import estimate_tokens
 
 NOW = "2026-03-02T23:25:00+11:00"
@@ -1041,3 +1042,40 @@ def test_search_never_prints_a_secret_that_a_memory_note_holds(
         assert code == 0 and "keys.md" in out
         assert token not in out and aws not in out
         assert "[redacted GitHub token]" in out and "[redacted AWS access key]" in out
+
+
+def test_every_command_module_has_one_entry_in_the_table_of_commands() -> None:
+    modules = {path.stem for path in (REPO / "assembler" / "cli" / "commands").glob("[!_]*.py")}
+    names = [command.name for command in COMMANDS]
+
+    assert sorted(names) == sorted(modules)
+    assert all(callable(importlib.import_module(c.module).run) for c in COMMANDS)
+
+
+def test_the_help_lists_the_commands_in_the_tables_order(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    listed = re.findall(r"^    (\S+) ", capsys.readouterr().out, flags=re.MULTILINE)
+
+    assert listed == [command.name for command in COMMANDS]
+
+
+@pytest.mark.parametrize(
+    ("command", "argv"),
+    [
+        ("show", ["-w", "W", "show", "--format", "prefix", "--fresh-only"]),
+        ("section", ["section", "set", "alerts", "--ttl", "2h", "Standup at 10:30"]),
+        ("obs", ["obs", "read", "485d7beae4e144eb", "--mode", "grep", "--pattern", "E", "-i"]),
+        ("setup", ["setup", "codex", "--remove", "--apply"]),
+        ("hook", ["hook", "claude-code", "-c", "C"]),
+        ("config", ["config", "init", "--user", "--force"]),
+    ],
+)
+def test_a_parser_built_for_one_command_reads_it_as_the_whole_parser_does(
+    command: str, argv: list[str]
+) -> None:
+    alone = build_parser(command).parse_args(argv)
+
+    assert vars(alone) == vars(build_parser().parse_args(argv))

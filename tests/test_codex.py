@@ -210,7 +210,7 @@ def test_an_assembly_with_no_sources_configured_reads_this_workspaces_codex_sess
     assembly = run_once(load_config(workspace), now=NOW, hosts=HOSTS)
 
     assert [(s.path, s.format) for s in assembly.transcripts.sources] == [(str(mine), "codex")]
-    assert assembly.meta["messages_read"] == 1
+    assert assembly.measured.messages_read == 1
     [working_on] = [line for line in assembly.text.splitlines() if "**Working on:**" in line]
     assert "nightly export" in working_on, assembly.text
     assert "zebrafish" not in assembly.text

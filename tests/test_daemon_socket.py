@@ -26,7 +26,7 @@ from e2e.daemon import RunningDaemon
 
 import assembler.daemon.control as control
 import assembler.daemon.service as service
-from assembler.assembly.pipeline import with_prompt
+from assembler.assembly.draft import with_prompt
 from assembler.cli.main import main
 from assembler.config.files import load_config
 from assembler.daemon.control import (

@@ -8,7 +8,7 @@ import re
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from assembler.assembly.pipeline import assemble
+from assembler.assembly.pipeline import run_once
 from assembler.config.files import load_config
 from assembler.context.daily import daily_context
 from assembler.hosts.registry import HOSTS
@@ -127,12 +127,16 @@ def section(text: str, title: str) -> str:
 def test_a_memory_is_skipped_as_shown_only_when_its_line_survives_the_caps(
     workspace: Path,
 ) -> None:
-    roomy = assemble(load_config(make_workspace(workspace, daily_cap=400)), now=NOW, hosts=HOSTS)
+    roomy = run_once(
+        load_config(make_workspace(workspace, daily_cap=400)), now=NOW, hosts=HOSTS, dry_run=True
+    )
     daily = section(roomy.text, "Daily Context")
     assert "21:45 Deployed 1.14.4" in daily
     assert "21:45 Deployed" not in section(roomy.text, "Relevant Memories")
 
-    tight = assemble(load_config(make_workspace(workspace, daily_cap=60)), now=NOW, hosts=HOSTS)
+    tight = run_once(
+        load_config(make_workspace(workspace, daily_cap=60)), now=NOW, hosts=HOSTS, dry_run=True
+    )
     daily = section(tight.text, "Daily Context")
     assert "23:07" in daily  # the newest line stays under the cap
     assert "21:45 Deployed" not in daily
@@ -141,7 +145,9 @@ def test_a_memory_is_skipped_as_shown_only_when_its_line_survives_the_caps(
 
 
 def test_a_memory_that_only_repeats_the_time_note_is_not_shown(workspace: Path) -> None:
-    assembly = assemble(load_config(make_workspace(workspace, daily_cap=400)), now=NOW, hosts=HOSTS)
+    assembly = run_once(
+        load_config(make_workspace(workspace, daily_cap=400)), now=NOW, hosts=HOSTS, dry_run=True
+    )
     assert "suggest deferring non-urgent work" in section(assembly.text, "Time Context")
     assert "suggest deferring" not in section(assembly.text, "Relevant Memories")
     found = [line for line in assembly.explain() if "memories: query" in line]

@@ -28,7 +28,6 @@ What the real program showed (2.1.331), which the hook and the setup text follow
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import textwrap
 from collections.abc import Callable
@@ -39,24 +38,23 @@ from typing import Any, Literal
 
 import pytest
 from e2e.daemon import RunningDaemon
+from e2e.host_setup import HostSetup
 from e2e.hosts import Hosts
 from e2e.mock_model import LoggedRequest, MockModel, Reply, Text, ToolCall
 from e2e.turns import (
-    HostRun,
     claude_env,
     claude_session_files,
     run_claude,
     run_claude_command_line,
     run_host,
 )
-from e2e.workspace import QUESTION, unique, write_workspace
+from e2e.workspace import QUESTION, unique
 
 from assembler.assembly.pipeline import run_once
 from assembler.config.files import load_config
 from assembler.daemon.systemd import assemble_executable
 from assembler.hosts.claude_code.setup import claude_code_setup
 from assembler.hosts.registry import HOSTS
-from assembler.transcripts.read import read_recent
 
 pytestmark = pytest.mark.e2e
 
@@ -74,14 +72,10 @@ ALWAYS_LOADED = "mcp__scratchpad__scratchpad"  # its schema in every request, ne
 
 
 @dataclass
-class ClaudeCode:
+class ClaudeCode(HostSetup):
     """Claude Code set up for a workspace as `assemble setup claude-code` says."""
 
-    hosts: Hosts
-    model: MockModel
-    home: Path
     project: Path
-    workspace: Path
     goal: str  # a line of the scratchpad found nowhere else: the agent's goal section
 
     def turn(self, prompt: str, *replies: Reply, args: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -101,32 +95,12 @@ class ClaudeCode:
         """The turn requests the mock got after the first `mark` of them."""
         return self.model.turn_calls()[mark:]
 
-    def ready(self) -> dict[str, Any]:
-        """The ready block the hook sends (`.scratchpad/prefix.json`)."""
-        value: dict[str, Any] = json.loads(
-            (self.workspace / ".scratchpad" / "prefix.json").read_text()
-        )
-        return value
-
     def sessions(self) -> dict[str, Any]:
         """What the hook remembers of each session (`.scratchpad/claude-code-sessions.json`)."""
         value: dict[str, Any] = json.loads(
             (self.workspace / ".scratchpad" / "claude-code-sessions.json").read_text()
         )
         return value
-
-    def assemble(self, *args: str) -> None:
-        """Run `assemble ARGS --workspace WORKSPACE` as the user would, checking it succeeded."""
-        argv = [str(assemble_executable()), *args, "--workspace", str(self.workspace)]
-        run = run_host(argv, env=_assemble_env(self.home), cwd=self.workspace, timeout=120)
-        assert run.returncode == 0, run.describe()
-
-    def failure(self, run: HostRun) -> str:
-        return f"{run.describe()}\n--- requests ---\n{self.model.log_path.read_text()[-8000:]}"
-
-
-def _assemble_env(home: Path) -> dict[str, str]:
-    return {**os.environ, "HOME": str(home)}
 
 
 MakeClaudeCode = Callable[..., ClaudeCode]
@@ -142,13 +116,18 @@ def claude_code(
     (else it finds the sessions the hook recorded)."""
 
     def make(scope: Scope = "user", transcript: bool = True) -> ClaudeCode:
-        workspace, project = tmp_path / "my workspace", tmp_path / "project"
-        workspace.mkdir()
+        project = tmp_path / "project"
         project.mkdir()
-        write_workspace(workspace, transcript=transcript)
-        setup = ClaudeCode(hosts, model, isolated_home, project, workspace, unique("goal"))
-        setup.assemble("pad", "append", "--section", "goal", setup.goal)
-        setup.assemble("--once")
+        setup = ClaudeCode.create(
+            hosts,
+            model,
+            home=isolated_home,
+            workspace=tmp_path / "my workspace",
+            transcript=transcript,
+            project=project,
+            goal=unique("goal"),
+        )
+        setup.fresh_scratchpad(setup.goal)
         _configure(setup, scope)
         return setup
 
@@ -158,9 +137,7 @@ def claude_code(
 def _configure(setup: ClaudeCode, scope: Scope) -> None:
     """Apply what `assemble setup claude-code` prints: its settings JSON and its `claude mcp
     add` line for `scope`, the line run through a shell with the real `claude` on PATH."""
-    argv = [str(assemble_executable()), "setup", "claude-code", "--workspace", str(setup.workspace)]
-    printed = run_host(argv, env=_assemble_env(setup.home), cwd=setup.project, timeout=60)
-    assert printed.returncode == 0, printed.describe()
+    printed = setup.assemble("setup", "claude-code", cwd=setup.project)
     settings, lines = _parse_setup(printed.stdout)
     expected = claude_code_setup(setup.workspace, assemble_executable())
     assert settings == expected.settings, printed.stdout
@@ -368,9 +345,7 @@ def test_the_session_claude_code_wrote_reads_back_and_feeds_the_next_assembly(
     [transcript] = claude_session_files(setup.home, first["session_id"])
     now = datetime.now(UTC)
 
-    read = read_recent(
-        [str(transcript)], base=setup.home, now=now, max_messages=100, lookback=None, hosts=HOSTS
-    )
+    read = setup.read_back(transcript)
 
     assert [(m.role, m.text) for m in read.messages] == [
         ("user", "the deploy failed again, why? (e2e)"),
@@ -410,7 +385,7 @@ def test_with_the_daemon_running_the_prompt_being_answered_counts_in_its_own_tur
     (before,) = setup.model.turn_calls()
     assert _count(before, setup.goal) == 1 and _count(before, CONCISE) == 0
 
-    with RunningDaemon(setup.workspace, tmp_path, _assemble_env(setup.home)) as daemon:
+    with RunningDaemon(setup.workspace, tmp_path, setup.env) as daemon:
         mark = len(setup.model.turn_calls())
         setup.turn(prompt, Text("Here it is again."))
         log = daemon.log_text()

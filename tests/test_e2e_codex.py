@@ -29,7 +29,6 @@ What the real program showed (0.171.0), which the hook and the setup text follow
 from __future__ import annotations
 
 import json
-import os
 import textwrap
 import tomllib
 from collections.abc import Callable
@@ -40,17 +39,17 @@ from typing import Any
 
 import pytest
 from e2e.daemon import RunningDaemon
+from e2e.host_setup import HostSetup
 from e2e.hosts import Hosts
 from e2e.mock_model import MODEL_ID, LoggedRequest, MockModel, Reply, Text
-from e2e.turns import HostRun, base_env, run_host
-from e2e.workspace import unique, write_workspace
+from e2e.turns import base_env, run_host
+from e2e.workspace import unique
 
 from assembler.assembly.pipeline import run_once
 from assembler.config.files import load_config
 from assembler.daemon.systemd import assemble_executable
 from assembler.hosts.codex.setup import codex_setup
 from assembler.hosts.registry import HOSTS
-from assembler.transcripts.read import read_recent
 
 pytestmark = pytest.mark.e2e
 
@@ -69,13 +68,9 @@ MCP_TOOLS = (
 
 
 @dataclass
-class Codex:
+class Codex(HostSetup):
     """Codex set up for a workspace as `assemble setup codex` says."""
 
-    hosts: Hosts
-    model: MockModel
-    home: Path
-    workspace: Path
     goal: str  # a line of the scratchpad found nowhere else: the agent's goal section
 
     def turn(
@@ -108,32 +103,11 @@ class Codex:
         [thread] = [event["thread_id"] for event in events if event["type"] == "thread.started"]
         return str(thread)
 
-    def ready(self) -> dict[str, Any]:
-        """The ready block the hook sends (`.scratchpad/prefix.json`)."""
-        value: dict[str, Any] = json.loads(
-            (self.workspace / ".scratchpad" / "prefix.json").read_text()
-        )
-        return value
-
     def rollouts(self, session_id: str) -> list[Path]:
         """The rollout files Codex wrote for a session."""
         return sorted(
             (self.home / ".codex" / "sessions").glob(f"*/*/*/rollout-*{session_id}.jsonl")
         )
-
-    def assemble(self, *args: str) -> HostRun:
-        """Run `assemble ARGS --workspace WORKSPACE` as the user would, checking it succeeded."""
-        argv = [str(assemble_executable()), *args, "--workspace", str(self.workspace)]
-        run = run_host(argv, env=_assemble_env(self.home), cwd=self.workspace, timeout=120)
-        assert run.returncode == 0, run.describe()
-        return run
-
-    def failure(self, run: HostRun) -> str:
-        return f"{run.describe()}\n--- requests ---\n{self.model.log_path.read_text()[-8000:]}"
-
-
-def _assemble_env(home: Path) -> dict[str, str]:
-    return {**{k: v for k, v in os.environ.items() if k != "CODEX_HOME"}, "HOME": str(home)}
 
 
 MakeCodex = Callable[..., Codex]
@@ -146,12 +120,15 @@ def codex(hosts: Hosts, model: MockModel, tmp_path: Path, isolated_home: Path) -
     does not change the scratchpad), else the assemblies find Codex's sessions themselves."""
 
     def make(transcript: bool = False) -> Codex:
-        workspace = tmp_path / "my workspace"
-        workspace.mkdir()
-        write_workspace(workspace, transcript=transcript)
-        setup = Codex(hosts, model, isolated_home, workspace, unique("goal"))
-        setup.assemble("pad", "append", "--section", "goal", setup.goal)
-        setup.assemble("--once")
+        setup = Codex.create(
+            hosts,
+            model,
+            home=isolated_home,
+            workspace=tmp_path / "my workspace",
+            transcript=transcript,
+            goal=unique("goal"),
+        )
+        setup.fresh_scratchpad(setup.goal)
         _configure(setup)
         return setup
 
@@ -304,14 +281,7 @@ def test_working_on_is_what_the_human_typed_in_the_rollout_codex_wrote(codex: Ma
     session = setup.turn(prompt, Text("Looking at the retry test."))
     [rollout] = setup.rollouts(session)
 
-    read = read_recent(
-        [str(rollout)],
-        base=setup.home,
-        now=datetime.now(UTC),
-        max_messages=100,
-        lookback=None,
-        hosts=HOSTS,
-    )
+    read = setup.read_back(rollout)
 
     # The human's words only: not the environment, the instructions or what the hook added.
     assert [(m.role, m.text) for m in read.messages] == [
@@ -373,7 +343,7 @@ def test_with_the_daemon_running_the_prompt_being_answered_counts_in_its_own_tur
     (before,) = setup.model.turn_calls()
     assert _count(before, setup.goal) == 1 and _count(before, CONCISE) == 0
 
-    with RunningDaemon(setup.workspace, tmp_path, _assemble_env(setup.home)) as daemon:
+    with RunningDaemon(setup.workspace, tmp_path, setup.env) as daemon:
         mark = len(setup.model.turn_calls())
         setup.turn(prompt, Text("Here it is again."), env=wait)
         log = daemon.log_text()

@@ -14,11 +14,11 @@ import os
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from e2e.host_setup import HostSetup, user_env
 from e2e.hosts import (
     CODEX_PINS,
     MARKER,
@@ -36,26 +36,10 @@ from e2e.turns import (
     OpenClawApi,
     claude_env,
     claude_session_files,
-    openclaw_config,
     openclaw_events,
     openclaw_store,
     run_claude,
-    run_openclaw,
-    write_openclaw_config,
 )
-
-from assembler.hosts.registry import HOSTS
-from assembler.transcripts.read import TranscriptRead, read_recent
-
-
-def _read_back(pattern: str, base: Path) -> TranscriptRead:
-    return read_recent(
-        [pattern], base=base, now=datetime.now(UTC), max_messages=100, lookback=None, hosts=HOSTS
-    )
-
-
-def _failure(run_text: str, model: MockModel) -> str:
-    return f"{run_text}\n--- requests ---\n{model.log_path.read_text()[-6000:]}"
 
 
 @pytest.mark.e2e
@@ -65,6 +49,7 @@ def test_claude_code_completes_a_turn_with_a_tool_call_and_its_transcript_reads_
     home, project = tmp_path / "home", tmp_path / "project"
     home.mkdir()
     project.mkdir()
+    setup = HostSetup(hosts, model, home, project, user_env(home))
     note = project / "NOTE.md"
     note.write_text("The secret word is pineapple.\n")
     prompt = "What is the secret word in NOTE.md? (e2e smoke test)"
@@ -75,7 +60,7 @@ def test_claude_code_completes_a_turn_with_a_tool_call_and_its_transcript_reads_
 
     run = run_claude(hosts, model, home=home, cwd=project, prompt=prompt)
 
-    assert run.returncode == 0, _failure(run.describe(), model)
+    assert run.returncode == 0, setup.failure(run)
     result = run.json()
     assert result["result"] == "The secret word is pineapple.", run.describe()
     assert model.pending() == []
@@ -95,7 +80,7 @@ def test_claude_code_completes_a_turn_with_a_tool_call_and_its_transcript_reads_
     # What it wrote: one session file, read back as the human's and the assistant's messages.
     files = claude_session_files(home, result["session_id"])
     assert len(files) == 1, sorted(home.rglob("*.jsonl"))
-    read = _read_back(str(home / ".claude" / "projects" / "**" / "*.jsonl"), home)
+    read = setup.read_back(home / ".claude" / "projects" / "**" / "*.jsonl")
     assert [(m.role, m.text) for m in read.messages] == [
         ("user", prompt),
         ("assistant", "Let me read NOTE.md."),
@@ -132,23 +117,21 @@ def _openclaw_turn(hosts: Hosts, root: Path, api: OpenClawApi) -> None:
     home.mkdir(parents=True)
     workspace.mkdir()
     with MockModel(root / "model-requests.jsonl") as model:
-        _check_openclaw_turn(hosts, model, home, workspace, api)
+        _check_openclaw_turn(HostSetup(hosts, model, home, workspace, user_env(home)), api)
 
 
-def _check_openclaw_turn(
-    hosts: Hosts, model: MockModel, home: Path, workspace: Path, api: OpenClawApi
-) -> None:
+def _check_openclaw_turn(setup: HostSetup, api: OpenClawApi) -> None:
+    model, home, workspace = setup.model, setup.home, setup.workspace
     (workspace / "NOTE.md").write_text("The secret word is mango.\n")
-    write_openclaw_config(home, openclaw_config(model, workspace, api=api))
+    setup.write_openclaw_config(api=api)
     prompt = "What is the secret word in NOTE.md? (e2e smoke test)"
     model.script(
         ToolCall("read", {"path": "NOTE.md"}, text="Reading NOTE.md."),
         Text("The secret word is mango."),
     )
 
-    run = run_openclaw(hosts, home=home, workspace=workspace, prompt=prompt)
+    run = setup.openclaw_turn(prompt)
 
-    assert run.returncode == 0, _failure(run.describe(), model)
     result = run.json()
     assert [p["text"] for p in result["payloads"]] == ["The secret word is mango."], run.describe()
     session_id = result["meta"]["agentMeta"]["sessionId"]
@@ -171,7 +154,7 @@ def _check_openclaw_turn(
     # What it wrote: the agent's SQLite store, read back as the human's and assistant's messages.
     store = openclaw_store(home)
     assert store.is_file(), sorted(str(p) for p in home.rglob("*.sqlite"))
-    read = _read_back(str(store), home)
+    read = setup.read_back(store)
     written = [
         (row["seq"], row["event"].get("type"), row["event"].get("message"))
         for row in openclaw_events(store)

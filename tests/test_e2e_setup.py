@@ -12,7 +12,6 @@ Gateway and mock. The daemon-and-Gateway flow runs alone: run beside the removal
 from __future__ import annotations
 
 import json
-import os
 import re
 import sqlite3
 import subprocess
@@ -25,25 +24,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e.background import home_env, in_background
+from e2e.background import in_background
+from e2e.host_setup import HostSetup
 from e2e.hosts import Hosts
 from e2e.mock_model import MockModel, Text
 from e2e.turns import (
-    HostRun,
     OpenClawGateway,
     free_port,
-    openclaw_config,
     openclaw_env,
-    openclaw_gateway_settings,
     openclaw_store,
     printed_openclaw_commands,
     run_claude_command_line,
-    run_host,
-    run_openclaw,
-    run_openclaw_cli,
     run_openclaw_gateway_turn,
     wait_until,
-    write_openclaw_config,
 )
 from test_e2e_claude_code import HEADER, MCP_TOOLS, MakeClaudeCode, claude_code  # noqa: F401
 
@@ -54,45 +47,13 @@ pytestmark = pytest.mark.e2e
 
 # How long the idle Gateway is watched: the count is of assemblies in this span, not a timing.
 IDLE_S = 60.0
+# `--apply` runs the hosts' own commands, OpenClaw's through its Gateway.
+APPLY_TIMEOUT_S = 600.0
+WORKSPACE = "it's my workspace"  # a space and a quote, for every printed line
 
 
-def _assemble(
-    *args: str, cwd: Path, path: str | None = None, env: dict[str, str] | None = None
-) -> HostRun:
-    """Run this install's `assemble` as the user would (HOME is the test's), checking it
-    succeeded; `path` puts a host's program on PATH, `env` sets a host's environment."""
-    environ = {**os.environ, **(env or {})}
-    if path is not None:
-        environ["PATH"] = os.pathsep.join([path, environ.get("PATH", "")])
-    run = run_host([str(assemble_executable()), *args], env=environ, cwd=cwd, timeout=600)
-    assert run.returncode == 0, run.describe()
-    return run
-
-
-def _workspace(tmp_path: Path) -> Path:
-    workspace = tmp_path / "it's my workspace"  # a space and a quote, for every printed line
-    workspace.mkdir()
-    (workspace / "assembler.toml").write_text('[memory]\nmodel = "none"\n')
-    return workspace
-
-
-def _openclaw_home(home: Path, model: MockModel, workspace: Path, port: int) -> Path:
-    """Write OpenClaw's config into HOME (the mock as its model, a local Gateway on `port`);
-    return the config's path."""
-    config = openclaw_config(model, workspace)
-    config["gateway"] = openclaw_gateway_settings(port, "e2e-gateway-token")
-    return write_openclaw_config(home, config)
-
-
-def _ok(run: HostRun) -> HostRun:
-    assert run.returncode == 0, run.describe()
-    return run
-
-
-def _our_jobs(hosts: Hosts, home: Path, cwd: Path) -> list[dict[str, Any]]:
-    listing = _ok(
-        run_openclaw_cli(hosts, ["openclaw", "cron", "list", "--all", "--json"], home=home, cwd=cwd)
-    )
+def _our_jobs(setup: HostSetup) -> list[dict[str, Any]]:
+    listing = setup.openclaw_cli(["openclaw", "cron", "list", "--all", "--json"])
     return [job for job in listing.json()["jobs"] if job.get("name") == OPENCLAW_PLUGIN_ID]
 
 
@@ -111,46 +72,40 @@ def _remove_openclaw(hosts: Hosts, root: Path, how: str, port: int) -> None:
     "printed" runs the commands the removal prints (the job's id read off `cron list`),
     "apply" lets `--apply` run them; check that nothing of ours is left and that a turn
     carries no scratchpad."""
-    home, tmp = root / "home", root / "tmp"
-    home.mkdir(parents=True)
-    tmp.mkdir()
-    workspace = _workspace(tmp)
-    as_user = home_env(home)  # one HOME for OpenClaw and `assemble`, as a user has
     with MockModel(root / "model-requests.jsonl") as model:
-        config_path = _openclaw_home(home, model, workspace, port)
-        setup = _assemble(
-            "setup", "openclaw", "--workspace", str(workspace), cwd=workspace, env=as_user
-        ).stdout
-        install, configure, _inspect, cron, fallback = printed_openclaw_commands(setup)
-        for command in (install, configure, fallback):
-            _ok(run_openclaw_cli(hosts, command, home=home, cwd=workspace))
-        argv = ["setup", "openclaw", "--remove", "--workspace", str(workspace)]
-        removal = _assemble(*argv, cwd=workspace, env=as_user)
+        # One HOME for OpenClaw and `assemble`, as a user has.
+        setup = HostSetup.create(
+            hosts, model, home=root / "home", workspace=root / "tmp" / WORKSPACE
+        )
+        home, workspace = setup.home, setup.workspace
+        config_path = setup.write_openclaw_config(gateway_port=port)
+        text = setup.assemble("setup", "openclaw").stdout
+        install, configure, _inspect, cron, fallback = printed_openclaw_commands(text)
+        setup.openclaw_cli(install, configure, fallback)
+        argv = ["setup", "openclaw", "--remove"]
+        removal = setup.assemble(*argv)
         uninstall, unset, listing, remove, unhook = printed_openclaw_commands(removal.stdout)
         assert (listing[1:3], remove[1:4]) == (["cron", "list"], ["cron", "rm", "<id>"])
 
         with OpenClawGateway(hosts, home=home, cwd=workspace) as gateway:
-            _ok(run_openclaw_cli(hosts, cron, home=home, cwd=workspace))
-            [job] = _our_jobs(hosts, home, workspace)
+            setup.openclaw_cli(cron)
+            [job] = _our_jobs(setup)
             if how == "printed":  # the user reads the job's id off `list` and puts it in `rm`
-                for command in (uninstall, unset):
-                    _ok(run_openclaw_cli(hosts, command, home=home, cwd=workspace))
-                jobs = _ok(run_openclaw_cli(hosts, listing, home=home, cwd=workspace)).json()
+                setup.openclaw_cli(uninstall, unset)
+                jobs = setup.openclaw_cli(listing).json()
                 assert job["id"] in [j["id"] for j in jobs["jobs"]]
-                for command in ([*remove[:3], job["id"]], unhook):
-                    _ok(run_openclaw_cli(hosts, command, home=home, cwd=workspace))
+                setup.openclaw_cli([*remove[:3], job["id"]], unhook)
             else:
                 env = {
-                    **as_user,
                     **openclaw_env(hosts, home),
                     "PATH": f"{hosts.openclaw.parent}:{hosts.path()}",
                 }
-                applied = _assemble(*argv, "--apply", cwd=workspace, env=env).stdout
+                applied = setup.assemble(*argv, "--apply", env=env, timeout=APPLY_TIMEOUT_S).stdout
                 assert [line.split(":")[0] for line in applied.splitlines()[:4]] == [
                     "removed"
                 ] * 4, applied
                 assert f"openclaw cron rm {job['id']}" in applied
-            assert _our_jobs(hosts, home, workspace) == [], gateway.log()[-2000:]
+            assert _our_jobs(setup) == [], gateway.log()[-2000:]
 
         settings = json.loads(config_path.read_text())
         plugins = settings.get("plugins", {})
@@ -161,8 +116,7 @@ def _remove_openclaw(hosts: Hosts, root: Path, how: str, port: int) -> None:
         ready = json.loads((workspace / ".scratchpad" / "prefix.json").read_text())
         assert ready["expires_ms"] > time.time() * 1000 and HEADER in ready["block"]
         model.script(Text("Hello."))
-        turn = run_openclaw(hosts, home=home, workspace=workspace, prompt="after the removal")
-        assert turn.returncode == 0, turn.describe()
+        setup.openclaw_turn("after the removal")
         (request,) = model.turn_calls()
         assert HEADER not in request.dump() and "scratchpad" not in request.tool_names()
 
@@ -188,11 +142,13 @@ def test_remove_apply_with_the_real_claude_leaves_no_hook_no_server_and_no_scrat
     scope: str,
 ) -> None:
     setup = claude_code(scope)
-    argv = ["setup", "claude-code", "--remove", "--workspace", str(setup.workspace)]
-    printed = _assemble(*argv, cwd=setup.project).stdout
+    argv = ["setup", "claude-code", "--remove"]
+    printed = setup.assemble(*argv, cwd=setup.project).stdout
     assert "claude mcp remove scratchpad --scope " + scope in printed
 
-    applied = _assemble(*argv, "--apply", cwd=setup.project, path=str(hosts.claude.parent))
+    applied = setup.assemble(
+        *argv, "--apply", cwd=setup.project, path=str(hosts.claude.parent), timeout=APPLY_TIMEOUT_S
+    )
 
     assert "failed:" not in applied.stdout and "manual:" not in applied.stdout, applied.stdout
     settings = (
@@ -251,20 +207,20 @@ def _daemon_and_gateway(
     made the agent's store, run a first turn through the Gateway, check the daemon reads it,
     then watch the idle Gateway for IDLE_S (cut short only if `stop` is set, when the module
     is torn down without the test that checks it)."""
-    home, tmp = root / "home", root / "tmp"
-    home.mkdir(parents=True)
-    tmp.mkdir()
-    workspace = _workspace(tmp)
-    store = openclaw_store(home)
     log_path = root / "daemon.log"
     with MockModel(root / "model-requests.jsonl") as model, log_path.open("wb") as log:
-        _openclaw_home(home, model, workspace, free_port())
+        setup = HostSetup.create(
+            hosts, model, home=root / "home", workspace=root / "tmp" / WORKSPACE, environ=environ
+        )
+        home, workspace = setup.home, setup.workspace
+        store = openclaw_store(home)
+        setup.write_openclaw_config(gateway_port=free_port())
         daemon = subprocess.Popen(
             [str(assemble_executable()), "daemon", "--workspace", str(workspace), "-v"],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
-            env={**environ, **home_env(home)},
+            env=setup.env,
         )
         try:
             wait_until(lambda: _messages_read(workspace) >= 0, 120, "the daemon's first assembly")

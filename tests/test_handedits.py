@@ -540,7 +540,7 @@ def test_without_the_record_of_the_last_render_edits_are_imported_and_nothing_cl
 def test_a_run_stopped_between_its_record_and_its_swap_loses_no_edit(
     ws: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import assembler.assembly.pipeline
+    import assembler.assembly.write
 
     pad = workspace_pad(ws)
     pad.write("step 1", section="findings")
@@ -550,7 +550,7 @@ def test_a_run_stopped_between_its_record_and_its_swap_loses_no_edit(
     def killed(*args: object) -> None:
         raise KeyboardInterrupt  # the process dies after the record, before the swap
 
-    monkeypatch.setattr(assembler.assembly.pipeline, "replace_if_unchanged", killed)
+    monkeypatch.setattr(assembler.assembly.write, "replace_if_unchanged", killed)
     with pytest.raises(KeyboardInterrupt):
         render(ws, RENDER_NOW + timedelta(minutes=1))
     monkeypatch.undo()

@@ -110,7 +110,7 @@ def test_a_forged_record_of_another_projects_session_leaks_nothing_into_this_wor
     assembly = run_once(load_config(workspace), now=NOW, hosts=HOSTS)
 
     assert sources(workspace) == []
-    assert assembly.meta["messages_read"] == 0
+    assert assembly.measured.messages_read == 0
     assert "zebrafish" not in assembly.path.read_text(encoding="utf-8")
     ready = (workspace / ".scratchpad" / "prefix.json").read_text(encoding="utf-8")
     assert "zebrafish" not in ready

@@ -31,7 +31,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from starlette.testclient import TestClient
 
-import assembler.assembly.pipeline
+import assembler.assembly.draft
 from assembler.assembly.routing import route
 from assembler.cli.main import main
 from assembler.config.files import load_config
@@ -453,7 +453,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
                 def explode(texts: list[str], **_: Any) -> None:
                     raise RuntimeError("routing failed on: " + " | ".join(texts))
 
-                patch.setattr(assembler.assembly.pipeline, "route", explode)
+                patch.setattr(assembler.assembly.draft, "route", explode)
                 assert main(["--once", "-w", str(ws), "--now", NOW.isoformat()]) == 3
             world.outputs["stdout and stderr"] = out.getvalue()
             world.outputs["MCP memory_search"] = _mcp_search(world, query)

@@ -187,7 +187,13 @@ def test_record_run_logs_the_assembly_and_keeps_its_window_moods(tmp_path: Path)
     assembly = SimpleNamespace(
         now=NOW,
         written=True,
-        meta={"updated": NOW.isoformat(), "messages_read": 2, "dropped": ["daily_context: x"]},
+        measured=SimpleNamespace(
+            to_json=lambda: {
+                "updated": NOW.isoformat(),
+                "messages_read": 2,
+                "dropped": ["daily_context: x"],
+            }
+        ),
         recall=None,
         secret_patterns=(),
         transcripts=SimpleNamespace(
@@ -215,7 +221,7 @@ def test_record_run_leaves_the_history_to_an_assembly_that_kept_its_moods(tmp_pa
     assembly = SimpleNamespace(
         now=NOW,
         written=True,
-        meta={},
+        measured=SimpleNamespace(to_json=dict),
         recall=None,
         secret_patterns=(),
         transcripts=SimpleNamespace(messages=[message(3, "why is it broken")]),
@@ -231,7 +237,13 @@ def test_record_run_never_raises_when_the_state_folder_is_unusable(tmp_path: Pat
     state = tmp_path / ".scratchpad"
     state.write_text("a file where the folder should be")
     config = SimpleNamespace(state_dir=state, routing=SimpleNamespace(extra_secret_patterns=[]))
-    assembly = SimpleNamespace(now=NOW, meta={}, recall=None, written=True, secret_patterns=())
+    assembly = SimpleNamespace(
+        now=NOW,
+        measured=SimpleNamespace(to_json=dict),
+        recall=None,
+        written=True,
+        secret_patterns=(),
+    )
 
     record_run(config, assembly, "interval", 0.1)  # type: ignore[arg-type]
 
@@ -251,9 +263,13 @@ def test_each_daemon_assembly_is_logged_and_fills_the_mood_history(
 
     def run_once(config: object, *, now: datetime, **kwargs: object) -> SimpleNamespace:
         # The pipeline itself is tested elsewhere: this is the daemon's cycle around it.
-        meta = {"messages_read": 2, "expires": (now + timedelta(minutes=30)).isoformat()}
+        expires = now + timedelta(minutes=30)
+        record = {"messages_read": 2, "expires": expires.isoformat()}
+        measured = SimpleNamespace(
+            messages_read=2, frontmatter=SimpleNamespace(expires=expires), to_json=lambda: record
+        )
         return SimpleNamespace(
-            now=now, path=tmp_path / "SCRATCHPAD.md", meta=meta, degraded=[], written=True,
+            now=now, path=tmp_path / "SCRATCHPAD.md", measured=measured, degraded=[], written=True,
             recall=None, secret_patterns=(), transcripts=SimpleNamespace(messages=window),
             moods_kept=False,
         )  # fmt: skip

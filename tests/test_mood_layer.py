@@ -224,8 +224,8 @@ def test_an_assembly_with_memory_search_on_reads_moods_with_the_layer(tmp_path: 
 def test_a_mood_model_without_the_states_it_needs_is_listed_as_degraded_in_the_file(
     bundled: Any, layer: MoodLayer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from assembler.assembly import pipeline
-    from assembler.assembly.pipeline import assemble
+    from assembler.assembly import draft
+    from assembler.assembly.pipeline import run_once
     from assembler.config.files import load_config
 
     base = load_mood_model()
@@ -234,7 +234,7 @@ def test_a_mood_model_without_the_states_it_needs_is_listed_as_degraded_in_the_f
     )
     # A model of its own (the process's cached one stays as it is), reading an old export.
     old = MoodModel(base.weights, semantic=head, embedder=PlainEmbedder(bundled), layer=layer)
-    monkeypatch.setattr(pipeline, "load_mood_model", lambda embedder=None: old)
+    monkeypatch.setattr(draft, "load_mood_model", lambda embedder=None: old)
     (tmp_path / "chat.jsonl").write_text(
         '{"role": "user", "content": "why is the deploy STILL failing??", '
         '"timestamp": "2026-03-02T23:20:00+11:00"}\n'
@@ -243,6 +243,6 @@ def test_a_mood_model_without_the_states_it_needs_is_listed_as_degraded_in_the_f
         '[transcripts]\nsources = ["*.jsonl"]\n[memory]\nenabled = false\n'
     )
     now = datetime.fromisoformat("2026-03-02T23:25:00+11:00")
-    assembly = assemble(load_config(tmp_path), now=now, hosts=HOSTS)
-    (entry,) = [d for d in assembly.meta["degraded"] if d["what"] == "mood model"]
-    assert "no hidden states" in entry["why"] and "export --force" in entry["why"]
+    assembly = run_once(load_config(tmp_path), now=now, hosts=HOSTS, dry_run=True)
+    (entry,) = [d for d in assembly.measured.degraded if d.what == "mood model"]
+    assert "no hidden states" in entry.why and "export --force" in entry.why

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fixtures.openclaw_lines import (
+from fixtures.openclaw.lines import (
     CRON_JOB,
     HEARTBEAT_2026_3,
     MAIN_2026_3,
@@ -448,7 +448,7 @@ def test_sqlite_sessions_without_messages_do_not_count_towards_max_files(tmp_pat
 
 
 # =============================================================================================
-# The host's real folders, release by release (tests/fixtures/openclaw_lines.py writes them).
+# The host's real folders, release by release (tests/fixtures/openclaw/lines.py writes them).
 # =============================================================================================
 
 
@@ -930,7 +930,7 @@ def test_a_whole_run_on_openclaw_2026_4_does_not_read_checkpoints_or_traces(
     assembly = assemble_with_defaults(default_workspace(isolated_home))
 
     assert_only_the_humans_conversation(assembly, messages_read=6)
-    assert [Path(s["path"]).name for s in assembly.meta["sources"]] == [f"{MAIN_2026_4}.jsonl"]
+    assert [Path(s.path).name for s in assembly.measured.sources] == [f"{MAIN_2026_4}.jsonl"]
 
 
 def test_the_cli_exits_0_on_openclaw_2026_4_with_the_default_config(
@@ -955,7 +955,7 @@ def test_a_whole_run_on_openclaw_2026_9_reads_its_sqlite_store(isolated_home: Pa
     assembly = assemble_with_defaults(default_workspace(isolated_home))
 
     assert_only_the_humans_conversation(assembly, messages_read=4)
-    assert [s["format"] for s in assembly.meta["sources"]] == ["openclaw-sqlite"]
+    assert [s.format for s in assembly.measured.sources] == ["openclaw-sqlite"]
     assert "rollback" in assembly.path.read_text(encoding="utf-8")
 
 

@@ -1,7 +1,8 @@
 """Tests for assembler/transcripts/: the sources matched, files read from their end, the active
 branch walked, the sessions merged within the limits and the clock, bad lines counted, through
-the lines of any host (and the generic JSONL lines of assembler/hosts/generic/). The OpenClaw
-and Claude Code readers are tested in test_openclaw.py and test_claude_code.py."""
+the lines of any host. Each host's reader is tested in its own module (test_openclaw.py,
+test_claude_code.py, test_codex.py, test_generic.py), and what every host must do in
+test_hosts_contract.py."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fixtures.claude_code_lines import CC_SESSION, cc_line, write_claude_code_2, write_hook_sessions
-from fixtures.openclaw_lines import (
+from fixtures.claude_code.lines import CC_SESSION, cc_line, write_claude_code_2, write_hook_sessions
+from fixtures.openclaw.lines import (
     add_rows,
     heartbeat_session,
     long_session,
@@ -28,7 +29,6 @@ from fixtures.transcript_lines import (
     NOW,
     iso,
     minutes_ago,
-    ms,
     no_host_settings,  # noqa: F401 (autouse)
     read,
     set_mtime,
@@ -119,33 +119,7 @@ def test_claude_code_rewind_drops_the_abandoned_branch(tmp_path: Path) -> None:
     assert texts(result.messages) == ["first", "reply one", "edited question", "final reply"]
 
 
-# --- generic JSONL --------------------------------------------------------------------------------
-
-
-def test_generic_lines_map_roles_speakers_and_timestamps(tmp_path: Path) -> None:
-    path = write_jsonl(
-        tmp_path / "chat.jsonl",
-        [
-            {"role": "system", "content": "be nice", "timestamp": iso(minutes_ago(11))},
-            {"role": "human", "content": "hi", "timestamp": iso(minutes_ago(10)), "speaker": "al"},
-            {"role": "ai", "content": [text("hello")], "timestamp": minutes_ago(9).timestamp()},
-            {"role": "User", "content": "ms epoch", "timestamp": ms(minutes_ago(8))},
-            {"role": "agent", "content": [text("a"), text("b")], "timestamp": "not a time"},
-            "{broken",
-            {"content": "no role"},
-        ],
-    )
-
-    result = read(path, tmp_path)
-
-    assert texts(result.messages) == ["hi", "hello", "ms epoch", "a\nb"]
-    assert [m.role for m in result.messages] == ["user", "assistant", "user", "assistant"]
-    assert result.messages[0].speaker == "al"
-    assert result.messages[1].timestamp == minutes_ago(9)
-    assert result.messages[2].timestamp == minutes_ago(8)
-    assert result.messages[3].timestamp is None
-    assert result.sources[0].format == "generic"
-    assert result.sources[0].bad_lines == 2
+# --- merging: messages without a time -------------------------------------------------------------
 
 
 def test_messages_without_timestamps_keep_their_place_between_neighbours(tmp_path: Path) -> None:
@@ -747,8 +721,8 @@ def test_an_impossible_timestamp_does_not_stop_the_render_and_is_reported(
 
     assert assembly.written
     assert "deploy" in assembly.path.read_text(encoding="utf-8")
-    (source,) = assembly.meta["sources"]
-    assert source["bad_lines"] == 2 and source["messages"] == 1
+    (source,) = assembly.measured.sources
+    assert source.bad_lines == 2 and source.messages == 1
 
 
 # --- where the transcripts were looked for, without configuration ---------------------------------

@@ -96,10 +96,12 @@ def test_the_demo_file_has_no_line_that_carries_nothing(example: Path) -> None:
 
 
 def test_the_demo_sees_frustration_early_and_a_calmer_end(example: Path) -> None:
-    from assembler.assembly.pipeline import assemble
+    from assembler.assembly.pipeline import run_once
     from assembler.config.files import load_config
 
-    assembly = assemble(load_config(example), now=datetime.fromisoformat(NOW), hosts=HOSTS)
+    assembly = run_once(
+        load_config(example), now=datetime.fromisoformat(NOW), hosts=HOSTS, dry_run=True
+    )
     assert assembly.mood is not None
     state = assembly.mood.combined
     assert len(state.points) >= 10
@@ -115,12 +117,12 @@ def test_the_demo_sees_frustration_early_and_a_calmer_end(example: Path) -> None
 
 
 def test_at_the_frustrated_moment_the_strategy_fires(example: Path) -> None:
-    from assembler.assembly.pipeline import assemble
+    from assembler.assembly.pipeline import run_once
     from assembler.config.files import load_config
 
     # 19:57, the third failed deploy: "WHY is it still failing?? ... the third time today"
-    assembly = assemble(
-        load_config(example), now=datetime.fromisoformat(FRUSTRATED_AT), hosts=HOSTS
+    assembly = run_once(
+        load_config(example), now=datetime.fromisoformat(FRUSTRATED_AT), hosts=HOSTS, dry_run=True
     )
     assert assembly.mood is not None and assembly.strategy is not None
     assert assembly.mood.combined.primary == "frustrated"

@@ -25,7 +25,7 @@ from assembler.redact import redact
 from assembler.state_db import open_prepared
 
 if TYPE_CHECKING:
-    from assembler.assembly.pipeline import Assembly
+    from assembler.assembly.cap import Assembly
     from assembler.config.schema import Config
 
 log = logging.getLogger(__name__)
@@ -122,16 +122,12 @@ def run_record(assembly: Assembly) -> dict[str, Any]:
     """Given an assembly, return what the status page shows of it: the file's times, messages
     read, sections shown and dropped, problems, and the memory search (queries, hits with their
     parts), with secrets redacted as in the file."""
-    meta = assembly.meta
+    meta = assembly.measured.to_json()
     record: dict[str, Any] = {
         "updated": meta.get("updated"),
         "expires": meta.get("expires"),
         "written": assembly.written,
-        "messages_read": meta.get("messages_read"),
-        "tokens": meta.get("tokens"),
-        "sections": meta.get("sections"),
-        "dropped": meta.get("dropped"),
-        "degraded": meta.get("degraded"),
+        **{k: meta.get(k) for k in ("messages_read", "tokens", "sections", "dropped", "degraded")},
         "stages_ms": meta.get("stages_ms"),
         "memory": None,
     }

@@ -1,9 +1,9 @@
-"""The `assemble` command: its flags, the top-level error handler, and the dispatch to the
-command groups (`cli_scratchpad`, `cli_pad`, `cli_memory`, `cli_obs`, `cli_hosts`), where each
-command calls one core function and prints the result.
+"""The `assemble` command: its flags, the table of its sub-commands (`COMMANDS`), the
+top-level error handler, and the dispatch to each sub-command's module
+(`assembler/cli/commands/NAME.py`), where it calls one core function and prints the result.
 
-A command imports only its own group's module, and its parser is built without the other
-commands' (see `build_parser`), so light commands (`show`, `check`, `pad`, the hook) start fast.
+A command imports only its own module, and its parser is built without the other commands'
+(see `build_parser`), so light commands (`show`, `check`, `pad`, the hook) start fast.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ import logging
 import sys
 import traceback
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
 from assembler import __version__
 from assembler.cli.common import EXIT_INTERRUPTED, EXIT_UNEXPECTED, EXIT_USER_ERROR
@@ -131,7 +132,216 @@ def _add_now(parser: argparse.ArgumentParser | Any, *, suppress: bool) -> None:
     )
 
 
-OBS_HELP = "park large tool outputs and read them back in slices"
+def _once_arguments(once: argparse.ArgumentParser) -> None:
+    _add_once_options(once, suppress=True)
+
+
+SHOW_DESCRIPTION = (
+    "Print SCRATCHPAD.md: as written (md), as JSON with its frontmatter and body, or as\n"
+    "the block hosts prepend to each message (prefix): the auto part while the file is\n"
+    "fresh, and the agent's sections as they are now, as written (no markers), even when\n"
+    "the file is stale; empty when there is neither. With --fresh-only, a stale file\n"
+    "prints nothing and exits 1."
+)
+
+
+def _show_arguments(show: argparse.ArgumentParser) -> None:
+    show.add_argument("--format", choices=("md", "prefix", "json"), default="md")
+    show.add_argument("--json", action="store_true", help="the same as --format json")
+    show.add_argument(
+        "--explain",
+        action="store_true",
+        help="after the file, what its last assembly measured: tokens against the caps, the "
+        "sources read, the memory, what the caps dropped, what failed and why",
+    )
+    show.add_argument(
+        "--fresh-only",
+        action="store_true",
+        help="print nothing and exit 1 when the file has expired",
+    )
+    _add_now(show, suppress=True)
+
+
+CHECK_DESCRIPTION = (
+    "For heartbeat scripts and monitoring: prints one line saying which, and exits\n"
+    "0 (fresh), 1 (stale) or 2 (missing or unreadable, also when the workspace or the\n"
+    "config is wrong)."
+)
+
+
+def _check_arguments(check: argparse.ArgumentParser) -> None:
+    _add_now(check, suppress=True)
+
+
+PAD_DESCRIPTION = """\
+The agent's own sections of SCRATCHPAD.md (goal, findings, artifacts, errors, main, or a
+custom name such as api-notes), kept in .scratchpad/sections.jsonl across runs and restarts
+and shown after the auto-generated part. Over a cap, `write` is truncated and says both
+sizes; `append` is refused and leaves the section as it was. A refused call exits 1 after
+printing why. TEXT `-` reads stdin (one trailing newline dropped).
+
+examples:
+  assemble pad write --section goal "Fix the failing prod deploy"
+  assemble pad append --section findings "Port is 8080"
+  assemble pad read --section findings
+  assemble pad clear --section errors
+"""
+
+
+def _pad_arguments(pad: argparse.ArgumentParser) -> None:
+    actions = pad.add_subparsers(dest="pad_command", metavar="ACTION", required=True)
+    helps = {
+        "write": "replace a section's text (truncated to its cap, saying so)",
+        "append": "add a line to a section (refused if over its cap)",
+        "read": "print a section's text exactly as written, or all sections",
+        "clear": "erase a section, or every agent section",
+    }
+    for name, help_text in helps.items():
+        sub = actions.add_parser(name, help=help_text, description=help_text)
+        _add_common(sub, suppress=True)
+        default = "main" if name in ("write", "append") else "all sections"
+        sub.add_argument("-s", "--section", metavar="S", help=f"the section (default: {default})")
+        if name in ("write", "append"):
+            sub.add_argument("text", nargs="?", metavar="TEXT|-", help="the text, or - for stdin")
+        sub.add_argument("--json", action="store_true", help="print the answer as JSON")
+
+
+TOOL_DESCRIPTION = """\
+Carry out a call of the sectioned scratchpad tool: {"action": "write|append|read|clear",
+"section": ..., "content": ...}, given as JSON (or - for stdin), and print the answer as
+JSON: {"ok", "message", "data"}. A mistaken or refused call exits 1 after the answer.
+With --session, the call is the whole-notepad tool's {"content", "mode":
+"replace|append"} on section main.
+
+example:
+  assemble tool '{"action": "append", "section": "findings", "content": "Port 8080"}'
+"""
+
+
+def _tool_arguments(tool: argparse.ArgumentParser) -> None:
+    tool.add_argument("call", metavar="JSON|-", help="the call as a JSON object, or - for stdin")
+    tool.add_argument(
+        "--session", action="store_true", help="the call is {content, mode} on section main"
+    )
+
+
+SECTION_DESCRIPTION = (
+    "Sections that other programs write, such as Proactive Alerts: shown after the agent's\n"
+    "sections until their TTL runs out; the agent cannot change them.\n\n"
+    "examples:\n"
+    '  assemble section set proactive-alerts --ttl 2h --source calendar "Standup at 10:30"\n'
+    "  assemble section rm proactive-alerts"
+)
+
+
+class _TrailingTextParser(argparse.ArgumentParser):
+    """A parser whose optional TEXT may also come after the options (`NAME --ttl 2h TEXT`).
+
+    Python 3.11's argparse gives up an optional positional once an option separates it from
+    the positional before it, and reports the word as unrecognized; it is taken back here.
+    """
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        lone = len(extras) == 1 and (extras[0] == "-" or not extras[0].startswith("-"))
+        if lone and getattr(parsed, "text", "") is None:
+            parsed.text = extras.pop()
+        return parsed, extras
+
+
+def _section_arguments(section: argparse.ArgumentParser) -> None:
+    verbs = section.add_subparsers(
+        dest="section_command", metavar="ACTION", required=True, parser_class=_TrailingTextParser
+    )
+    set_ = verbs.add_parser("set", help="set a section's text", description="set a section's text")
+    set_.add_argument("name", metavar="NAME")
+    set_.add_argument("text", nargs="?", metavar="TEXT|-", help="the text, or - for stdin")
+    set_.add_argument("--ttl", metavar="DURATION", help="expire after this long, e.g. 2h")
+    set_.add_argument("--source", default="cli", help="who wrote it, e.g. calendar")
+    rm = verbs.add_parser("rm", help="remove a section", description="remove a section")
+    rm.add_argument("name", metavar="NAME")
+    for sub in (set_, rm):
+        _add_common(sub, suppress=True)
+        sub.add_argument("--json", action="store_true", help="print the answer as JSON")
+
+
+GUIDANCE_DESCRIPTION = (
+    "Print the guidance for the agent's system prompt: the sections, the ways to write\n"
+    "them and the token budget (numbers from the config). Hosts add it once per session."
+)
+
+MOOD_DESCRIPTION = (
+    "Score texts with VADER and the mood model: valence (-1..1), arousal (0..1), and the\n"
+    "primary and secondary mood with scores. Texts come as arguments, or one per line on\n"
+    "stdin with --stdin (tens of thousands of lines are fine)."
+)
+
+
+def _mood_arguments(mood: argparse.ArgumentParser) -> None:
+    mood.add_argument("texts", nargs="*", metavar="TEXT")
+    mood.add_argument("--stdin", action="store_true", help="read one text per line from stdin")
+    mood.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object per text: valence, arousal, primary, secondary, scores, compound",
+    )
+
+
+INDEX_DESCRIPTION = (
+    "Index the workspace's memory (MEMORY.md, memory/**/*.md and memory.sources):\n"
+    "new and changed files are re-chunked, only new chunks are embedded, deleted files\n"
+    "leave the index. Assemblies and searches do this themselves; run it to index ahead."
+)
+
+
+def _index_arguments(index: argparse.ArgumentParser) -> None:
+    index.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="re-chunk every file (embeddings of unchanged chunks are kept)",
+    )
+    index.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+
+SEARCH_DESCRIPTION = (
+    "Search the workspace's memory, after bringing the index up to date. With --stdin,\n"
+    "every line is a query and every output line a JSON array of its hits."
+)
+
+
+def _search_arguments(search: argparse.ArgumentParser) -> None:
+    search.add_argument("query", nargs="?", metavar="QUERY")
+    search.add_argument("-k", type=int, default=5, metavar="N", help="hits to show (default 5)")
+    search.add_argument("--json", action="store_true", help="print the hits as a JSON array")
+    search.add_argument(
+        "--explain", action="store_true", help="show the score parts (vector, BM25, recency)"
+    )
+    search.add_argument(
+        "--stdin",
+        action="store_true",
+        help="one query per line on stdin; one JSON array of hits per line on stdout",
+    )
+
+
+def _model_arguments(model: argparse.ArgumentParser) -> None:
+    model_actions = model.add_subparsers(dest="model_command", metavar="ACTION", required=True)
+    export = model_actions.add_parser(
+        "export",
+        help="export the bundled embedding model to ONNX for this installation",
+        description="Export the bundled all-MiniLM-L6-v2 to ONNX, once per installation, into\n"
+        "<sys.prefix>/share/scratchpad-assembler/models (or $SCRATCHPAD_ASSEMBLER_MODELS), and\n"
+        "print where. Memory search then runs it with onnxruntime, without torch. torch (with\n"
+        "sentence-transformers and onnx: pip install 'scratchpad-assembler[export]') is needed\n"
+        "for this step only; `make setup` runs it. An export of the installed weights already\n"
+        "there is kept.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    export.add_argument("--force", action="store_true", help="export again even if up to date")
+    _add_common(export, suppress=True)
+
+
 OBS_DESCRIPTION = """\
 Parked observations: `put` parks a tool output whose JSON is over
 observations.threshold_bytes (4096) in .scratchpad/observations.sqlite and prints the
@@ -147,7 +357,7 @@ examples:
 """
 
 
-def _add_obs_command(obs: argparse.ArgumentParser) -> None:
+def _obs_arguments(obs: argparse.ArgumentParser) -> None:
     actions = obs.add_subparsers(dest="obs_command", metavar="ACTION", required=True)
 
     def action(name: str, help_text: str, description: str = "") -> argparse.ArgumentParser:
@@ -252,273 +462,28 @@ def _add_obs_command(obs: argparse.ArgumentParser) -> None:
     turn_option(resolve, "resolve in this turn")
 
 
-PAD_DESCRIPTION = """\
-The agent's own sections of SCRATCHPAD.md (goal, findings, artifacts, errors, main, or a
-custom name such as api-notes), kept in .scratchpad/sections.jsonl across runs and restarts
-and shown after the auto-generated part. Over a cap, `write` is truncated and says both
-sizes; `append` is refused and leaves the section as it was. A refused call exits 1 after
-printing why. TEXT `-` reads stdin (one trailing newline dropped).
-
-examples:
-  assemble pad write --section goal "Fix the failing prod deploy"
-  assemble pad append --section findings "Port is 8080"
-  assemble pad read --section findings
-  assemble pad clear --section errors
-"""
-
-TOOL_DESCRIPTION = """\
-Carry out a call of the sectioned scratchpad tool: {"action": "write|append|read|clear",
-"section": ..., "content": ...}, given as JSON (or - for stdin), and print the answer as
-JSON: {"ok", "message", "data"}. A mistaken or refused call exits 1 after the answer.
-With --session, the call is the whole-notepad tool's {"content", "mode":
-"replace|append"} on section main.
-
-example:
-  assemble tool '{"action": "append", "section": "findings", "content": "Port 8080"}'
-"""
+MCP_DESCRIPTION = (
+    "Run an MCP server on stdin/stdout for an agent host (Claude Code, any MCP client):\n"
+    "tools scratchpad, session_scratchpad, scratchpad_put, scratchpad_read, scratchpad_view,\n"
+    "memory_search, and the resource scratchpad://current (the scratchpad as hosts prepend\n"
+    "it).\n"
+    "`assemble setup claude-code` or `assemble setup mcp` prints how to register it."
+)
 
 
-class _TrailingTextParser(argparse.ArgumentParser):
-    """A parser whose optional TEXT may also come after the options (`NAME --ttl 2h TEXT`).
-
-    Python 3.11's argparse gives up an optional positional once an option separates it from
-    the positional before it, and reports the word as unrecognized; it is taken back here.
-    """
-
-    def parse_known_args(  # type: ignore[override]
-        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
-    ) -> tuple[argparse.Namespace, list[str]]:
-        parsed, extras = super().parse_known_args(args, namespace)
-        lone = len(extras) == 1 and (extras[0] == "-" or not extras[0].startswith("-"))
-        if lone and getattr(parsed, "text", "") is None:
-            parsed.text = extras.pop()
-        return parsed, extras
-
-
-def _add_pad_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
-    pad = command("pad", "write, append, read or clear the agent's sections", PAD_DESCRIPTION)
-    actions = pad.add_subparsers(dest="pad_command", metavar="ACTION", required=True)
-    helps = {
-        "write": "replace a section's text (truncated to its cap, saying so)",
-        "append": "add a line to a section (refused if over its cap)",
-        "read": "print a section's text exactly as written, or all sections",
-        "clear": "erase a section, or every agent section",
-    }
-    for name, help_text in helps.items():
-        sub = actions.add_parser(name, help=help_text, description=help_text)
-        _add_common(sub, suppress=True)
-        default = "main" if name in ("write", "append") else "all sections"
-        sub.add_argument("-s", "--section", metavar="S", help=f"the section (default: {default})")
-        if name in ("write", "append"):
-            sub.add_argument("text", nargs="?", metavar="TEXT|-", help="the text, or - for stdin")
-        sub.add_argument("--json", action="store_true", help="print the answer as JSON")
-
-    tool = command(
-        "tool",
-        "carry out a JSON scratchpad tool call; answer in JSON",
-        TOOL_DESCRIPTION,
-    )
-    tool.add_argument("call", metavar="JSON|-", help="the call as a JSON object, or - for stdin")
-    tool.add_argument(
-        "--session", action="store_true", help="the call is {content, mode} on section main"
-    )
-
-    section = command(
-        "section",
-        "set or remove a section written by another program (alerts, calendar)",
-        "Sections that other programs write, such as Proactive Alerts: shown after the agent's\n"
-        "sections until their TTL runs out; the agent cannot change them.\n\n"
-        "examples:\n"
-        '  assemble section set proactive-alerts --ttl 2h --source calendar "Standup at 10:30"\n'
-        "  assemble section rm proactive-alerts",
-    )
-    verbs = section.add_subparsers(
-        dest="section_command", metavar="ACTION", required=True, parser_class=_TrailingTextParser
-    )
-    set_ = verbs.add_parser("set", help="set a section's text", description="set a section's text")
-    set_.add_argument("name", metavar="NAME")
-    set_.add_argument("text", nargs="?", metavar="TEXT|-", help="the text, or - for stdin")
-    set_.add_argument("--ttl", metavar="DURATION", help="expire after this long, e.g. 2h")
-    set_.add_argument("--source", default="cli", help="who wrote it, e.g. calendar")
-    rm = verbs.add_parser("rm", help="remove a section", description="remove a section")
-    rm.add_argument("name", metavar="NAME")
-    for sub in (set_, rm):
-        _add_common(sub, suppress=True)
-        sub.add_argument("--json", action="store_true", help="print the answer as JSON")
-
-    command(
-        "guidance",
-        "print the system-prompt text that tells the agent how to use its scratchpad",
-        "Print the guidance for the agent's system prompt: the sections, the ways to write\n"
-        "them and the token budget (numbers from the config). Hosts add it once per session.",
-    )
-
-
-class _Unbuilt:
-    """Stands in for the parser of a sub-command that this run does not read (see
-    `build_parser`): what is added to it (arguments, groups, sub-commands and theirs) is
-    dropped."""
-
-    def __getattr__(self, name: str) -> Callable[..., _Unbuilt]:
-        return self._drop
-
-    def _drop(self, *args: Any, **kwargs: Any) -> _Unbuilt:
-        return self
-
-
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """Given `only` (a sub-command's name, or None for all), return the argument parser of
-    `assemble` with the top-level options and the sub-commands: all of them, or `only` alone,
-    which reads arguments that name it exactly as the full parser does. The full parser is
-    dozens of argparse parsers, each looking up its translations on disk: a few milliseconds
-    of every light command's start. An `only` that is no sub-command gets the full parser,
-    whose error lists the sub-commands."""
-    parser = argparse.ArgumentParser(
-        prog="assemble",
-        description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    parser.add_argument("--once", action="store_true", help="assemble SCRATCHPAD.md once and exit")
-    _add_common(parser, suppress=False)
-    _add_once_options(parser, suppress=False)
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-
-    def command(name: str, help_text: str, description: str = "") -> argparse.ArgumentParser:
-        if only is not None and name != only:
-            return cast(argparse.ArgumentParser, _Unbuilt())
-        sub = commands.add_parser(
-            name,
-            help=help_text,
-            description=description or help_text,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-        _add_common(sub, suppress=True)
-        return sub
-
-    once = command("once", "assemble SCRATCHPAD.md once (the same as --once)")
-    _add_once_options(once, suppress=True)
-
-    show = command(
-        "show",
-        "print SCRATCHPAD.md",
-        "Print SCRATCHPAD.md: as written (md), as JSON with its frontmatter and body, or as\n"
-        "the block hosts prepend to each message (prefix): the auto part while the file is\n"
-        "fresh, and the agent's sections as they are now, as written (no markers), even when\n"
-        "the file is stale; empty when there is neither. With --fresh-only, a stale file\n"
-        "prints nothing and exits 1.",
-    )
-    show.add_argument("--format", choices=("md", "prefix", "json"), default="md")
-    show.add_argument("--json", action="store_true", help="the same as --format json")
-    show.add_argument(
-        "--explain",
-        action="store_true",
-        help="after the file, what its last assembly measured: tokens against the caps, the "
-        "sources read, the memory, what the caps dropped, what failed and why",
-    )
-    show.add_argument(
-        "--fresh-only",
-        action="store_true",
-        help="print nothing and exit 1 when the file has expired",
-    )
-    _add_now(show, suppress=True)
-
-    check = command(
-        "check",
-        "exit 0 if SCRATCHPAD.md is fresh, 1 if stale, 2 if missing or unreadable",
-        "For heartbeat scripts and monitoring: prints one line saying which, and exits\n"
-        "0 (fresh), 1 (stale) or 2 (missing or unreadable, also when the workspace or the\n"
-        "config is wrong).",
-    )
-    _add_now(check, suppress=True)
-
-    _add_pad_commands(command)
-
-    mood = command(
-        "mood",
-        "score texts with the mood model",
-        "Score texts with VADER and the mood model: valence (-1..1), arousal (0..1), and the\n"
-        "primary and secondary mood with scores. Texts come as arguments, or one per line on\n"
-        "stdin with --stdin (tens of thousands of lines are fine).",
-    )
-    mood.add_argument("texts", nargs="*", metavar="TEXT")
-    mood.add_argument("--stdin", action="store_true", help="read one text per line from stdin")
-    mood.add_argument(
-        "--json",
-        action="store_true",
-        help="one JSON object per text: valence, arousal, primary, secondary, scores, compound",
-    )
-
-    index = command(
-        "index",
-        "bring the memory index up to date",
-        "Index the workspace's memory (MEMORY.md, memory/**/*.md and memory.sources):\n"
-        "new and changed files are re-chunked, only new chunks are embedded, deleted files\n"
-        "leave the index. Assemblies and searches do this themselves; run it to index ahead.",
-    )
-    index.add_argument(
-        "--rebuild",
-        action="store_true",
-        help="re-chunk every file (embeddings of unchanged chunks are kept)",
-    )
-    index.add_argument("--json", action="store_true", help="print the summary as JSON")
-
-    search = command(
-        "search",
-        "search the memory (hybrid: embeddings + BM25)",
-        "Search the workspace's memory, after bringing the index up to date. With --stdin,\n"
-        "every line is a query and every output line a JSON array of its hits.",
-    )
-    search.add_argument("query", nargs="?", metavar="QUERY")
-    search.add_argument("-k", type=int, default=5, metavar="N", help="hits to show (default 5)")
-    search.add_argument("--json", action="store_true", help="print the hits as a JSON array")
-    search.add_argument(
-        "--explain", action="store_true", help="show the score parts (vector, BM25, recency)"
-    )
-    search.add_argument(
-        "--stdin",
-        action="store_true",
-        help="one query per line on stdin; one JSON array of hits per line on stdout",
-    )
-
-    model = command("model", "export the embedding model to ONNX (once, at setup)")
-    model_actions = model.add_subparsers(dest="model_command", metavar="ACTION", required=True)
-    export = model_actions.add_parser(
-        "export",
-        help="export the bundled embedding model to ONNX for this installation",
-        description="Export the bundled all-MiniLM-L6-v2 to ONNX, once per installation, into\n"
-        "<sys.prefix>/share/scratchpad-assembler/models (or $SCRATCHPAD_ASSEMBLER_MODELS), and\n"
-        "print where. Memory search then runs it with onnxruntime, without torch. torch (with\n"
-        "sentence-transformers and onnx: pip install 'scratchpad-assembler[export]') is needed\n"
-        "for this step only; `make setup` runs it. An export of the installed weights already\n"
-        "there is kept.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    export.add_argument("--force", action="store_true", help="export again even if up to date")
-    _add_common(export, suppress=True)
-
-    _add_obs_command(command("obs", OBS_HELP, OBS_DESCRIPTION))
-    command(
-        "mcp",
-        "serve the agent tools over MCP (stdio)",
-        "Run an MCP server on stdin/stdout for an agent host (Claude Code, any MCP client):\n"
-        "tools scratchpad, session_scratchpad, scratchpad_put, scratchpad_read, scratchpad_view,\n"
-        "memory_search, and the resource scratchpad://current (the scratchpad as hosts prepend\n"
-        "it).\n"
-        "`assemble setup claude-code` or `assemble setup mcp` prints how to register it.",
-    )
-
-    set_up = registry.having("setup")
-    setup = command(
-        "setup",
-        "print the exact commands that connect an agent host to this workspace",
+def _setup_description() -> str:
+    # The hosts come from the registry: a new host is listed without a change here.
+    return (
         "Print what connects a host to the workspace, with this install's absolute paths:\n"
-        + "".join(f"  {p.name:<12} {p.summary}\n" for p in set_up)
+        + "".join(f"  {p.name:<12} {p.summary}\n" for p in registry.having("setup"))
         + "Nothing of the host's is changed: run or paste what it prints. The workspace folder\n"
         "is created if missing, and assembled once (--no-assemble: not). --remove prints\n"
-        "what disconnects the host; --remove --apply does it.",
+        "what disconnects the host; --remove --apply does it."
     )
-    setup.add_argument("host", choices=[p.name for p in set_up], help="the host")
+
+
+def _setup_arguments(setup: argparse.ArgumentParser) -> None:
+    setup.add_argument("host", choices=[p.name for p in registry.having("setup")], help="the host")
     setup.add_argument(
         "--remove", action="store_true", help="print what disconnects the host instead"
     )
@@ -534,16 +499,18 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         help="skip the first assembly that setup runs so that the first turn has a file",
     )
 
-    daemon = command(
-        "daemon",
-        "keep SCRATCHPAD.md fresh: assemble on changes and on a schedule",
-        "Run until SIGTERM or Ctrl-C: assemble at start, every daemon.interval (within\n"
-        "daemon.active_hours, if set), daemon.debounce after the transcripts, the memory files,\n"
-        "SCRATCHPAD.md or the sections change, and daemon.refresh_before the file expires.\n"
-        "One daemon per workspace (.scratchpad/daemon.lock); the memory index and its model\n"
-        "stay loaded. Logs one line per assembly on stderr (journald's format under systemd;\n"
-        "-v for debug, -q for errors only). Install it as a service: assemble systemd install",
-    )
+
+DAEMON_DESCRIPTION = (
+    "Run until SIGTERM or Ctrl-C: assemble at start, every daemon.interval (within\n"
+    "daemon.active_hours, if set), daemon.debounce after the transcripts, the memory files,\n"
+    "SCRATCHPAD.md or the sections change, and daemon.refresh_before the file expires.\n"
+    "One daemon per workspace (.scratchpad/daemon.lock); the memory index and its model\n"
+    "stay loaded. Logs one line per assembly on stderr (journald's format under systemd;\n"
+    "-v for debug, -q for errors only). Install it as a service: assemble systemd install"
+)
+
+
+def _daemon_arguments(daemon: argparse.ArgumentParser) -> None:
     daemon.add_argument(
         "--transcripts",
         metavar="GLOB",
@@ -553,15 +520,17 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         "relative to the current folder; one that matches no file is an error)",
     )
 
-    serve = command(
-        "serve",
-        "a local status page: the file, the mood over the day, memory, sections",
-        "Serve a status page of the workspace on this machine: the file as the agent reads\n"
-        "it and whether it is fresh, the last assemblies, the human's mood over the day (per\n"
-        "speaker), the memory search, the agent's sections and the parked observations;\n"
-        "it updates itself when they change. Prints the URL to open, which carries a random\n"
-        "access token; every request needs it. Runs until Ctrl-C.",
-    )
+
+SERVE_DESCRIPTION = (
+    "Serve a status page of the workspace on this machine: the file as the agent reads\n"
+    "it and whether it is fresh, the last assemblies, the human's mood over the day (per\n"
+    "speaker), the memory search, the agent's sections and the parked observations;\n"
+    "it updates itself when they change. Prints the URL to open, which carries a random\n"
+    "access token; every request needs it. Runs until Ctrl-C."
+)
+
+
+def _serve_arguments(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--port", type=int, default=8765, help="the port (default 8765; 0: any)")
     serve.add_argument(
         "--host",
@@ -571,10 +540,25 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     _add_now(serve, suppress=True)
 
-    if only in (None, "hook"):
-        _add_hook_command(commands)
 
-    systemd = command("systemd", "install or uninstall the systemd user units")
+HOOK_DESCRIPTION = (
+    "For Claude Code's settings.json and Codex's hooks.json hooks: reads the "
+    "hook's JSON from stdin and, for\n"
+    "UserPromptSubmit and SessionStart, prints the fresh scratchpad as\n"
+    '{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}; nothing when\n'
+    "it is stale or missing, or for other events. Nudges a running daemon. The workspace\n"
+    "is --workspace, else $ASSEMBLER_WORKSPACE, else the session's cwd. Exits 1 (never 2,\n"
+    "which would block the prompt) on bad input."
+)
+
+
+def _hook_arguments(hook: argparse.ArgumentParser) -> None:
+    hook.add_argument(
+        "host", choices=[p.name for p in registry.having("hook")], help="the agent host"
+    )
+
+
+def _systemd_arguments(systemd: argparse.ArgumentParser) -> None:
     systemd_actions = systemd.add_subparsers(
         dest="systemd_command", metavar="ACTION", required=True
     )
@@ -604,7 +588,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     _add_common(uninstall, suppress=True)
 
-    config = command("config", "validate, show or create the configuration")
+
+def _config_arguments(config: argparse.ArgumentParser) -> None:
     actions = config.add_subparsers(dest="config_command", metavar="ACTION", required=True)
     validate = actions.add_parser("validate", help="check the config; exit 1 listing all problems")
     show_config = actions.add_parser("show", help="print the effective config as TOML")
@@ -629,28 +614,132 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     init.add_argument("--force", action="store_true", help="overwrite an existing file")
     for sub in (validate, show_config, init):
         _add_common(sub, suppress=True)
-    if only is not None and only not in (commands.choices or {}):
-        return build_parser()
-    return parser
 
 
-def _add_hook_command(commands: Any) -> None:
-    hook = commands.add_parser(
+@dataclass(frozen=True)
+class Command:
+    """One sub-command, as `assemble --help` lists it and `assemble NAME` runs it: the
+    `run(args)` of its module, `assembler.cli.commands.NAME`."""
+
+    name: str
+    help: str  # its line in `assemble --help`
+    # What `assemble NAME --help` says (default: the help line); a function when the registry
+    # makes it, so that only the run that shows it asks the registry.
+    description: str | Callable[[], str] = ""
+    # Given its parser (which has the workspace and logging options already), add the rest.
+    arguments: Callable[[argparse.ArgumentParser], None] | None = None
+
+    @property
+    def module(self) -> str:
+        return f"assembler.cli.commands.{self.name}"
+
+
+# The sub-commands, in the order `assemble --help` lists them: the one place that names them.
+COMMANDS: tuple[Command, ...] = (
+    Command("once", "assemble SCRATCHPAD.md once (the same as --once)", arguments=_once_arguments),
+    Command("show", "print SCRATCHPAD.md", SHOW_DESCRIPTION, _show_arguments),
+    Command(
+        "check",
+        "exit 0 if SCRATCHPAD.md is fresh, 1 if stale, 2 if missing or unreadable",
+        CHECK_DESCRIPTION,
+        _check_arguments,
+    ),
+    Command(
+        "pad", "write, append, read or clear the agent's sections", PAD_DESCRIPTION, _pad_arguments
+    ),
+    Command(
+        "tool",
+        "carry out a JSON scratchpad tool call; answer in JSON",
+        TOOL_DESCRIPTION,
+        _tool_arguments,
+    ),
+    Command(
+        "section",
+        "set or remove a section written by another program (alerts, calendar)",
+        SECTION_DESCRIPTION,
+        _section_arguments,
+    ),
+    Command(
+        "guidance",
+        "print the system-prompt text that tells the agent how to use its scratchpad",
+        GUIDANCE_DESCRIPTION,
+    ),
+    Command("mood", "score texts with the mood model", MOOD_DESCRIPTION, _mood_arguments),
+    Command("index", "bring the memory index up to date", INDEX_DESCRIPTION, _index_arguments),
+    Command(
+        "search",
+        "search the memory (hybrid: embeddings + BM25)",
+        SEARCH_DESCRIPTION,
+        _search_arguments,
+    ),
+    Command(
+        "model", "export the embedding model to ONNX (once, at setup)", arguments=_model_arguments
+    ),
+    Command(
+        "obs",
+        "park large tool outputs and read them back in slices",
+        OBS_DESCRIPTION,
+        _obs_arguments,
+    ),
+    Command("mcp", "serve the agent tools over MCP (stdio)", MCP_DESCRIPTION),
+    Command(
+        "setup",
+        "print the exact commands that connect an agent host to this workspace",
+        _setup_description,
+        _setup_arguments,
+    ),
+    Command(
+        "daemon",
+        "keep SCRATCHPAD.md fresh: assemble on changes and on a schedule",
+        DAEMON_DESCRIPTION,
+        _daemon_arguments,
+    ),
+    Command(
+        "serve",
+        "a local status page: the file, the mood over the day, memory, sections",
+        SERVE_DESCRIPTION,
+        _serve_arguments,
+    ),
+    Command(
         "hook",
-        help="print the fresh scratchpad for an agent host's hook",
-        description="For Claude Code's settings.json and Codex's hooks.json hooks: reads the "
-        "hook's JSON from stdin "
-        "and, for\nUserPromptSubmit and SessionStart, prints the fresh scratchpad as\n"
-        '{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}; nothing when\n'
-        "it is stale or missing, or for other events. Nudges a running daemon. The workspace\n"
-        "is --workspace, else $ASSEMBLER_WORKSPACE, else the session's cwd. Exits 1 (never 2,\n"
-        "which would block the prompt) on bad input.",
+        "print the fresh scratchpad for an agent host's hook",
+        HOOK_DESCRIPTION,
+        _hook_arguments,
+    ),
+    Command("systemd", "install or uninstall the systemd user units", arguments=_systemd_arguments),
+    Command("config", "validate, show or create the configuration", arguments=_config_arguments),
+)
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """Given `only` (a sub-command's name, or None for all), return the argument parser of
+    `assemble` with the top-level options and the sub-commands of `COMMANDS`: all of them, or
+    `only` alone, which reads arguments that name it exactly as the full parser does. The full
+    parser is dozens of argparse parsers, each looking up its translations on disk: a few
+    milliseconds of every light command's start. An `only` that is no sub-command gets the
+    full parser, whose error lists the sub-commands."""
+    parser = argparse.ArgumentParser(
+        prog="assemble",
+        description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    _add_common(hook, suppress=True)
-    hook.add_argument(
-        "host", choices=[p.name for p in registry.having("hook")], help="the agent host"
-    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--once", action="store_true", help="assemble SCRATCHPAD.md once and exit")
+    _add_common(parser, suppress=False)
+    _add_once_options(parser, suppress=False)
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for command in [c for c in COMMANDS if c.name == only] or COMMANDS:
+        described = command.description
+        sub = subparsers.add_parser(
+            command.name,
+            help=command.help,
+            description=(described() if callable(described) else described) or command.help,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        _add_common(sub, suppress=True)
+        if command.arguments is not None:
+            command.arguments(sub)
+    return parser
 
 
 # The top-level options as `_command_word` reads them: those that take a value, and flags.
@@ -745,10 +834,11 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     return _run(command, args)
 
 
-def _run(command: str, args: argparse.Namespace) -> int:
-    """Given a command and its arguments, run it: its module (`assembler/cli/commands/`) is the
-    one imported, by name. Together the commands load every stage of the pipeline, and a hook
-    must answer within a few tens of milliseconds of the interpreter's start."""
-    module = importlib.import_module(f"assembler.cli.commands.{command}")
+def _run(name: str, args: argparse.Namespace) -> int:
+    """Given a command's name and its arguments, run it: its module (`Command.module`) is the
+    one imported. Together the commands load every stage of the pipeline, and a hook must
+    answer within a few tens of milliseconds of the interpreter's start."""
+    command = next(c for c in COMMANDS if c.name == name)
+    module = importlib.import_module(command.module)
     code: int = module.run(args)
     return code

@@ -22,7 +22,7 @@ answers only its own uid, by SO_PEERCRED).
   and how long the caller waits; answer `{"ok": true, "block":
   str, "digest": str, "updated": ISO, "expires": ISO, "expires_ms": int}`: the ready block
   assembled with the prompt counted as the newest human message (see
-  `assembly.pipeline.assemble_prompt`), or a refusal ("busy" while an assembly runs past the
+  `assembly.pipeline.run_for_prompt`), or a refusal ("busy" while an assembly runs past the
   caller's wait). The
   caller waits PROMPT_BUDGET in all, then uses `.scratchpad/prefix.json` as it is. The prompt
   is not written anywhere nor logged: the transcript line the host writes is what the next

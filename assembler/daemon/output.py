@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from assembler.assembly.pipeline import Assembly
+    from assembler.assembly.cap import Assembly
 
 LogLine = tuple[int, str, str]  # level, logger name, message
 
@@ -32,7 +32,8 @@ def once_output(assembly: Assembly, *, as_json: bool, explain: bool, dry_run: bo
     prints: the summary as JSON, the file (dry run), or the line saying what was written, with
     the reasons after it; then the warnings, and an error per transcript that failed (the file
     is still written and says so, but the exit code tells cron and heartbeat scripts)."""
-    meta = assembly.meta
+    measured = assembly.measured
+    meta = measured.to_json()  # what --json and --explain print
     out: list[str] = []
     if as_json:
         summary = {
@@ -40,7 +41,7 @@ def once_output(assembly: Assembly, *, as_json: bool, explain: bool, dry_run: bo
             "written": assembly.written,
             **{k: meta[k] for k in ("updated", "expires", "ttl_minutes", "tokens", "sources")},
             **{k: meta[k] for k in ("messages_read", "sections", "dropped", "degraded")},
-            "agent_omitted": meta.get("agent_omitted", []),
+            "agent_omitted": meta["agent_omitted"],
             "mood": mood_summary(assembly),
         }
         if explain:
@@ -50,10 +51,10 @@ def once_output(assembly: Assembly, *, as_json: bool, explain: bool, dry_run: bo
         if dry_run:
             out.append(assembly.text)
         elif assembly.written:
-            tokens = meta["tokens"]
+            tokens = measured.tokens
             out.append(
-                f"wrote {assembly.path} ({tokens['auto']}/{tokens['caps']['auto']} tokens, "
-                f"{meta['messages_read']} messages read, valid until {meta['expires']})\n"
+                f"wrote {assembly.path} ({tokens.auto}/{tokens.caps.auto} tokens, "
+                f"{measured.messages_read} messages read, valid until {meta['expires']})\n"
             )
         else:
             out.append(

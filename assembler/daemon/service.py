@@ -36,9 +36,11 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
+from assembler.assembly.draft import memory_for
 from assembler.assembly.hosts import Hosts
 from assembler.assembly.log import record_run
-from assembler.assembly.pipeline import assemble_prompt, memory_for, ready_parts, run_once
+from assembler.assembly.pipeline import run_for_prompt, run_once
+from assembler.assembly.publish import ready_parts
 from assembler.clock import local_timezone
 from assembler.config.schema import Config
 from assembler.daemon.control import (
@@ -62,7 +64,7 @@ from assembler.transcripts.message import Message, message_text
 from assembler.transcripts.read import default_sources, sources_to_read
 
 if TYPE_CHECKING:
-    from assembler.assembly.pipeline import Assembly
+    from assembler.assembly.cap import Assembly
 
 log = logging.getLogger("assembler.daemon")
 
@@ -705,7 +707,7 @@ class Daemon:
     def serve_prompt(self, request: PromptRequest) -> PromptAnswer:
         """Given a prompt a hook or plugin is about to send the model, return the ready block
         assembled with it counted as the newest human message, with the warm models and index
-        (see `assembly.pipeline.assemble_prompt`): nothing is written, and neither the prompt
+        (see `assembly.pipeline.run_for_prompt`): nothing is written, and neither the prompt
         nor anything about it is logged (the request is hostile input, and the transcript the
         host writes is the record of what was said).
 
@@ -735,7 +737,7 @@ class Daemon:
             )
             try:
                 with stopping_syncs(self._stop.is_set):
-                    assembly = assemble_prompt(
+                    assembly = run_for_prompt(
                         self.config,
                         hosts=self.hosts,
                         now=now,
@@ -752,7 +754,7 @@ class Daemon:
             self._assembly.release()
         self.stats.assemblies["prompt"] += 1
         block, digest = ready_parts(assembly)
-        expires = datetime.fromisoformat(assembly.meta["expires"])
+        expires = assembly.measured.frontmatter.expires
         return PromptAnswer(block, digest, assembly.now, expires)
 
     def _cycle(
@@ -786,7 +788,7 @@ class Daemon:
                     record_run(self.config, assembly, reason, time.perf_counter() - started)
         finally:
             self._finish_run(wrote=not dry_run)
-        meta = assembly.meta
+        measured = assembly.measured
         if dry_run:
             log.debug("dry run (%s) in %.0f ms", reason, self._ms_since(started))
             return assembly, lines
@@ -795,13 +797,13 @@ class Daemon:
             "assembled %s (%s): %d messages, valid until %s, in %.0f ms",
             assembly.path,
             reason,
-            meta["messages_read"],
-            meta["expires"],
+            measured.messages_read,
+            measured.frontmatter.expires.isoformat(timespec="seconds"),
             self._ms_since(started),
         )
         for problem in assembly.degraded:
             log.warning("degraded: %s: %s", problem.what, problem.why)
-        self._plan_refresh(assembly.now, datetime.fromisoformat(meta["expires"]))
+        self._plan_refresh(assembly.now, measured.frontmatter.expires)
         self._remember_read(assembly, before)
         return assembly, lines
 

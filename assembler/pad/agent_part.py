@@ -97,19 +97,9 @@ class AgentPart:
     hashes: dict[str, str] = field(default_factory=dict)
 
     @property
-    def omitted(self) -> list[dict[str, Any]]:
-        """Return the frontmatter's `agent_omitted`: each section that is not shown whole."""
-        return [
-            {
-                "section": s.name,
-                "tokens": s.tokens,
-                "shown": s.shown_tokens,
-                "left_out": s.left_out,
-                "read": s.read_command,
-            }
-            for s in self.sections
-            if s.omitted
-        ]
+    def omitted(self) -> list[ShownSection]:
+        """Return the sections that are not shown whole."""
+        return [s for s in self.sections if s.omitted]
 
 
 def written_ago(updated: datetime, now: datetime) -> str:

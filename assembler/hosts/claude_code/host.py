@@ -21,6 +21,11 @@ class ClaudeCode(PlainHost):
 
     label = "Claude Code"
     formats: tuple[str, ...] = (CLAUDE_CODE,)
+    # Where `sources` finds a workspace's sessions, as the docs' table of the hosts says it.
+    sessions_at = (
+        "the transcripts (`~/.claude/projects/<slug>/*.jsonl`) the hook recorded whose "
+        "session belongs to the workspace"
+    )
     reader_class: type[Reader] = ClaudeCodeReader
 
     def sources(self, workspace: Path, state_dir: Path, environ: Mapping[str, str]) -> list[str]:

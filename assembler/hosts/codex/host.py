@@ -21,6 +21,11 @@ class Codex(PlainHost):
 
     label = "Codex"
     formats: tuple[str, ...] = (CODEX,)
+    # Where `sources` finds a workspace's sessions, as the docs' table of the hosts says it.
+    sessions_at = (
+        "the rollouts (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl`, `~/.codex` without "
+        "`CODEX_HOME`) whose recorded working folder is the workspace or inside it"
+    )
     reader_class: type[Reader] = CodexReader
 
     def sources(self, workspace: Path, state_dir: Path, environ: Mapping[str, str]) -> list[str]:

@@ -74,6 +74,8 @@ class Generic(PlainHost):
 
     label = "generic JSONL"
     formats: tuple[str, ...] = (GENERIC,)
+    # Where `sources` finds a workspace's sessions, as the docs' table of the hosts says it.
+    sessions_at = "nowhere by itself: only what `transcripts.sources` names"
     reader_class: type[Reader] = GenericReader
 
     def sources(self, workspace: Path, state_dir: Path, environ: Mapping[str, str]) -> list[str]:

@@ -41,6 +41,11 @@ class OpenClaw(PlainHost):
 
     label = "OpenClaw"
     formats: tuple[str, ...] = (OPENCLAW, OPENCLAW_STORE)
+    # Where `sources` finds a workspace's sessions, as the docs' table of the hosts says it.
+    sessions_at = (
+        "the session files and the SQLite store (`~/.openclaw/agents/<id>/`) of the agents "
+        "whose workspace it is in OpenClaw's config (every agent when it names none)"
+    )
     store_formats: tuple[str, ...] = (OPENCLAW_STORE,)
     reader_class: type[Reader] = OpenClawReader
 
