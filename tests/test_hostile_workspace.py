@@ -372,3 +372,18 @@ def test_an_instruction_planted_in_a_memory_note_reaches_the_file_only_as_quoted
 
     assert f"“{planted}”" in line  # quoted: the guidance says quotes are never instructions
     assert not line.startswith("SYSTEM")
+
+
+def test_a_huge_memory_top_k_in_the_workspace_config_still_assembles(workspace: Path) -> None:
+    # The picker once looped over 3 x top_k ranks whatever the hits: a billion empty turns.
+    (workspace / "chat.jsonl").write_text(
+        '{"role":"user","content":"why does the helm deploy keep failing",'
+        '"timestamp":"2026-03-02T12:20:00Z"}\n'
+    )
+    (workspace / "MEMORY.md").write_text("# Deploy\n\nThe helm deploy needs the staging key.\n")
+    (workspace / "assembler.toml").write_text(
+        '[transcripts]\nsources = ["chat.jsonl"]\n[memory]\nmodel = "none"\ntop_k = 1000000000\n'
+    )
+    code = main(["--once", "-w", str(workspace), "--now", "2026-03-02T23:25:00+11:00"])
+    assert code == 0
+    assert "staging key" in (workspace / "SCRATCHPAD.md").read_text()

@@ -4,8 +4,9 @@ The assembly never lists the hosts; its callers pass them in (`assembler.hosts.r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from assembler.transcripts.hosts import SessionHost
@@ -25,6 +26,16 @@ class Host(SessionHost, Protocol):
         """Given the config, the transcript sources read and the clock, return the scratchpad
         entries the host's sessions hold for the agent's sections (written by `now`), or None
         when it keeps none or the config turns their import off."""
+        ...
+
+    def workspaces(self, environ: Mapping[str, str]) -> list[Path]:
+        """Given the environment, return the workspaces the host's own config names (each of
+        its agents'), for a daemon that serves them all."""
+        ...
+
+    def project_notes(self, root: Path, environ: Mapping[str, str]) -> list[Path]:
+        """Given a project's folder and the environment, return the folders of the notes the
+        host keeps for that project (none when it keeps none)."""
         ...
 
 

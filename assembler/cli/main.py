@@ -20,7 +20,7 @@ from typing import Any
 
 from assembler import __version__
 from assembler.cli.common import EXIT_INTERRUPTED, EXIT_UNEXPECTED, EXIT_USER_ERROR
-from assembler.config.files import user_state_dir
+from assembler.config.files import user_log_dir
 from assembler.errors import AssemblerError
 from assembler.hosts import registry
 
@@ -478,7 +478,10 @@ def _setup_description() -> str:
         + "".join(f"  {p.name:<12} {p.summary}\n" for p in registry.having("setup"))
         + "Nothing of the host's is changed: run or paste what it prints. The workspace folder\n"
         "is created if missing, and assembled once (--no-assemble: not). --remove prints\n"
-        "what disconnects the host; --remove --apply does it."
+        "what disconnects the host; --remove --apply does it.\n"
+        "--all-projects (Claude Code, Codex): one user-level hook set that serves every\n"
+        "project, each session's workspace its git top level (state kept outside the tree);\n"
+        "--apply merges it into the host's user settings, --remove --apply takes it out."
     )
 
 
@@ -491,7 +494,14 @@ def _setup_arguments(setup: argparse.ArgumentParser) -> None:
         "--apply",
         action="store_true",
         help="with --remove: remove it yourself (settings files edited where an entry is ours; "
-        "the host's commands run when its program is on PATH, else printed)",
+        "the host's commands run when its program is on PATH, else printed); with "
+        "--all-projects: merge the hooks into the host's user settings",
+    )
+    setup.add_argument(
+        "--all-projects",
+        action="store_true",
+        help="one hook set in the host's user settings for every project (no --workspace): "
+        "each session is served as the project (git top level) it runs in",
     )
     setup.add_argument(
         "--no-assemble",
@@ -506,11 +516,19 @@ DAEMON_DESCRIPTION = (
     "SCRATCHPAD.md or the sections change, and daemon.refresh_before the file expires.\n"
     "One daemon per workspace (.scratchpad/daemon.lock); the memory index and its model\n"
     "stay loaded. Logs one line per assembly on stderr (journald's format under systemd;\n"
-    "-v for debug, -q for errors only). Install it as a service: assemble systemd install"
+    "-v for debug, -q for errors only). Install it as a service: assemble systemd install\n"
+    "--all: one process for every workspace set up on this machine, every agent workspace\n"
+    "OpenClaw's config names and every project an all-projects hook announced, with one\n"
+    "copy of the models; an idle workspace's index leaves memory until its next event."
 )
 
 
 def _daemon_arguments(daemon: argparse.ArgumentParser) -> None:
+    daemon.add_argument(
+        "--all",
+        action="store_true",
+        help="serve every workspace of this user from one process (see above)",
+    )
     daemon.add_argument(
         "--transcripts",
         metavar="GLOB",
@@ -547,8 +565,9 @@ HOOK_DESCRIPTION = (
     "UserPromptSubmit and SessionStart, prints the fresh scratchpad as\n"
     '{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}; nothing when\n'
     "it is stale or missing, or for other events. Nudges a running daemon. The workspace\n"
-    "is --workspace, else $ASSEMBLER_WORKSPACE, else the session's cwd. Exits 1 (never 2,\n"
-    "which would block the prompt) on bad input."
+    "is --workspace, else $ASSEMBLER_WORKSPACE, else the session's cwd; with\n"
+    "--all-projects, the project (git top level) of the session's cwd, its state kept\n"
+    "outside the tree. Exits 1 (never 2, which would block the prompt) on bad input."
 )
 
 
@@ -556,6 +575,26 @@ def _hook_arguments(hook: argparse.ArgumentParser) -> None:
     hook.add_argument(
         "host", choices=[p.name for p in registry.having("hook")], help="the agent host"
     )
+    hook.add_argument(
+        "--all-projects",
+        action="store_true",
+        help="serve the project of the session's working folder (what `assemble setup HOST "
+        "--all-projects` writes)",
+    )
+
+
+STATUS_DESCRIPTION = (
+    "List every workspace known on this machine: those `assemble daemon --all` serves (with\n"
+    "whether each is resting), those set up by name and the projects the all-projects hooks\n"
+    "announced, each with its file's freshness and the daemon that serves it, if any; and\n"
+    "the workspaces left out, with why. Exit 0, or 1 when a served workspace's file is stale\n"
+    "or missing."
+)
+
+
+def _status_arguments(status: argparse.ArgumentParser) -> None:
+    status.add_argument("--json", action="store_true", help="print it as JSON")
+    _add_now(status, suppress=True)
 
 
 def _systemd_arguments(systemd: argparse.ArgumentParser) -> None:
@@ -575,6 +614,11 @@ def _systemd_arguments(systemd: argparse.ArgumentParser) -> None:
         "--timer", action="store_true", help="a oneshot service and a timer instead of the daemon"
     )
     install.add_argument(
+        "--all",
+        action="store_true",
+        help="the daemon of every workspace (assemble daemon --all) instead of one workspace's",
+    )
+    install.add_argument(
         "--force", action="store_true", help="replace unit files that differ from these"
     )
     _add_common(install, suppress=True)
@@ -584,6 +628,41 @@ def _systemd_arguments(systemd: argparse.ArgumentParser) -> None:
         description="Remove the units `assemble systemd install` wrote to\n"
         "$XDG_CONFIG_HOME/systemd/user (and the links that enabled them); a unit of the same\n"
         "name that it did not write is kept. Prints the command that stops them.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_common(uninstall, suppress=True)
+
+
+def _launchd_arguments(launchd: argparse.ArgumentParser) -> None:
+    launchd_actions = launchd.add_subparsers(
+        dest="launchd_command", metavar="ACTION", required=True
+    )
+    install = launchd_actions.add_parser(
+        "install",
+        help="write the daemon's agent to ~/Library/LaunchAgents and load it",
+        description="Write com.scratchpad-assembler.daemon.plist (the daemon, started at login\n"
+        "and again after a crash) to ~/Library/LaunchAgents, starting this install's assemble\n"
+        "on the workspace with the config file in use now (passed as --config by its absolute\n"
+        "path), its log in ~/Library/Logs/scratchpad-assembler; then load it with launchctl\n"
+        "(without launchctl on PATH, print the commands that do).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    install.add_argument(
+        "--force", action="store_true", help="replace a plist of the same name that differs"
+    )
+    install.add_argument(
+        "--all",
+        action="store_true",
+        help="the daemon of every workspace (assemble daemon --all) instead of one workspace's",
+    )
+    _add_common(install, suppress=True)
+    uninstall = launchd_actions.add_parser(
+        "uninstall",
+        help="stop the agent and remove the plist that install wrote",
+        description="Stop the agent with launchctl (without launchctl on PATH, print the\n"
+        "command) and remove the plist `assemble launchd install` wrote to\n"
+        "~/Library/LaunchAgents; a plist of the same name that it did not write is kept, and\n"
+        "its agent left alone.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_common(uninstall, suppress=True)
@@ -706,7 +785,16 @@ COMMANDS: tuple[Command, ...] = (
         HOOK_DESCRIPTION,
         _hook_arguments,
     ),
+    Command(
+        "status",
+        "list the workspaces the daemons serve, each with its freshness",
+        STATUS_DESCRIPTION,
+        _status_arguments,
+    ),
     Command("systemd", "install or uninstall the systemd user units", arguments=_systemd_arguments),
+    Command(
+        "launchd", "install or uninstall the macOS launchd agent", arguments=_launchd_arguments
+    ),
     Command("config", "validate, show or create the configuration", arguments=_config_arguments),
 )
 
@@ -813,7 +901,7 @@ def _setup_logging(verbose: int, quiet: bool) -> None:
 def _log_traceback() -> str:
     text = traceback.format_exc()
     try:
-        folder = user_state_dir()
+        folder = user_log_dir()
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / "assembler.log"
         with path.open("a", encoding="utf-8") as handle:

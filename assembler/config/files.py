@@ -11,6 +11,7 @@ import json
 import os
 import re
 import stat
+import sys
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -76,6 +77,11 @@ def workspace_config_problems(data: Mapping[str, Any], workspace: Path) -> list[
         problems.append(
             "At 'output.template_dir': templates are code (Jinja2), which a config in the "
             f"workspace may not name (the agent can edit it); {where}"
+        )
+    if "projects" in data:
+        problems.append(
+            "At 'projects': which projects are served and the notes they share are the user's "
+            f"to say, not a project's (the agent can edit this file); {where}"
         )
     for key in _PLACES:
         value = _value(data, key)
@@ -198,20 +204,50 @@ def _describe_problems(problems: Sequence[tuple[Path | None, str]]) -> str:
     return f"The configuration has {len(problems)} problems:\n  {lines}"
 
 
-def user_config_dir() -> Path:
-    """Return the user's config folder: $ASSEMBLER_CONFIG_HOME, else the XDG location."""
+def _on_macos(platform: str | None) -> bool:
+    return (sys.platform if platform is None else platform) == "darwin"
+
+
+def _macos_support_dir() -> Path:
+    # macOS keeps an application's own files here; the XDG folders are a habit of Linux.
+    return Path.home() / "Library" / "Application Support" / APP_NAME
+
+
+def user_config_dir(platform: str | None = None) -> Path:
+    """Given the platform (default: `sys.platform`), return the user's config folder:
+    $ASSEMBLER_CONFIG_HOME, else $XDG_CONFIG_HOME's, else ~/.config's (on macOS
+    ~/Library/Application Support/scratchpad-assembler)."""
     if override := os.environ.get("ASSEMBLER_CONFIG_HOME"):
         return Path(override)
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / APP_NAME
+    if base := os.environ.get("XDG_CONFIG_HOME"):
+        return Path(base) / APP_NAME
+    if _on_macos(platform):
+        return _macos_support_dir()
+    return Path.home() / ".config" / APP_NAME
 
 
-def user_state_dir() -> Path:
-    """Return the folder for logs outside any workspace: $ASSEMBLER_STATE_HOME, else XDG."""
+def user_state_dir(platform: str | None = None) -> Path:
+    """Given the platform (default: `sys.platform`), return the user's state folder, outside
+    any workspace: $ASSEMBLER_STATE_HOME, else $XDG_STATE_HOME's, else ~/.local/state's (on
+    macOS ~/Library/Application Support/scratchpad-assembler/state)."""
     if override := os.environ.get("ASSEMBLER_STATE_HOME"):
         return Path(override)
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / APP_NAME
+    if base := os.environ.get("XDG_STATE_HOME"):
+        return Path(base) / APP_NAME
+    if _on_macos(platform):
+        return _macos_support_dir() / "state"
+    return Path.home() / ".local" / "state" / APP_NAME
+
+
+def user_log_dir(platform: str | None = None) -> Path:
+    """Given the platform (default: `sys.platform`), return the folder of the logs outside any
+    workspace: the state folder, except on macOS when neither $ASSEMBLER_STATE_HOME nor
+    $XDG_STATE_HOME names one: ~/Library/Logs/scratchpad-assembler, where Console finds it."""
+    if _on_macos(platform) and not (
+        os.environ.get("ASSEMBLER_STATE_HOME") or os.environ.get("XDG_STATE_HOME")
+    ):
+        return Path.home() / "Library" / "Logs" / APP_NAME
+    return user_state_dir(platform)
 
 
 def resolve_workspace(path: str | os.PathLike[str] | None) -> Path:

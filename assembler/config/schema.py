@@ -167,6 +167,9 @@ class OutputConfig:
     path: str = "SCRATCHPAD.md"
     ttl_minutes: int = field(default=30, metadata=_check(ttl_minutes))
     template_dir: str = ""
+    # For a project served by the all-projects setup: write the file into the project (at
+    # `path`) too; by default it stays in the project's state folder, outside the work tree.
+    in_tree: bool = False
 
 
 @dataclass
@@ -223,7 +226,8 @@ class MemoryConfig:
 
     @property
     def index_path(self) -> str:
-        return f"{STATE_DIR}/index.sqlite"
+        """The index's file name in the state folder."""
+        return "index.sqlite"
 
     def problems(self) -> list[str]:
         """Return what is wrong in this table beyond each key's own type and range."""
@@ -547,6 +551,23 @@ class ObservationsConfig:
 
 
 @dataclass
+class ProjectsConfig:
+    """Which projects the all-projects setup serves, and the notes they share (the user's own
+    config only: a project's files may not say)."""
+
+    # The projects to serve (their folders; `~` allowed); empty: every project.
+    include: list[str] = field(default_factory=list)
+    # The projects never served (their folders, or folders above them).
+    exclude: list[str] = field(default_factory=list)
+    # One notes folder that every project's memory searches too ("": none).
+    notes: str = ""
+    # Each project's own notes folder: its folder -> the notes folder.
+    folders: dict[str, str] = field(default_factory=dict)
+    # The notes the host keeps for the project (Claude Code's auto memory) are searched too.
+    host_notes: bool = True
+
+
+@dataclass
 class Config:
     output: OutputConfig = field(default_factory=OutputConfig)
     transcripts: TranscriptsConfig = field(default_factory=TranscriptsConfig)
@@ -562,24 +583,35 @@ class Config:
     agent: AgentConfig = field(default_factory=AgentConfig)
     daemon: DaemonConfig = field(default_factory=DaemonConfig)
     observations: ObservationsConfig = field(default_factory=ObservationsConfig)
+    projects: ProjectsConfig = field(default_factory=ProjectsConfig)
     # Where this config came from and which workspace it serves; not keys of the file.
     workspace: Path = field(default_factory=Path.cwd, metadata={"internal": True})
     source: Path | None = field(default=None, metadata={"internal": True})  # the most specific
     sources: tuple[Path, ...] = field(default=(), metadata={"internal": True})  # base first
     explicit: bool = field(default=False, metadata={"internal": True})  # --config named it
+    # A project served by the all-projects setup: its state folder, outside the work tree
+    # (`config.projects.project_config`); None: the workspace's own `.scratchpad/`.
+    state_home: Path | None = field(default=None, metadata={"internal": True})
 
     @property
     def state_dir(self) -> Path:
-        return self.workspace / STATE_DIR
+        return self.state_home if self.state_home is not None else self.workspace / STATE_DIR
+
+    @property
+    def is_project(self) -> bool:
+        """Whether the all-projects setup serves this workspace (its state kept outside it)."""
+        return self.state_home is not None
 
     @property
     def output_path(self) -> Path:
+        if self.state_home is not None and not self.output.in_tree:
+            return self.state_home / Path(self.output.path).name
         return self.workspace / Path(self.output.path).expanduser()
 
     def to_dict(self) -> dict[str, Any]:
         """Return the file-level settings (no internal fields) as plain data."""
         data = dataclasses.asdict(self)
-        for name in ("workspace", "source", "sources", "explicit"):
+        for name in ("workspace", "source", "sources", "explicit", "state_home"):
             data.pop(name)
         return data
 

@@ -254,7 +254,8 @@ def classify(path: Path, watches: Iterable[Watch], state_dir: Path) -> str | Non
 
 def sd_notify(message: str, environ: Mapping[str, str] | None = None) -> bool:
     """Given a notification such as "READY=1", send it to systemd's $NOTIFY_SOCKET; return
-    whether it was sent (False when not run by systemd or the socket is gone)."""
+    whether it was sent (False when not run by systemd, the socket is gone, or its queue is
+    full: a notification nobody reads is dropped, never waited on)."""
     address = (environ if environ is not None else os.environ).get("NOTIFY_SOCKET", "")
     if not address:
         return False
@@ -263,7 +264,7 @@ def sd_notify(message: str, environ: Mapping[str, str] | None = None) -> bool:
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as sock:
             sock.connect(address)
-            sock.sendall(message.encode())
+            sock.send(message.encode(), socket.MSG_DONTWAIT)
     except OSError as error:
         log.debug("sd_notify %s failed: %s", message, error)
         return False
@@ -301,8 +302,8 @@ class _JournalFormatter(logging.Formatter):
 
 def configure_logging(verbose: int, quiet: bool, environ: Mapping[str, str] | None = None) -> None:
     """Set up the daemon's logging on stderr: info by default (one line per assembly), debug
-    with -v, errors only with -q; journald's format when $JOURNAL_STREAM says stderr goes
-    there, else with timestamps."""
+    with -v (the file watcher's own events with -vv), errors only with -q; journald's format
+    when $JOURNAL_STREAM says stderr goes there, else with timestamps."""
     env = environ if environ is not None else os.environ
     level = logging.ERROR if quiet else logging.DEBUG if verbose else logging.INFO
     handler = logging.StreamHandler()
@@ -321,6 +322,11 @@ def configure_logging(verbose: int, quiet: bool, environ: Mapping[str, str] | No
     # and errors are enough.
     for chatty in ("apscheduler", "tzlocal"):
         logging.getLogger(chatty).setLevel(max(level, logging.WARNING))
+    # The file watcher logs every inotify event at debug (hundreds a minute, our own reads
+    # included): only -vv shows them.
+    logging.getLogger("watchdog").setLevel(
+        logging.DEBUG if verbose >= 2 else max(level, logging.INFO)
+    )
 
 
 # --- The daemon ----------------------------------------------------------------------------
@@ -361,8 +367,12 @@ class Daemon:
         hosts: Hosts,
         transcript_globs: Sequence[str] | None = None,
         clock: Callable[[], datetime] | None = None,
+        notify: bool = True,
     ) -> None:
         self.config = config
+        # Whether this daemon speaks for the process to systemd (readiness, the watchdog,
+        # stopping); one of many workspaces' daemons in one process does not.
+        self.notify = notify
         self.hosts = hosts
         self.transcript_globs = list(transcript_globs) if transcript_globs else None
         self.tz = tz = local_timezone(config.time.timezone)
@@ -395,6 +405,10 @@ class Daemon:
         self._watched: set[tuple[Path, bool]] = set()
         self._memory: WarmMemory | None = None
         self._moods: KeptHistory | None = None  # the mood history, open between cycles
+        # When the last event came (a change, a nudge, a request); a daemon serving many
+        # workspaces rests one idle for long (`rest_if_idle`) until its next event.
+        self._last_event = time.monotonic()
+        self.resting = False
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -420,7 +434,7 @@ class Daemon:
             self._start()
             self._wait()
         finally:
-            sd_notify("STOPPING=1")
+            self._notify("STOPPING=1")
             self._shutdown()
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
@@ -478,7 +492,7 @@ class Daemon:
             self.config.daemon.debounce,
             len(self._watched),
         )
-        sd_notify(f"READY=1\nSTATUS=serving {self.config.workspace}\nMAINPID={os.getpid()}")
+        self._notify(f"READY=1\nSTATUS=serving {self.config.workspace}\nMAINPID={os.getpid()}")
         self.ready.set()
 
     def _warm_up(self) -> None:
@@ -489,7 +503,8 @@ class Daemon:
         started = time.perf_counter()
         loaded = threading.Event()
         extender = threading.Thread(target=self._extend_start, args=(loaded,), daemon=True)
-        extender.start()
+        if self.notify:
+            extender.start()
         try:
             load_mood_model()
         except Exception as error:
@@ -507,7 +522,8 @@ class Daemon:
             log.warning("the memory search did not load: %s", error)
         finally:
             loaded.set()
-            extender.join()
+            if extender.is_alive():
+                extender.join()
         log.info("loaded the models and the index in %.0f ms", self._ms_since(started))
 
     @staticmethod
@@ -541,9 +557,17 @@ class Daemon:
         period = watchdog_period()
         while not self._stop.wait(timeout=period):
             if self._healthy():
-                sd_notify("WATCHDOG=1")
+                self._notify("WATCHDOG=1")
             else:
                 log.error("an assembly has run for over %s; systemd may restart us", HUNG_AFTER)
+
+    def _notify(self, message: str) -> None:
+        if self.notify:
+            sd_notify(message)
+
+    def healthy(self) -> bool:
+        """Whether the scheduler runs and no assembly has hung (thread-safe)."""
+        return self._healthy()
 
     def _healthy(self) -> bool:
         started = self._running_since
@@ -569,6 +593,34 @@ class Daemon:
                 self._memory.close()
             if self._moods is not None:
                 self._moods.close()
+
+    # -- resting --------------------------------------------------------------------------
+
+    def _woken(self) -> None:
+        self._last_event = time.monotonic()
+        if self.resting:
+            self.resting = False
+            log.info("%s: an event; its index is opened again", self.config.workspace)
+
+    def rest_if_idle(self, idle_for: float) -> bool:
+        """Given how many seconds without an event make the workspace idle, drop its memory
+        index and mood history from memory once it is idle (they are opened again by the next
+        event's assembly), and skip the interval's and the refresh's runs until then: nothing
+        changed. Return whether it rested now."""
+        if self.resting or time.monotonic() - self._last_event < idle_for:
+            return False
+        if not self._assembly.acquire(blocking=False):
+            return False
+        try:
+            if self._memory is not None:
+                self._memory.close()
+            if self._moods is not None:
+                self._moods.close()
+            self.resting = True
+        finally:
+            self._assembly.release()
+        log.info("%s: idle; its index is out of memory until its next event", self.config.workspace)
+        return True
 
     # -- watching -------------------------------------------------------------------------
 
@@ -624,7 +676,8 @@ class Daemon:
             self._schedule_change(kind, path)
 
     def _schedule_change(self, kind: str, path: Path) -> None:
-        # Called with self._lock held.
+        # Called with self._lock held; our own writes never get here.
+        self._woken()
         self.stats.changes += 1
         when = self._debouncer.change(self.clock())
         log.debug("%s changed: %s; assembling at %s", kind, path, f"{when:%H:%M:%S.%f}")
@@ -649,6 +702,9 @@ class Daemon:
             now = self.clock()
             if not self.planner.scheduled_run_due(reason, now):
                 log.debug("%s run skipped: outside the active hours", reason)
+                return
+            if self.resting and reason in ("interval", "refresh"):
+                log.debug("%s run skipped: the workspace is idle", reason)
                 return
             with self._lock:
                 if reason == "change":
@@ -677,6 +733,7 @@ class Daemon:
         time zone or version: it assembles itself), we are stopping, or the assembly fails
         (the client runs it again itself and reports the failure as it always did).
         """
+        self._woken()
         if request.options != options_digest(self.config, self.hosts, self.transcript_globs):
             raise NotServed(
                 "options", "it runs with other options (config, --transcripts, time zone, version)"
@@ -716,6 +773,7 @@ class Daemon:
         stopping, ("failed") when the assembly fails.
         """
 
+        self._woken()
         wait = PROMPT_LOCK_WAIT.total_seconds()
         if request.wait_ms is not None:
             wait = max(request.wait_ms / 1000 - PROMPT_ANSWER_MARGIN.total_seconds(), 0.0)

@@ -1,5 +1,6 @@
 """systemd user units: the daemon's service, or a oneshot service with its timer, rendered from
-the templates in `systemd/` for this install's `assemble` and one workspace.
+the templates in `systemd/` for this install's `assemble` and one workspace, or the daemon of
+every workspace (`assemble daemon --all`).
 """
 
 from __future__ import annotations
@@ -11,9 +12,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from assembler.config.files import (
+    config_files,
+    load_config,
+    read_config_file,
+    user_log_dir,
+    user_state_dir,
+)
+from assembler.config.projects import registered_workspaces
 from assembler.config.schema import bundled_dir
 from assembler.errors import AssemblerError
-from assembler.fsutil import atomic_write
+from assembler.fsutil import atomic_write, is_within
 
 DAEMON_UNITS = ("scratchpad-assembler.service",)
 TIMER_UNITS = ("scratchpad-assembler-once.service", "scratchpad-assembler-once.timer")
@@ -68,14 +77,37 @@ def _exec_arg(path: Path) -> str:
     return unit_path(path).replace("$", "$$")
 
 
-def _environment(config_home: Path | None) -> str:
-    """Return the unit's Environment= line that pins the user's config folder, or ''."""
-    if config_home is None:
+def _environment(name: str, folder: Path | None) -> str:
+    """Return the unit's Environment= line that pins one of the user's folders, or ''."""
+    if folder is None:
         return ""
-    value = f"ASSEMBLER_CONFIG_HOME={unit_path(config_home)}"
+    value = f"{name}={unit_path(folder)}"
     if value.count('"'):  # a quoted path: quote the whole assignment instead
-        value = f'"ASSEMBLER_CONFIG_HOME={unit_path(config_home)[1:-1]}"'
+        value = f'"{name}={unit_path(folder)[1:-1]}"'
     return f"Environment={value}\n"
+
+
+def named_config(config_path: str | None) -> Path | None:
+    """Given --config (or None), return the config file the user names (--config, else
+    $ASSEMBLER_CONFIG) by its absolute path, or None when none is named.
+
+    Raise ConfigError if the file does not exist or is not TOML.
+    """
+    if config_path is None and not os.environ.get("ASSEMBLER_CONFIG"):
+        return None
+    # A named file is read alone: the folder passed only decides whether it is trusted.
+    found, _ = config_files(Path.home(), config_path)
+    read_config_file(found[0][0])
+    return found[0][0].absolute()
+
+
+def moved_state_dir() -> Path | None:
+    """Return the user's state folder when $ASSEMBLER_STATE_HOME or $XDG_STATE_HOME moves it,
+    else None. A service started by the user's manager does not see this shell's variables,
+    so the units and the agent pin a moved folder."""
+    if os.environ.get("ASSEMBLER_STATE_HOME") or os.environ.get("XDG_STATE_HOME"):
+        return user_state_dir().absolute()
+    return None
 
 
 def _optional_path(path: Path) -> str:
@@ -93,6 +125,29 @@ def outside_folders(workspace: Path, output_file: Path) -> list[Path]:
     return [] if inside else [folder]
 
 
+def every_workspace_folders(config: Path | None, home: Path | None = None) -> list[Path]:
+    """Given the config file named to the daemon of every workspace (or None) and the home
+    folder (default: the user's), return the folders outside the home folder, besides the state
+    folder, that the daemon writes: each workspace set up by name (`registered_workspaces`) and
+    its output file's folder when that is outside it. A workspace whose config is broken adds
+    its own folder only (the daemon leaves it out until the config is fixed)."""
+    home = home or Path.home()
+    homes = (str(home), os.path.realpath(home))
+    found: list[Path] = []
+    for workspace in registered_workspaces():
+        found.append(workspace)
+        try:
+            output = load_config(workspace, config).output_path
+        except AssemblerError:
+            continue
+        found += outside_folders(workspace, output)
+    return [
+        folder
+        for folder in dict.fromkeys(found)
+        if not any(is_within(folder, inside) for inside in homes)
+    ]
+
+
 @dataclass(frozen=True)
 class Installed:
     """The unit files written (or left as they were) and the command that enables them."""
@@ -102,20 +157,42 @@ class Installed:
     enable_command: str
 
 
+def _read_write_paths(
+    workspace: Path | None, writable: Sequence[Path], state_home: Path | None
+) -> str:
+    """Return the value of the units' ReadWritePaths=: the workspace (for every workspace, the
+    home folder: see the service's template), the other folders the service writes, and the
+    state folder with the log of unexpected errors ("-": not there yet is no error)."""
+    state = [state_home] if state_home is not None else [user_state_dir(), user_log_dir()]
+    first = unit_path(workspace) if workspace is not None else "%h"
+    optional = [_optional_path(folder) for folder in dict.fromkeys([*writable, *state])]
+    return " ".join([first, *optional])
+
+
 def render_units(
     *,
     timer: bool,
-    workspace: Path,
+    workspace: Path | None,
     assemble: Path,
     config: Path | None = None,
     config_home: Path | None = None,
+    state_home: Path | None = None,
     writable: Sequence[Path] = (),
 ) -> dict[str, str]:
-    """Given the kind (daemon service, or oneshot service and timer), the workspace, the
-    `assemble` executable, an optional config file, an optional folder of the user's config
-    and the folders outside the workspace that the service writes, return each unit's name and
-    text."""
+    """Given the kind (daemon service, or oneshot service and timer), the workspace (None: the
+    daemon of every workspace, `assemble daemon --all`), the `assemble` executable, an optional
+    config file, an optional folder of the user's config and of the user's state to pin, and the
+    folders outside the workspace that the service writes, return each unit's name and text.
+
+    Raise AssemblerError for a timer of every workspace.
+    """
     import jinja2
+
+    if timer and workspace is None:
+        raise AssemblerError(
+            "assemble systemd install --all installs the daemon of every workspace, which has "
+            "no timer: leave out --timer, or pass --workspace W for one workspace's timer"
+        )
 
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(bundled_dir("systemd"))),
@@ -123,16 +200,17 @@ def render_units(
         undefined=jinja2.StrictUndefined,
         autoescape=False,  # unit files, not HTML
     )
-    args = f" --workspace {_exec_arg(workspace)}"
+    args = " --all" if workspace is None else f" --workspace {_exec_arg(workspace)}"
     if config is not None:
         args += f" --config {_exec_arg(config)}"
     context = {
+        "every": workspace is None,
         "exec_start": _exec_arg(assemble),
         "exec_args": args,
-        "workspace": unit_path(workspace),
-        "extra_read_write": "".join(f" {_optional_path(folder)}" for folder in writable),
-        "workspace_label": str(workspace),
-        "environment": _environment(config_home),
+        "read_write": _read_write_paths(workspace, writable, state_home),
+        "workspace_label": "every workspace" if workspace is None else str(workspace),
+        "environment": _environment("ASSEMBLER_CONFIG_HOME", config_home),
+        "state_environment": _environment("ASSEMBLER_STATE_HOME", state_home),
     }
     names = TIMER_UNITS if timer else DAEMON_UNITS
     return {name: env.get_template(f"{name}.j2").render(**context) for name in names}
@@ -141,7 +219,7 @@ def render_units(
 def install_units(
     *,
     timer: bool,
-    workspace: Path,
+    workspace: Path | None,
     config: Path | None = None,
     config_home: Path | None = None,
     output_file: Path | None = None,
@@ -149,22 +227,30 @@ def install_units(
     unit_dir: Path | None = None,
     assemble: Path | None = None,
 ) -> Installed:
-    """Given the kind of units, the workspace, the config file the service must read (passed
-    as --config) or the user's config folder it must find its config in, and the output file,
-    write the units to the user's unit folder and return
-    what was written and the `systemctl --user` command that enables them.
+    """Given the kind of units, the workspace (None: the daemon of every workspace), the config
+    file the service must read (passed as --config) or the user's config folder it must find
+    its config in, and the output file, write the units to the user's unit folder and return
+    what was written and the `systemctl --user` command that enables them. The daemon of every
+    workspace may write the workspaces set up by name now (`every_workspace_folders`).
 
-    Raise AssemblerError if a unit file exists with other content and `force` is false, or if
-    the folder cannot be written.
+    Raise AssemblerError for a timer of every workspace, if a unit file exists with other
+    content and `force` is false, or if the folder cannot be written.
     """
     folder = unit_dir or user_unit_dir()
+    config = config.absolute() if config else None
+    if workspace is None:
+        # With a timer: none, and render_units refuses it.
+        writable = [] if timer else every_workspace_folders(config)
+    else:
+        writable = outside_folders(workspace, output_file) if output_file else []
     units = render_units(
         timer=timer,
         workspace=workspace,
         assemble=assemble or assemble_executable(),
-        config=config.absolute() if config else None,
+        config=config,
         config_home=config_home.absolute() if config_home else None,
-        writable=outside_folders(workspace, output_file) if output_file else (),
+        state_home=moved_state_dir(),
+        writable=writable,
     )
     targets = {folder / name: text for name, text in units.items()}
     conflicts = [
@@ -175,8 +261,8 @@ def install_units(
     if conflicts and not force:
         names = ", ".join(str(p) for p in conflicts)
         raise AssemblerError(
-            f"{names} already exists with other content (another workspace, or edited by "
-            "hand); pass --force to replace it"
+            f"{names} already exists with other content (the units of another workspace or of "
+            "every workspace, or edited by hand); pass --force to replace it"
         )
     written, unchanged = [], []
     try:

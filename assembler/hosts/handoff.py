@@ -25,6 +25,7 @@ than the configured TTL, larger than the caps allow, or well formed.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -33,6 +34,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assembler.config.files import load_config
+from assembler.config.projects import ProjectNotServed, announce, project_config, project_root
 from assembler.daemon.lock import LOCK_NAME, lock_holder, nudge
 from assembler.errors import AssemblerError
 from assembler.file.codec import body_prefix, read_page
@@ -106,6 +109,39 @@ def hook_workspace(explicit: str | None, event: HookEvent) -> str | None:
     """Given --workspace (or None) and the event, return the workspace to use: --workspace,
     else $ASSEMBLER_WORKSPACE, else the session's `cwd` (None: the current folder)."""
     return explicit or os.environ.get("ASSEMBLER_WORKSPACE") or event.cwd
+
+
+def hook_config(
+    workspace: str | None,
+    config_path: str | None,
+    event: HookEvent,
+    host: str,
+    *,
+    all_projects: bool = False,
+) -> Config | None:
+    """Given --workspace, --config, the event, the host's name and whether the hook serves
+    every project (`--all-projects`), return the config of the workspace the session belongs
+    to: the one `hook_workspace` names; with `all_projects`, the project of the session's
+    working folder (`config.projects`), announced for `assemble daemon --all`. Return None
+    when the user's config or the project's marker keeps the project out: the hook then adds
+    nothing. Raise HookInputError when an all-projects hook gets no working folder,
+    ConfigError/WorkspaceError for a bad setup."""
+    if not all_projects:
+        return load_config(hook_workspace(workspace, event), config_path)
+    if event.cwd is None or not os.path.isabs(event.cwd):
+        raise HookInputError(
+            f"hook {host} --all-projects: the event names no absolute working folder (cwd), "
+            "so its project is not known; pass --workspace to serve one folder"
+        )
+    try:
+        config = project_config(project_root(event.cwd), config_path)
+    except ProjectNotServed:
+        return None
+    # A record that cannot be written: the hook still serves the project, and the next
+    # event announces it again.
+    with contextlib.suppress(AssemblerError, OSError):
+        announce(config, host, datetime.now().astimezone())
+    return config
 
 
 @dataclass(frozen=True)

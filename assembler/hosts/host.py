@@ -44,6 +44,12 @@ class PlainHost:
     def names_project(self, cwd: str) -> bool:
         return True
 
+    def workspaces(self, environ: Mapping[str, str]) -> list[Path]:
+        return []
+
+    def project_notes(self, root: Path, environ: Mapping[str, str]) -> list[Path]:
+        return []
+
 
 def user_home(environ: Mapping[str, str]) -> str:
     """Given the environment a host runs with, return the user's home: `$HOME`, else what `~`

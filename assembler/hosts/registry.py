@@ -7,7 +7,8 @@ modules, each optional, found by name:
 - `setup`: `setup_text(config, assemble)`, what `assemble setup NAME` prints, and
   `removal(config, assemble, environ)`, what `--remove` prints and `--apply` does;
 - `hook`: `run_hook(stdin, *, workspace, config_path)`, what `assemble hook NAME` prints for
-  the host's hook before a prompt.
+  the host's hook before a prompt (and `all_projects=True` from `--all-projects`, for a host
+  whose setup has the all-projects hooks).
 
 The CLI's choices, its help and the readers come from this list. A host's modules are imported
 when asked for, not with the list: a hook before every prompt loads only its own.

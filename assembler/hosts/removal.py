@@ -98,11 +98,12 @@ Step = HostCommand | SettingsEdit | TomlEdit
 
 @dataclass(frozen=True)
 class Removal:
-    """What undoes one host's setup for one workspace, in order, and what it leaves (a line
-    each: the daemon, the workspace's own files)."""
+    """What undoes one host's setup for one workspace (or the all-projects setup, which serves
+    every project), in order, and what it leaves (a line each: the daemon, the workspace's own
+    files)."""
 
     host: str  # the host's name as the user knows it ("OpenClaw")
-    workspace: Path
+    workspace: Path | None  # None: the all-projects setup
     steps: tuple[Step, ...]
     notes: tuple[str, ...] = ()
 

@@ -43,7 +43,7 @@ def index_options(config: Config) -> dict[str, Any]:
 
 def index_path(config: Config) -> Path:
     """Given the config, return where the workspace's memory index is kept."""
-    return config.workspace / config.memory.index_path
+    return config.state_dir / config.memory.index_path
 
 
 def open_memory(

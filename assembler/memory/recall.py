@@ -230,7 +230,9 @@ def recall_memories(
             break
         picker.offer(hit, 0, rivals=rivals[0])
     shown = len(picker.shown)
-    for rank in range(k * 3):
+    # Bounded by the longest list of hits, not by k: a config's huge top_k is no loop of
+    # billions of empty turns.
+    for rank in range(min(k * 3, max((len(answers) for answers in ranked), default=0))):
         for number, answers in enumerate(ranked):
             if len(picker.shown) < shown + spare and rank < len(answers):
                 picker.offer(answers[rank], number, spare=True)

@@ -20,9 +20,10 @@ STOP_WAIT_S = 60.0
 
 
 class RunningDaemon:
-    """`assemble daemon -w WORKSPACE -v`, its log in `folder/daemon.log`."""
+    """`assemble daemon -w WORKSPACE -v` (no workspace: `assemble daemon --all -v`), its log in
+    `folder/daemon.log`."""
 
-    def __init__(self, workspace: Path, folder: Path, env: Mapping[str, str]) -> None:
+    def __init__(self, workspace: Path | None, folder: Path, env: Mapping[str, str]) -> None:
         self.workspace = workspace
         self.folder = folder
         self.env = dict(env)
@@ -35,7 +36,7 @@ class RunningDaemon:
         self.notify.settimeout(READY_WAIT_S)
         self.log = self.log_path.open("w")
         self.process = subprocess.Popen(
-            [str(assemble_executable()), "daemon", "-w", str(self.workspace), "-v"],
+            [str(assemble_executable()), "daemon", *self._serving(), "-v"],
             stdout=subprocess.DEVNULL,
             stderr=self.log,
             env={**self.env, "NOTIFY_SOCKET": address},
@@ -53,6 +54,9 @@ class RunningDaemon:
         self.returncode = self.process.wait(timeout=STOP_WAIT_S)
         self.log.close()
         self.notify.close()
+
+    def _serving(self) -> list[str]:
+        return ["--all"] if self.workspace is None else ["-w", str(self.workspace)]
 
     def log_text(self) -> str:
         return self.log_path.read_text()

@@ -6,7 +6,8 @@ import argparse
 
 from assembler.cli.common import load
 from assembler.config.files import user_config_dir
-from assembler.daemon.systemd import install_units, uninstall_units
+from assembler.daemon.systemd import Installed, install_units, named_config, uninstall_units
+from assembler.errors import AssemblerError
 
 
 def run(args: argparse.Namespace) -> int:
@@ -20,6 +21,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"no units of ours in {removed.folder}")
         print(f"stop what runs and let systemd forget them:\n  {removed.stop_command}")
         return 0
+    if args.all:
+        return _install_all(args)
     config = load(args)
     installed = install_units(
         timer=args.timer,
@@ -31,10 +34,36 @@ def run(args: argparse.Namespace) -> int:
         output_file=config.output_path,
         force=args.force,
     )
+    _print_installed(installed)
+    return 0
+
+
+def _install_all(args: argparse.Namespace) -> int:
+    if args.workspace is not None:
+        raise AssemblerError(
+            "assemble systemd install --all serves every workspace: leave out --workspace (or "
+            "leave out --all for the units of one workspace)"
+        )
+    config = named_config(args.config)
+    installed = install_units(
+        timer=args.timer,  # refused: the daemon of every workspace has no timer
+        workspace=None,
+        config=config,
+        config_home=None if config else user_config_dir(),
+        force=args.force,
+    )
+    _print_installed(installed)
+    print(
+        "the service may write your home folder and the workspaces set up outside it now; for "
+        "one set up outside it later, run assemble systemd install --all --force again"
+    )
+    return 0
+
+
+def _print_installed(installed: Installed) -> None:
     for path in installed.written:
         print(f"wrote {path}")
     for path in installed.unchanged:
         print(f"unchanged {path}")
     print(f"enable and start with:\n  {installed.enable_command}")
     print("run it without a login session too: loginctl enable-linger $USER")
-    return 0

@@ -25,7 +25,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from assembler.clock import local_timezone
-from assembler.config.files import load_config
 from assembler.file.codec import parse_time
 from assembler.fsutil import FileLock, atomic_write, read_state_file, real_dir
 from assembler.hosts.handoff import (
@@ -35,7 +34,7 @@ from assembler.hosts.handoff import (
     HookEvent,
     context_output,
     hook_block,
-    hook_workspace,
+    hook_config,
     lost_block,
     nudge_daemon,
     parse_hook_event,
@@ -118,8 +117,10 @@ def run_hook(
     config_path: str | None,
     now: datetime | None = None,
     budget: float | None = None,
+    all_projects: bool = False,
 ) -> str:
-    """Given the hook's stdin, --workspace and --config, return what to print (maybe "").
+    """Given the hook's stdin, --workspace, --config and whether the hook serves every
+    project (`hosts.handoff.hook_config`), return what to print (maybe "").
 
     A prompt goes to the running daemon first, which answers the block with the prompt
     counted (see `hosts.handoff.hook_block`; `budget` seconds at most, else the ready block as
@@ -129,7 +130,9 @@ def run_hook(
     Raise HookInputError for bad input, ConfigError/WorkspaceError for a bad setup.
     """
     event = parse_claude_code_input(stdin_text)
-    config = load_config(hook_workspace(workspace, event), config_path)
+    config = hook_config(workspace, config_path, event, HOST, all_projects=all_projects)
+    if config is None:  # a project the user's config or its marker keeps out
+        return ""
     clock = now if now is not None else datetime.now(local_timezone(config.time.timezone))
     block = NO_BLOCK
     if event.name in CONTEXT_EVENTS:

@@ -7,7 +7,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from assembler.hosts.claude_code.reader import ClaudeCodeReader
-from assembler.hosts.claude_code.sessions import claude_code_looked, claude_code_sources
+from assembler.hosts.claude_code.sessions import (
+    auto_memory_dir,
+    claude_code_looked,
+    claude_code_sources,
+)
 from assembler.hosts.host import PlainHost
 
 if TYPE_CHECKING:
@@ -34,6 +38,11 @@ class ClaudeCode(PlainHost):
     def looked(self, workspace: Path, state_dir: Path, environ: Mapping[str, str]) -> list[str]:
         """Where `sources` looked, and why each recorded transcript was skipped (--explain)."""
         return claude_code_looked(workspace, state_dir, environ)
+
+    def project_notes(self, root: Path, environ: Mapping[str, str]) -> list[Path]:
+        """The auto memory Claude Code keeps for the project, when it keeps one."""
+        folder = auto_memory_dir(root, environ)
+        return [folder] if folder.is_dir() else []
 
     def claims(self, line: Mapping[str, Any]) -> str | None:
         kind = line.get("type")

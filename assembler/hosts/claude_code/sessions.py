@@ -68,6 +68,41 @@ def config_dir(environ: Mapping[str, str]) -> Path:
     return Path(user_home(environ)) / ".claude"
 
 
+# Claude Code cuts a project's folder name at this length and adds a digest of the whole path.
+_PROJECT_NAME_MAX = 200
+
+
+def project_folder_name(path: str) -> str:
+    """Given a project's path, return the name of its folder under Claude Code's projects
+    folder, as Claude Code makes it: each UTF-16 unit that is no ASCII letter or digit becomes
+    `-`; a name over 200 units is cut there, then `-` and the base-36 digits of the path's
+    32-bit string hash (`(h << 5) - h + unit`) follow."""
+    name = "".join(
+        c if c.isascii() and c.isalnum() else "-" * (2 if ord(c) > 0xFFFF else 1) for c in path
+    )
+    if len(name) <= _PROJECT_NAME_MAX:
+        return name
+    units = path.encode("utf-16-le", "surrogatepass")
+    digest = 0
+    for index in range(0, len(units), 2):
+        digest = (digest * 31 + int.from_bytes(units[index : index + 2], "little")) & 0xFFFFFFFF
+    signed = digest - (1 << 32) if digest >= 1 << 31 else digest
+    number, digits = abs(signed), ""
+    while True:
+        number, rest = divmod(number, 36)
+        digits = "0123456789abcdefghijklmnopqrstuvwxyz"[rest] + digits
+        if not number:
+            break
+    return f"{name[:_PROJECT_NAME_MAX]}-{digits}"
+
+
+def auto_memory_dir(root: Path, environ: Mapping[str, str]) -> Path:
+    """Given a project's folder (its git top level, as Claude Code finds it) and the
+    environment, return the folder of the notes Claude Code's auto memory keeps for it:
+    `<config dir>/projects/<project folder name>/memory`."""
+    return projects_dir(environ) / project_folder_name(str(root)) / "memory"
+
+
 def claude_code_sources(workspace: Path, state_dir: Path, environ: Mapping[str, str]) -> list[str]:
     """Given the workspace, its state folder and the environment, return the Claude Code
     transcripts the hook recorded there that exist, resolve inside Claude Code's projects

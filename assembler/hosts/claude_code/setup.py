@@ -2,6 +2,10 @@
 permission for the MCP tools and the `claude mcp add` commands, and what removes them again;
 `assemble setup claude-code` prints them and the end-to-end tests apply them to the real
 `claude`.
+
+The all-projects setup (`--all-projects`) is two hooks in the user's settings.json that run
+`assemble hook claude-code --all-projects`, serving each session as its project; it has no MCP
+server (a server serves one workspace) and so no allow rule and no wait for one.
 """
 
 from __future__ import annotations
@@ -13,13 +17,30 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assembler.config.projects import projects_home
 from assembler.errors import AssemblerError
 from assembler.fsutil import load_json, read_regular, resolves_within
 from assembler.hosts.claude_code.sessions import config_dir
-from assembler.hosts.command_hooks import hook_commands, strip_our_hooks
+from assembler.hosts.command_hooks import (
+    ALL_PROJECTS_FLAG,
+    Placed,
+    add_hooks,
+    hook_commands,
+    strip_our_hooks,
+    strip_settings_hooks,
+)
 from assembler.hosts.mcp.setup import MCP_SERVER_NAME, names_workspace
 from assembler.hosts.removal import SETTINGS_MAX_BYTES, HostCommand, Removal, SettingsEdit, Step
-from assembler.hosts.setup import common_context, indented, render_setup
+from assembler.hosts.setup import (
+    all_projects_context,
+    common_context,
+    indented,
+    json_bytes,
+    read_settings,
+    render_setup,
+    settings_hooks,
+    write_settings,
+)
 
 if TYPE_CHECKING:
     from assembler.config.schema import Config
@@ -31,6 +52,9 @@ MCP_STARTUP_WAIT_ENV = "CLAUDE_CODE_MCP_STARTUP_WAIT_MS"
 MCP_STARTUP_WAIT_MS = "30000"
 # The host's name on the hook's command line (`assemble hook claude-code`).
 HOOK_HOST = "claude-code"
+# SessionStart's matcher, a regular expression on its `source`: the sessions that lost what
+# the hooks added. A new session gets it from its first UserPromptSubmit.
+AFTER_LOSS = "clear|compact"
 
 
 @dataclass(frozen=True)
@@ -58,8 +82,7 @@ def claude_code_setup(workspace: Path, assemble: Path) -> ClaudeCodeSetup:
     """
     hook_command = shlex.join([str(assemble), "hook", HOOK_HOST, "--workspace", str(workspace)])
     hook = {"hooks": [{"type": "command", "command": hook_command}]}
-    # SessionStart's matcher is a regular expression on its `source`.
-    after_loss = {"matcher": "clear|compact", **hook}
+    after_loss = {"matcher": AFTER_LOSS, **hook}
     server = [MCP_SERVER_NAME, "--", str(assemble), "mcp", "--workspace", str(workspace)]
     return ClaudeCodeSetup(
         hook_command=hook_command,
@@ -166,7 +189,8 @@ def strip_settings(value: Any, workspace: Path) -> Any:
 
 
 def _runs_any_hook(hooks: Any) -> bool:
-    """Whether settings' hooks still run `assemble hook claude-code` (for any workspace)."""
+    """Whether settings' hooks still run `assemble hook claude-code` (for any workspace, or
+    for every project: `--all-projects`)."""
     return any(f"hook {HOOK_HOST}" in command for command in hook_commands(hooks))
 
 
@@ -212,3 +236,78 @@ def removal(config: Config, assemble: Path, environ: Mapping[str, str]) -> Remov
     """Given the config, this install's `assemble` and the environment, return what
     `assemble setup claude-code --remove` undoes (`claude_code_removal`)."""
     return claude_code_removal(config.workspace, environ)
+
+
+# -- every project: `assemble setup claude-code --all-projects` -------------------------------
+
+
+def user_settings(environ: Mapping[str, str]) -> Path:
+    """Given the environment, return the user's settings file of Claude Code, which holds the
+    all-projects hooks: `$CLAUDE_CONFIG_DIR/settings.json`, else `~/.claude/settings.json`."""
+    return config_dir(environ) / "settings.json"
+
+
+def all_projects_hooks(assemble: Path) -> dict[str, list[dict[str, Any]]]:
+    """Given this install's `assemble` (absolute), return the hooks, by event, that serve every
+    project: each runs `assemble hook claude-code --all-projects`, which serves the project
+    (git top level) of the session's working folder. UserPromptSubmit runs before every
+    prompt, SessionStart only when a session lost what the hooks added (cleared, compacted)."""
+    command = shlex.join([str(assemble), "hook", HOOK_HOST, ALL_PROJECTS_FLAG])
+    return {
+        "SessionStart": [
+            {"matcher": AFTER_LOSS, "hooks": [{"type": "command", "command": command}]}
+        ],
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": command}]}],
+    }
+
+
+def all_projects_text(assemble: Path, environ: Mapping[str, str]) -> str:
+    """Given this install's `assemble` and the environment, return what `assemble setup
+    claude-code --all-projects` prints."""
+    return render_setup(
+        f"{HOOK_HOST}-all-projects",
+        all_projects_context(HOOK_HOST, assemble)
+        | {
+            "settings_path": shlex.quote(str(user_settings(environ))),
+            "settings_json": indented({"hooks": all_projects_hooks(assemble)}),
+        },
+    )
+
+
+def all_projects_apply(assemble: Path, environ: Mapping[str, str]) -> list[str]:
+    """Given this install's `assemble` and the environment, merge the all-projects hooks into
+    the user's settings.json (each one not there already, by its command line; every other
+    entry as it was) and return a line per hook: added, or there already. Raise AssemblerError,
+    naming the file and the fix, if it is not a JSON object of settings or cannot be written."""
+    path = user_settings(environ)
+    before, value = read_settings(path)
+    try:
+        placed = add_hooks(settings_hooks(value, path), all_projects_hooks(assemble))
+    except ValueError as error:
+        shown = shlex.quote(str(path))
+        raise AssemblerError(f"{shown}: {error}; fix it, then run this again") from None
+    if any(place.added for place in placed):
+        write_settings(path, json_bytes(value), before)
+    return [_placed_line(place, path) for place in placed]
+
+
+def _placed_line(place: Placed, path: Path) -> str:
+    shown = shlex.quote(str(path))
+    if place.added:
+        return f"added the {place.event} hook to {shown}"
+    return f"already there: the {place.event} hook in {shown}"
+
+
+def all_projects_removal(assemble: Path, environ: Mapping[str, str]) -> Removal:
+    """Given this install's `assemble` and the environment, return what takes the
+    all-projects hooks (run by any `assemble`) out of the user's settings.json; the hooks of
+    a workspace set up by name stay, and so does everything else."""
+    edit = SettingsEdit(
+        f"the hooks that run `assemble hook {HOOK_HOST} {ALL_PROJECTS_FLAG}`",
+        user_settings(environ),
+        lambda value: strip_settings_hooks(value, HOOK_HOST, None),
+        follow_links=True,  # your own file, perhaps linked from your dotfiles
+    )
+    state = shlex.quote(str(projects_home()))
+    note = f"Each project's state stays in {state}:\ndelete it yourself if you want."
+    return Removal("Claude Code", None, (edit,), (note,))

@@ -25,13 +25,12 @@ from datetime import datetime
 from typing import Final
 
 from assembler.clock import local_timezone
-from assembler.config.files import load_config
 from assembler.hosts.handoff import (
     CONTEXT_EVENTS,
     HookEvent,
     context_output,
     hook_block,
-    hook_workspace,
+    hook_config,
     lost_block,
     nudge_daemon,
     parse_hook_event,
@@ -54,8 +53,10 @@ def run_hook(
     config_path: str | None,
     now: datetime | None = None,
     budget: float | None = None,
+    all_projects: bool = False,
 ) -> str:
-    """Given the hook's stdin, --workspace and --config, return what to print (maybe "").
+    """Given the hook's stdin, --workspace, --config and whether the hook serves every
+    project (`hosts.handoff.hook_config`), return what to print (maybe "").
 
     A prompt goes to the running daemon first, which answers the block with the prompt counted
     (`hosts.handoff.hook_block`; `budget` seconds at most, else the ready block as it is). The
@@ -63,7 +64,9 @@ def run_hook(
     Raise HookInputError for bad input, ConfigError/WorkspaceError for a bad setup.
     """
     event = parse_codex_input(stdin_text)
-    config = load_config(hook_workspace(workspace, event), config_path)
+    config = hook_config(workspace, config_path, event, HOST_KEY, all_projects=all_projects)
+    if config is None:  # a project the user's config or its marker keeps out
+        return ""
     if event.name not in CONTEXT_EVENTS:
         nudge_daemon(config, event.name)
         return ""

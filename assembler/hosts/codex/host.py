@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from assembler.config.schema import STATE_DIR
 from assembler.hosts.codex.reader import LINE_TYPES, CodexReader
 from assembler.hosts.codex.sessions import codex_sources
 from assembler.hosts.host import PlainHost
@@ -29,7 +30,9 @@ class Codex(PlainHost):
     reader_class: type[Reader] = CodexReader
 
     def sources(self, workspace: Path, state_dir: Path, environ: Mapping[str, str]) -> list[str]:
-        return codex_sources(workspace, environ)
+        # A project's state is kept outside it: its sessions are those of no nested project.
+        own_project = state_dir != workspace / STATE_DIR
+        return codex_sources(workspace, environ, own_project=own_project)
 
     def claims(self, line: Mapping[str, Any]) -> str | None:
         if line.get("type") in LINE_TYPES and isinstance(line.get("payload"), dict):

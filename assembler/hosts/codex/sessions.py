@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from assembler.config.projects import project_root
 from assembler.fsutil import is_within, read_head, resolves_within
 from assembler.hosts.host import expand_home, user_home
 from assembler.hosts.session_cwd import HeadCwds, literal_cwd, named_cwd
@@ -54,10 +55,14 @@ def sessions_dir(environ: Mapping[str, str]) -> Path:
     return codex_home(environ) / "sessions"
 
 
-def codex_sources(workspace: Path, environ: Mapping[str, str]) -> list[str]:
-    """Given the workspace and the environment, return the rollouts of Codex sessions whose
-    working folder is the workspace or inside it, newest first, as globs that match only
-    themselves (see the module's docstring for the bounds)."""
+def codex_sources(
+    workspace: Path, environ: Mapping[str, str], *, own_project: bool = False
+) -> list[str]:
+    """Given the workspace, the environment and whether the workspace is a project of the
+    all-projects setup, return the rollouts of Codex sessions whose working folder is the
+    workspace or inside it (for a project: inside it and not in a repository nested in it,
+    which is a project of its own), newest first, as globs that match only themselves (see
+    the module's docstring for the bounds)."""
     root = sessions_dir(environ)
     try:
         real_root = Path(os.path.realpath(root))
@@ -82,6 +87,7 @@ def codex_sources(workspace: Path, environ: Mapping[str, str]) -> list[str]:
             cwd is not None
             and os.path.isabs(cwd)
             and is_within(os.path.realpath(cwd), workspace_real)
+            and (not own_project or str(project_root(cwd)) == workspace_real)
         ):
             sources.append(glob.escape(path))
             if len(sources) >= MAX_SOURCES:

@@ -16,6 +16,7 @@ from assembler.hosts.openclaw.sessions import (
     host_session_files,
     is_session_artifact,
     openclaw_sources,
+    openclaw_workspaces,
 )
 from assembler.hosts.openclaw.store import SQLITE_SUFFIXES, read_store
 from assembler.transcripts.reader import SQLITE_MAGIC
@@ -83,6 +84,10 @@ class OpenClaw(PlainHost):
             return None
         paths = [Path(s.path) for s in sources if s.format in self.formats and not s.error]
         return scratchpad_entries(paths, now) if paths else None
+
+    def workspaces(self, environ: Mapping[str, str]) -> list[Path]:
+        """Every agent's workspace that OpenClaw's config names."""
+        return openclaw_workspaces(environ)
 
     def names_project(self, cwd: str) -> bool:
         # OpenClaw records its workspace as the cwd of every session (`~/.openclaw/workspace`,

@@ -170,6 +170,20 @@ def openclaw_sources(workspace: Path, environ: Mapping[str, str]) -> list[str]:
     return sources
 
 
+def openclaw_workspaces(environ: Mapping[str, str]) -> list[Path]:
+    """Given the environment, return the workspace of every agent OpenClaw's config names (as
+    OpenClaw resolves it), and the default agent's when it names none; none when there is no
+    config. The folders that do not exist (an agent never run) are left out."""
+    state = state_dir(environ)
+    config = _read_config(config_path(environ, state))
+    if config is None:
+        return []
+    agents = _agents_of(config, state, environ)
+    ids = list(agents) or [_default_agent(agents)]
+    found = [Path(_workspace_of(agent_id, config, agents, state, environ)) for agent_id in ids]
+    return [folder for folder in dict.fromkeys(found) if folder.is_absolute() and folder.is_dir()]
+
+
 @dataclass(frozen=True)
 class _Agent:
     id: str
