@@ -161,3 +161,12 @@ def test_a_page_reached_through_a_foreign_host_name_is_refused(
 
     assert response.status == 400
     assert "local Host" in page.inner_text("body")
+
+
+def test_the_deliveries_page_loads_and_says_when_no_hook_served_yet(
+    page: Any, server: StatusServer
+) -> None:
+    open_page(page, server, "/deliveries")
+    page.wait_for_selector("#deliveries-empty:not([hidden])")
+    assert "No hook has served a prompt here yet" in page.inner_text("#deliveries-empty")
+    assert page.locator("#deliveries-table tbody tr").count() == 0

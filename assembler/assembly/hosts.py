@@ -13,6 +13,7 @@ from assembler.transcripts.hosts import SessionHost
 
 if TYPE_CHECKING:
     from assembler.config.schema import Config
+    from assembler.delivery.turns import Turn
     from assembler.pad.sections import ExternalEntries
     from assembler.transcripts.reader import SourceReport
 
@@ -36,6 +37,20 @@ class Host(SessionHost, Protocol):
     def project_notes(self, root: Path, environ: Mapping[str, str]) -> list[Path]:
         """Given a project's folder and the environment, return the folders of the notes the
         host keeps for that project (none when it keeps none)."""
+        ...
+
+    def delivery_sources(
+        self, workspace: Path, state_dir: Path, environ: Mapping[str, str]
+    ) -> list[str]:
+        """Given what `sources` is given, return the sessions whose delivery receipts are read:
+        those of `sources`, and those the hook served here that no longer count as the
+        workspace's once the hooks are gone (most hosts: `sources`)."""
+        ...
+
+    def delivery_turns(self, path: Path) -> tuple[str, list[Turn]] | None:
+        """Given one of the host's session files, return its session's id and its turns,
+        each with what hooks added to it by the host's own record (None: the host keeps no
+        such record, or the file cannot be read)."""
         ...
 
 

@@ -165,7 +165,10 @@ def _show_arguments(show: argparse.ArgumentParser) -> None:
 CHECK_DESCRIPTION = (
     "For heartbeat scripts and monitoring: prints one line saying which, and exits\n"
     "0 (fresh), 1 (stale) or 2 (missing or unreadable, also when the workspace or the\n"
-    "config is wrong)."
+    "config is wrong). Where a host's hook ran, a line per session says how many of its\n"
+    "turns carried the block, by the host's own record of what the hook added; exit 4\n"
+    "when the file is fresh but the newest turn got no block (a missed delivery: is the\n"
+    "hook still in the host's settings? `assemble doctor` says which link broke)."
 )
 
 
@@ -583,6 +586,21 @@ def _hook_arguments(hook: argparse.ArgumentParser) -> None:
     )
 
 
+DOCTOR_DESCRIPTION = (
+    "Check, in order, every link that carries the scratchpad to the model: each host set up\n"
+    "for the workspace (its hooks in the settings it reads, the program they run), the daemon\n"
+    "(alive, answering on its socket), the embedding model (exported, loadable), the memory\n"
+    "index (in step with the notes), the file (fresh) and the last delivery (the newest turn\n"
+    "carried the block, by the host's own record). A line each; a broken one says the command\n"
+    "that fixes it. Exit 0 only when every link holds, else 1."
+)
+
+
+def _doctor_arguments(doctor: argparse.ArgumentParser) -> None:
+    doctor.add_argument("--json", action="store_true", help="print the links as JSON")
+    _add_now(doctor, suppress=True)
+
+
 STATUS_DESCRIPTION = (
     "List every workspace known on this machine: those `assemble daemon --all` serves (with\n"
     "whether each is resting), those set up by name and the projects the all-projects hooks\n"
@@ -719,7 +737,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("show", "print SCRATCHPAD.md", SHOW_DESCRIPTION, _show_arguments),
     Command(
         "check",
-        "exit 0 if SCRATCHPAD.md is fresh, 1 if stale, 2 if missing or unreadable",
+        "exit 0 if SCRATCHPAD.md is fresh, 1 if stale, 2 if missing, 4 if it missed the model",
         CHECK_DESCRIPTION,
         _check_arguments,
     ),
@@ -784,6 +802,12 @@ COMMANDS: tuple[Command, ...] = (
         "print the fresh scratchpad for an agent host's hook",
         HOOK_DESCRIPTION,
         _hook_arguments,
+    ),
+    Command(
+        "doctor",
+        "check every link from the host's setup to the last delivery; say how to fix one",
+        DOCTOR_DESCRIPTION,
+        _doctor_arguments,
     ),
     Command(
         "status",

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from assembler.config.files import load_config
 from assembler.config.projects import ProjectNotServed, announce, project_config, project_root
 from assembler.daemon.lock import LOCK_NAME, lock_holder, nudge
+from assembler.delivery.sent import record_sent
 from assembler.errors import AssemblerError
 from assembler.file.codec import body_prefix, read_page
 from assembler.file.delta import Copy, HeldCopies, plan_copy
@@ -306,6 +307,17 @@ def capped(text: str, limit: int) -> str:
     cut = text.rfind("\n", 0, limit)
     kept = text[: cut if cut > 0 else limit]
     return kept + f"\n[scratchpad cut: {len(text):,} characters is over the {limit:,} sent]\n"
+
+
+def note_delivery(config: Config, host: str, event: HookEvent, text: str, now: datetime) -> None:
+    """Given the config, the host's name, the event and what the hook prints for the host to
+    add ("" for nothing), record a prompt's hook run for the delivery receipts
+    (`delivery.sent`); nothing for other events or a session with no id. A record that
+    cannot be written is skipped: the block matters more."""
+    if event.name != "UserPromptSubmit" or not event.session_id:
+        return
+    with contextlib.suppress(AssemblerError, OSError):
+        record_sent(config.state_dir, host, event.session_id, text, now)
 
 
 # The events whose output the hosts add to the session's context (Claude Code's hook protocol,

@@ -16,6 +16,7 @@ from assembler.transcripts.hosts import StoreReader
 
 if TYPE_CHECKING:
     from assembler.config.schema import Config
+    from assembler.delivery.turns import Turn
     from assembler.pad.sections import ExternalEntries
     from assembler.transcripts.reader import SourceReport
 
@@ -49,6 +50,20 @@ class PlainHost:
 
     def project_notes(self, root: Path, environ: Mapping[str, str]) -> list[Path]:
         return []
+
+    if TYPE_CHECKING:  # each host's own (`SessionHost.sources`)
+
+        def sources(
+            self, workspace: Path, state_dir: Path, environ: Mapping[str, str]
+        ) -> list[str]: ...
+
+    def delivery_sources(
+        self, workspace: Path, state_dir: Path, environ: Mapping[str, str]
+    ) -> list[str]:
+        return self.sources(workspace, state_dir, environ)
+
+    def delivery_turns(self, path: Path) -> tuple[str, list[Turn]] | None:
+        return None
 
 
 def user_home(environ: Mapping[str, str]) -> str:

@@ -544,6 +544,31 @@ class MemoryIndex:
             report.seconds = time.perf_counter() - started
             return report
 
+    def out_of_step(self) -> list[str]:
+        """Return, without changing anything, the memory files the index does not hold as they
+        are now: each "new PATH", "changed PATH" or "gone PATH" (by size and modification time,
+        as a sync tells them)."""
+        with self._lock:
+            known = {
+                path: (mtime, size)
+                for path, mtime, size in self._db.execute("SELECT path, mtime_ns, size FROM files")
+            }
+        found: list[str] = []
+        present: set[str] = set()
+        for rel, path in self._discover([]):
+            try:
+                stat = path.stat()
+            except OSError:
+                continue
+            present.add(rel)
+            old = known.get(rel)
+            if old is None:
+                found.append(f"new {rel}")
+            elif old != (stat.st_mtime_ns, stat.st_size):
+                found.append(f"changed {rel}")
+        found += [f"gone {rel}" for rel in sorted(set(known) - present)]
+        return found
+
     def _sync(self, rebuild: bool, progress: Progress | None, stop: StopCheck | None) -> SyncReport:
         report = SyncReport()
         model_id = self.embedder.model_id if self.embedder is not None else None

@@ -59,6 +59,7 @@ from assembler.serve.data import (
     RUNS_SHOWN,
     MoodCursor,
     Status,
+    deliveries_data,
     fill_history,
     memory_data,
     mood_data,
@@ -89,6 +90,7 @@ PAGES = {
     "/memory": ("memory", "Memory"),
     "/sections": ("sections", "Sections"),
     "/observations": ("observations", "Observations"),
+    "/deliveries": ("deliveries", "Deliveries"),
 }
 # Open event streams at once: each page open keeps one. More are refused with 503: thousands
 # of them, each woken twice a second, would slow every other request down.
@@ -271,6 +273,7 @@ class Watcher:
             "assemblies": _stats(state / "assemblies.sqlite"),
             "mood": _stats(state / "mood.sqlite"),
             "observations": _stats(state / "observations.sqlite"),
+            "deliveries": _stat(state / "deliveries.jsonl"),
             "transcripts": tuple(transcripts),
         }
 
@@ -457,6 +460,7 @@ def create_app(
         Route("/api/memory", api(lambda r, now: memory_data(status, now))),
         Route("/api/sections", api(lambda r, now: sections_data(status, now))),
         Route("/api/observations", api(observations)),
+        Route("/api/deliveries", api(lambda r, now: deliveries_data(status, now))),
         Route("/api/events", streams, methods=["GET"]),
         Route("/favicon.ico", lambda r: Response(FAVICON, media_type="image/x-icon")),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),

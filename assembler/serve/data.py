@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from assembler.assembly.log import AssemblyLog, Run, log_path
 from assembler.clock import format_duration
 from assembler.daemon.lock import lock_holder
+from assembler.delivery.report import delivery_report, describe, has_record
 from assembler.errors import AssemblerError, ScratchpadError
 from assembler.file.codec import body_prefix, read_scratchpad
 from assembler.file.records import last_diagnostics
@@ -664,3 +666,29 @@ def watched_paths(config: Config) -> Sequence[str]:
     """Given the config, return the transcript globs whose files the page watches."""
 
     return sources_to_read(HOSTS, config.transcripts.sources, config.workspace, config.state_dir)
+
+
+def deliveries_data(status: Status, now: datetime) -> dict[str, Any]:
+    """Given the status and the clock, return the Deliveries page's data: each session a hook
+    served in the last day, newest first, with each turn's time and whether it carried the
+    block (delivered, held from before) or missed it, by the host's own record."""
+    config = status.config
+    if not has_record(config.state_dir):
+        return {"sessions": []}
+    report = delivery_report(config.workspace, config.state_dir, HOSTS, os.environ)
+    since = now - timedelta(days=1)
+    sessions = []
+    for session in reversed(report.sessions):
+        marks = [(at, mark) for at, mark in session.marks if at >= since]
+        if not marks:
+            continue
+        sessions.append(
+            {
+                "host": session.host,
+                "session": session.session,
+                "line": describe(session),
+                "turns": [{"at": at.isoformat(), "mark": mark} for at, mark in marks],
+                "missed_last": session.missed_last,
+            }
+        )
+    return {"sessions": sessions}

@@ -19,6 +19,14 @@
 //   stdin (execFile, an argument array, never a shell) and returns its JSON answer; a call
 //   the agent got wrong comes back as a tool error with the program's message.
 //
+// Delivery receipts: for each prompt, before_prompt_build appends one line to
+//   `<workspace>/.scratchpad/deliveries.jsonl` (assembler/delivery/sent.py's record): when,
+//   the host, the session's id and the digest of what it put before the prompt (16 hex digits
+//   of the SHA-256 of the text without trailing white space; null when it added nothing).
+//   OpenClaw's trace of the prompts it submitted says what reached the model
+//   (assembler/hosts/openclaw/receipts.py). Appended only, never through a link; a record that
+//   cannot be written is logged once and the turn goes on.
+//
 // The workspace is the plugin config's `workspace`, else the agent's workspace as OpenClaw
 // gives it to the hook or tool; `assemble` (an absolute path) comes from the config only.
 // `assemble setup openclaw` prints the commands that install, configure and enable this.
@@ -29,7 +37,19 @@
 // the future is stale), and at most MAX_BLOCK_CHARS of it are sent.
 
 import { execFile } from "node:child_process";
-import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } from "node:fs";
+import { createHash, randomBytes } from "node:crypto";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
 import net from "node:net";
 import path from "node:path";
 
@@ -57,6 +77,13 @@ const PROMPT_TAIL_CHARS = 2500;
 const ELISION = "\n[…]\n";
 const MAX_ANSWER_BYTES = 1024 * 1024;
 const MAX_SESSION_CHARS = 200;
+// The record of what before_prompt_build handed each session (assembler/delivery/sent.py): cut
+// to its newest lines when it grows past its size, as the program cuts it.
+export const SENT_NAME = "deliveries.jsonl";
+const SENT_MAX_BYTES = 512 * 1024;
+const SENT_KEPT_LINES = 2000;
+// The characters Python's str.rstrip() takes off (str.isspace), which the digest leaves out.
+const PY_SPACE = /[\t\n\v\f\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/;
 
 // The tool's name, description and JSON schema: a copy of what `assemble mcp` offers.
 const TOOL = JSON.parse(readFileSync(new URL("./scratchpad-tool.json", import.meta.url), "utf8"));
@@ -302,12 +329,143 @@ export function askDaemon(workspace, request, budgetMs) {
 }
 
 /**
+ * Given what before_prompt_build puts before a prompt, return its digest as the program keeps
+ * it (assembler/delivery/sent.py's text_digest): 16 hex digits of the SHA-256 of its UTF-8
+ * without trailing white space.
+ */
+export function textDigest(text) {
+  let end = text.length;
+  while (end > 0 && PY_SPACE.test(text[end - 1])) end -= 1;
+  return createHash("sha256").update(text.slice(0, end), "utf8").digest("hex").slice(0, 16);
+}
+
+/** Given the clock (ms since 1970), return it as the record writes times: ISO, UTC, in ms. */
+export function recordTime(nowMs) {
+  return new Date(nowMs).toISOString().replace(/Z$/, "+00:00");
+}
+
+/**
+ * Given a workspace (absolute), the session's id, what before_prompt_build put before its
+ * prompt (undefined or "" for nothing) and the clock, append the prompt's line to
+ * `.scratchpad/deliveries.jsonl`; cut the record to its newest lines when it has grown past
+ * its size. Throw when it cannot be written (the caller logs it and goes on): the state
+ * folder missing or a link, the record a link or not a regular file.
+ */
+export function recordDelivery(workspace, session, prepended, nowMs = Date.now()) {
+  const folder = path.join(workspace, STATE_DIR);
+  if (!lstatSync(folder).isDirectory()) {
+    throw new Error(`${folder} is not a folder (a link?); the plugin writes nothing through it`);
+  }
+  const file = path.join(folder, SENT_NAME);
+  const line = {
+    at: recordTime(nowMs),
+    host: "openclaw",
+    session,
+    sent: typeof prepended === "string" && prepended ? textDigest(prepended) : null,
+  };
+  let fd;
+  try {
+    // Appended only; O_NOFOLLOW: never through a link; O_NONBLOCK: a FIFO cannot hang the turn.
+    const flags = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
+    fd = openSync(file, flags | constants.O_NONBLOCK, 0o644);
+  } catch (error) {
+    if (error.code === "ELOOP") {
+      throw new Error(`${file} is a symbolic link; the plugin writes nothing through a link`);
+    }
+    throw error;
+  }
+  let size;
+  try {
+    if (!fstatSync(fd).isFile()) throw new Error(`${file} is not a regular file`);
+    writeSync(fd, JSON.stringify(line) + "\n");
+    size = fstatSync(fd).size;
+  } finally {
+    closeSync(fd);
+  }
+  if (size > SENT_MAX_BYTES) keepNewestLines(folder, file);
+}
+
+/**
+ * Given the state folder and the record in it, replace the record by its newest lines (of its
+ * last SENT_MAX_BYTES only: a record grown huge costs no more to cut).
+ */
+function keepNewestLines(folder, file) {
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  let tail;
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) return;
+    const start = Math.max(stat.size - SENT_MAX_BYTES, 0);
+    tail = Buffer.alloc(stat.size - start);
+    let got = 0;
+    while (got < tail.length) {
+      const read = readSync(fd, tail, got, tail.length - got, start + got);
+      if (read === 0) break;
+      got += read;
+    }
+    tail = tail.subarray(0, got);
+    // Cut into a line: the part before its first line end is not a whole line.
+    if (start > 0) tail = tail.subarray(tail.indexOf(0x0a) + 1);
+  } finally {
+    closeSync(fd);
+  }
+  const lines = tail.toString("utf8").split("\n").filter((line) => line);
+  const kept = lines.slice(-SENT_KEPT_LINES).join("\n") + "\n";
+  const temp = path.join(folder, `.${SENT_NAME}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+  const out = openSync(temp, flags, 0o644);
+  try {
+    writeSync(out, kept);
+  } finally {
+    closeSync(out);
+  }
+  try {
+    renameSync(temp, file); // the record itself is replaced, never what a link names
+  } catch (error) {
+    unlinkSync(temp);
+    throw error;
+  }
+}
+
+/**
+ * Given the plugin config, the hook context, what before_prompt_build returns, a logger of
+ * problems and the clock, record the prompt's delivery (`recordDelivery`) when there is a
+ * workspace and a session; a record that cannot be written is logged. Never throws.
+ */
+export function noteDelivery(config, ctx, additions, report, nowMs = Date.now()) {
+  const workspace = resolveWorkspace(config, ctx);
+  const session = typeof ctx?.sessionId === "string" ? ctx.sessionId : "";
+  if (workspace === undefined || !session || session.length > MAX_SESSION_CHARS) return;
+  try {
+    recordDelivery(workspace, session, additions?.prependContext, nowMs);
+  } catch (error) {
+    // No state folder yet: reading the block said so already.
+    if (error?.code !== "ENOENT") report(`cannot record the delivery: ${error?.message ?? error}`);
+  }
+}
+
+/**
+ * Given the plugin config, the before_prompt_build event and context, a logger of problems
+ * and the clock, resolve to the before_prompt_build result (`buildPrompt`), after recording
+ * what it puts before the prompt (`noteDelivery`). Never rejects.
+ */
+export async function promptBuild(config, event, ctx, report, nowMs = Date.now()) {
+  let additions = {};
+  try {
+    additions = await buildPrompt(config, event, ctx, report, nowMs);
+  } finally {
+    noteDelivery(config, ctx, additions, report, nowMs);
+  }
+  return additions;
+}
+
+/**
  * Given the plugin config, the before_prompt_build event and context, a logger of problems
  * and the clock, resolve to the before_prompt_build result: the block the daemon answers with
  * the prompt counted, when it answers within the budget, else `beforePromptBuild`'s. Never
  * rejects.
  */
-export async function promptBuild(config, event, ctx, report, nowMs = Date.now()) {
+export async function buildPrompt(config, event, ctx, report, nowMs = Date.now()) {
   const workspace = resolveWorkspace(config, ctx);
   const prompt = promptOf(event);
   if (workspace !== undefined && prompt.trim()) {

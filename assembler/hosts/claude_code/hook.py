@@ -36,6 +36,7 @@ from assembler.hosts.handoff import (
     hook_block,
     hook_config,
     lost_block,
+    note_delivery,
     nudge_daemon,
     parse_hook_event,
     session_copy,
@@ -143,4 +144,5 @@ def run_hook(
         text = decide_and_record(config, event, block, clock)
     except (OSError, TimeoutError):
         text = block.text  # no memory of what the session holds: better twice than never
+    note_delivery(config, HOST, event, text, clock)
     return context_output(event, text)

@@ -7,14 +7,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from assembler.hosts.claude_code.reader import ClaudeCodeReader
+from assembler.hosts.claude_code.receipts import claude_code_turns
 from assembler.hosts.claude_code.sessions import (
     auto_memory_dir,
     claude_code_looked,
+    claude_code_served,
     claude_code_sources,
 )
 from assembler.hosts.host import PlainHost
 
 if TYPE_CHECKING:
+    from assembler.delivery.turns import Turn
     from assembler.transcripts.reader import Reader
 
 CLAUDE_CODE: Final = "claude-code"  # its format's name (`transcripts.format`)
@@ -43,6 +46,17 @@ class ClaudeCode(PlainHost):
         """The auto memory Claude Code keeps for the project, when it keeps one."""
         folder = auto_memory_dir(root, environ)
         return [folder] if folder.is_dir() else []
+
+    def delivery_sources(
+        self, workspace: Path, state_dir: Path, environ: Mapping[str, str]
+    ) -> list[str]:
+        """The transcripts the hook recorded here, whether or not the settings still run it
+        for this workspace: a session run outside it would drop out with the hooks."""
+        return claude_code_served(workspace, state_dir, environ)
+
+    def delivery_turns(self, path: Path) -> tuple[str, list[Turn]] | None:
+        """The session's turns, with what hooks added to each by the host's own record."""
+        return claude_code_turns(path)
 
     def claims(self, line: Mapping[str, Any]) -> str | None:
         kind = line.get("type")

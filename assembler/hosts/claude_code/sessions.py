@@ -116,6 +116,20 @@ def claude_code_sources(workspace: Path, state_dir: Path, environ: Mapping[str, 
     return list(dict.fromkeys(read))
 
 
+def claude_code_served(workspace: Path, state_dir: Path, environ: Mapping[str, str]) -> list[str]:
+    """Given the same, return the transcripts the hook recorded there that exist and resolve
+    inside Claude Code's projects folder, whether or not their session still belongs to the
+    workspace: the sessions the hook served, whose delivery receipts are read
+    (`delivery.report`). A session run outside the workspace belongs to it by the settings
+    that run the hook, so it would drop out of `claude_code_sources` exactly when those hooks
+    are taken out, the missed delivery the receipts are read to tell."""
+    found = recorded_transcripts(workspace, state_dir, environ, any_folder=True)
+    read = [
+        glob.escape(os.path.normpath(path)) for path, skipped in found.candidates if skipped is None
+    ]
+    return list(dict.fromkeys(read))
+
+
 @dataclass(frozen=True)
 class Recorded:
     """What the hook's record in the state folder held: why it could not be read (`problem`,
@@ -127,10 +141,12 @@ class Recorded:
     candidates: list[tuple[str, str | None]]
 
 
-def recorded_transcripts(workspace: Path, state_dir: Path, environ: Mapping[str, str]) -> Recorded:
+def recorded_transcripts(
+    workspace: Path, state_dir: Path, environ: Mapping[str, str], *, any_folder: bool = False
+) -> Recorded:
     """Given the workspace, its state folder and the environment, return the transcripts the
     hook recorded there, each with why it is not read (None when it is; see the module's
-    docstring)."""
+    docstring); with `any_folder`, a session's working folder is not asked about."""
     path = state_dir / HOOK_SESSIONS_NAME
     root = Path(os.path.realpath(projects_dir(environ)))
     sessions, problem = _hook_record(path)
@@ -139,8 +155,10 @@ def recorded_transcripts(workspace: Path, state_dir: Path, environ: Mapping[str,
     ]
     paths = [transcript for transcript in recorded if isinstance(transcript, str)]
     # The settings are read only when there is a session to ask about.
-    belongs = Belonging(workspace, environ) if paths else None
-    candidates = [(transcript, _skipped(transcript, root, belongs)) for transcript in paths]
+    belongs = Belonging(workspace, environ) if paths and not any_folder else None
+    candidates = [
+        (transcript, _skipped(transcript, root, belongs, any_folder)) for transcript in paths
+    ]
     return Recorded(path, root, problem, candidates)
 
 
@@ -165,9 +183,12 @@ def _hook_record(path: Path) -> tuple[dict[Any, Any], str | None]:
     return sessions, None
 
 
-def _skipped(transcript: str, root: Path, belongs: Belonging | None) -> str | None:
-    """Given a recorded transcript path, Claude Code's projects folder and the workspace's
-    belonging test, return why it is not read, or None when it is."""
+def _skipped(
+    transcript: str, root: Path, belongs: Belonging | None, any_folder: bool = False
+) -> str | None:
+    """Given a recorded transcript path, Claude Code's projects folder, the workspace's
+    belonging test and whether any working folder will do, return why it is not read, or None
+    when it is."""
     if not os.path.isabs(transcript):
         return "not an absolute path"
     candidate = Path(os.path.normpath(transcript))
@@ -187,6 +208,8 @@ def _skipped(transcript: str, root: Path, belongs: Belonging | None) -> str | No
         # Never opened: a named pipe there would stop the run.
         kind = describe_kind(mode)
         return kind if kind == "not a regular file" else f"{kind}, not a regular file"
+    if any_folder:
+        return None
     cwd = transcript_cwd(candidate)
     if cwd is None:
         return "its first lines name no working folder (cwd)"

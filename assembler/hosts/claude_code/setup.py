@@ -29,6 +29,8 @@ from assembler.hosts.command_hooks import (
     strip_our_hooks,
     strip_settings_hooks,
 )
+from assembler.hosts.hook_links import hook_links
+from assembler.hosts.links import Link
 from assembler.hosts.mcp.setup import MCP_SERVER_NAME, names_workspace
 from assembler.hosts.removal import SETTINGS_MAX_BYTES, HostCommand, Removal, SettingsEdit, Step
 from assembler.hosts.setup import (
@@ -311,3 +313,30 @@ def all_projects_removal(assemble: Path, environ: Mapping[str, str]) -> Removal:
     state = shlex.quote(str(projects_home()))
     note = f"Each project's state stays in {state}:\ndelete it yourself if you want."
     return Removal("Claude Code", None, (edit,), (note,))
+
+
+# The hook's record of the sessions it served (`hosts.claude_code.hook.SESSIONS_NAME`).
+_SESSIONS_RECORD = "claude-code-sessions.json"
+
+
+def setup_links(config: Config, assemble: Path, environ: Mapping[str, str]) -> list[Link]:
+    """Given the config, this install's `assemble` and the environment, return what `assemble
+    doctor` checks of Claude Code here: its hooks for this workspace in the settings it reads
+    (yours, the project's local and shared ones), and the program they run; none when Claude
+    Code is not set up here and its hook never ran here."""
+    every = config.is_project
+    files = [
+        config_dir(environ) / "settings.json",
+        config.workspace / ".claude" / "settings.local.json",
+        config.workspace / ".claude" / "settings.json",
+    ]
+    how = ["--all-projects", "--apply"] if every else ["--workspace", str(config.workspace)]
+    return hook_links(
+        "Claude Code",
+        HOOK_HOST,
+        files,
+        None if every else config.workspace,
+        ran_here=(config.state_dir / _SESSIONS_RECORD).exists(),
+        fix=shlex.join([str(assemble), "setup", HOOK_HOST, *how])
+        + ("" if every else "  (merge the hooks it prints into ~/.claude/settings.json)"),
+    )

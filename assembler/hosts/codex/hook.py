@@ -32,6 +32,7 @@ from assembler.hosts.handoff import (
     hook_block,
     hook_config,
     lost_block,
+    note_delivery,
     nudge_daemon,
     parse_hook_event,
     session_copy,
@@ -80,4 +81,5 @@ def run_hook(
         ).text
     except OSError:
         text = block.text  # no memory of what the session holds: better twice than never
+    note_delivery(config, HOST_KEY, event, text, clock)
     return context_output(event, text)

@@ -8,10 +8,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 from assembler.config.schema import STATE_DIR
 from assembler.hosts.codex.reader import LINE_TYPES, CodexReader
+from assembler.hosts.codex.receipts import codex_turns
 from assembler.hosts.codex.sessions import codex_sources
 from assembler.hosts.host import PlainHost
 
 if TYPE_CHECKING:
+    from assembler.delivery.turns import Turn
     from assembler.transcripts.reader import Reader
 
 CODEX: Final = "codex"  # its format's name, as `transcripts.format` names it
@@ -33,6 +35,10 @@ class Codex(PlainHost):
         # A project's state is kept outside it: its sessions are those of no nested project.
         own_project = state_dir != workspace / STATE_DIR
         return codex_sources(workspace, environ, own_project=own_project)
+
+    def delivery_turns(self, path: Path) -> tuple[str, list[Turn]] | None:
+        """The session's turns, with what hooks added to each by the host's own record."""
+        return codex_turns(path)
 
     def claims(self, line: Mapping[str, Any]) -> str | None:
         if line.get("type") in LINE_TYPES and isinstance(line.get("payload"), dict):

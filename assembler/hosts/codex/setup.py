@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from assembler.config.projects import projects_home
+from assembler.delivery.sent import read_sent
 from assembler.errors import AssemblerError
 from assembler.fsutil import read_regular
 from assembler.hosts.codex.sessions import codex_home
@@ -42,6 +43,8 @@ from assembler.hosts.command_hooks import (
     strip_our_hooks,
     strip_settings_hooks,
 )
+from assembler.hosts.hook_links import hook_links
+from assembler.hosts.links import Link
 from assembler.hosts.mcp.setup import MCP_SERVER_NAME, names_workspace
 from assembler.hosts.removal import (
     SETTINGS_MAX_BYTES,
@@ -538,3 +541,21 @@ def _shown_trust(
     except (AssemblerError, tomllib.TOMLDecodeError):
         return ("# (config.toml cannot be read now: look for [hooks.state.*] tables there)",)
     return tuple(table_header(path) for path in found) or ("# (none in it now)",)
+
+
+def setup_links(config: Config, assemble: Path, environ: Mapping[str, str]) -> list[Link]:
+    """Given the config, this install's `assemble` and the environment, return what `assemble
+    doctor` checks of Codex here: its hooks for this workspace in `hooks.json`, and the
+    program they run; none when Codex is not set up here and its hook never ran here."""
+    every = config.is_project
+    ran = any(run.host == HOOK_HOST for run in read_sent(config.state_dir))
+    how = ["--all-projects", "--apply"] if every else ["--workspace", str(config.workspace)]
+    return hook_links(
+        "Codex",
+        HOOK_HOST,
+        [codex_home(environ) / "hooks.json"],
+        None if every else config.workspace,
+        ran_here=ran,
+        fix=shlex.join([str(assemble), "setup", HOOK_HOST, *how])
+        + ("" if every else "  (put the hooks and the trust it prints in place)"),
+    )

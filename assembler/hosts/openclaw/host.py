@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Final
 from assembler.hosts.host import PlainHost
 from assembler.hosts.openclaw.entries import scratchpad_entries
 from assembler.hosts.openclaw.reader import OpenClawReader
+from assembler.hosts.openclaw.receipts import openclaw_turns
 from assembler.hosts.openclaw.sessions import (
     host_session_files,
     is_session_artifact,
@@ -23,6 +24,7 @@ from assembler.transcripts.reader import SQLITE_MAGIC
 
 if TYPE_CHECKING:
     from assembler.config.schema import Config
+    from assembler.delivery.turns import Turn
     from assembler.pad.sections import ExternalEntries
     from assembler.transcripts.hosts import StoreReader
     from assembler.transcripts.reader import Reader, SourceReport
@@ -84,6 +86,11 @@ class OpenClaw(PlainHost):
             return None
         paths = [Path(s.path) for s in sources if s.format in self.formats and not s.error]
         return scratchpad_entries(paths, now) if paths else None
+
+    def delivery_turns(self, path: Path) -> tuple[str, list[Turn]] | None:
+        """The session's turns, with what plugins added before each prompt by the host's own
+        trace of what it submitted (for a store, its newest session a human speaks in)."""
+        return openclaw_turns(path)
 
     def workspaces(self, environ: Mapping[str, str]) -> list[Path]:
         """Every agent's workspace that OpenClaw's config names."""

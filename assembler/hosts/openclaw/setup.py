@@ -6,6 +6,7 @@ Gateway cron job that assembles, and the bootstrap-file fallback, and what remov
 from __future__ import annotations
 
 import json
+import os
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -13,6 +14,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assembler.config.schema import bundled_dir
+from assembler.delivery.sent import read_sent
+from assembler.errors import AssemblerError
+from assembler.fsutil import load_json, read_regular
+from assembler.hosts.links import Link
+from assembler.hosts.openclaw.sessions import (
+    _expand,
+    _read_config,
+    config_path,
+    openclaw_workspaces,
+    state_dir,
+)
 from assembler.hosts.removal import HostCommand, Removal
 from assembler.hosts.setup import common_context, render_setup
 
@@ -187,3 +199,136 @@ def removal(config: Config, assemble: Path, environ: Mapping[str, str]) -> Remov
     """Given the config, this install's `assemble` and the environment, return what
     `assemble setup openclaw --remove` undoes (`openclaw_removal`)."""
     return openclaw_removal(config, assemble)
+
+
+# -- What `assemble doctor` checks of OpenClaw here -------------------------------------------
+
+# The plugin's name in the record of what it handed each session (index.js's recordDelivery).
+_RECORD_HOST = "openclaw"
+_MANIFEST = "openclaw.plugin.json"
+_MANIFEST_MAX_BYTES = 256 * 1024
+
+
+def setup_links(config: Config, assemble: Path, environ: Mapping[str, str]) -> list[Link]:
+    """Given the config, this install's `assemble` and the environment, return what `assemble
+    doctor` checks of OpenClaw here: the plugin in OpenClaw's config (installed, loaded,
+    enabled, allowed its prompt hook, for this workspace) and the `assemble` it runs; none
+    when OpenClaw's config does not set the plugin up for this workspace and the plugin never
+    recorded a prompt here."""
+    state = state_dir(environ)
+    path = config_path(environ, state)
+    settings = _read_config(path)
+    ran = any(run.host == _RECORD_HOST for run in read_sent(config.state_dir))
+    setup = openclaw_setup(config, assemble)
+    configure = shlex.join(setup.configure)
+    install = f"{shlex.join(setup.install)} && {configure}"
+    plugins = settings.get("plugins") if isinstance(settings, dict) else None
+    plugins = plugins if isinstance(plugins, dict) else {}
+    entries = plugins.get("entries")
+    entry = entries.get(OPENCLAW_PLUGIN_ID) if isinstance(entries, dict) else None
+    entry = entry if isinstance(entry, dict) else None
+    options = entry.get("config") if entry is not None else None
+    options = options if isinstance(options, dict) else {}
+    label = "the OpenClaw plugin"
+    if entry is None or not _serves(options, config.workspace, environ):
+        if not ran:
+            return []
+        if settings is None:
+            found = f"{path} cannot be read (not JSON5, or not a file)"
+        elif entry is None:
+            found = f"{path} has no plugins.entries.{OPENCLAW_PLUGIN_ID}"
+        elif isinstance(options.get("workspace"), str) and options["workspace"].strip():
+            found = f"its config in {path} names {options['workspace']}, not this workspace"
+        else:
+            found = f"its config in {path} names no workspace, and no agent's is this one"
+        return [Link(label, False, f"{found}, though it served this workspace before", install)]
+    problem = _plugin_problem(plugins, entry, state, environ, install)
+    if problem is not None:
+        return [Link(label, False, f"{problem[0]} ({path})", problem[1])]
+    links = [Link(label, True, f"enabled, with its prompt hook, for this workspace in {path}")]
+    program = options.get("assemble")
+    if not isinstance(program, str) or not os.path.isabs(program):
+        state_text = f"no absolute assemble in its config in {path}: its scratchpad tool is off"
+        links.append(Link(f"the program {label} runs", False, state_text, configure))
+    elif not (os.path.isfile(program) and os.access(program, os.X_OK)):
+        state_text = f"{program} is not an executable file (moved, or the install is gone)"
+        links.append(Link(f"the program {label} runs", False, state_text, configure))
+    else:
+        links.append(Link(f"the program {label} runs", True, program))
+    return links
+
+
+def _serves(options: Mapping[str, Any], workspace: Path, environ: Mapping[str, str]) -> bool:
+    """Whether the plugin's config serves the workspace: it names it, or it names none and
+    the workspace is an agent's (the plugin then serves the agent's workspace)."""
+    here = os.path.realpath(workspace)
+    named = options.get("workspace")
+    if isinstance(named, str) and named.strip():
+        return os.path.isabs(named.strip()) and os.path.realpath(named.strip()) == here
+    return any(os.path.realpath(folder) == here for folder in openclaw_workspaces(environ))
+
+
+def _plugin_problem(
+    plugins: Mapping[str, Any],
+    entry: Mapping[str, Any],
+    state: Path,
+    environ: Mapping[str, str],
+    install: str,
+) -> tuple[str, str] | None:
+    """Given OpenClaw's plugin settings and our entry, return why the plugin does not load or
+    its prompt hook does not run, and the command that fixes it; None when nothing stops it
+    (OpenClaw's rules: plugins.enabled, then deny, then allow, then the entry's enabled)."""
+    entry_path = f"plugins.entries.{OPENCLAW_PLUGIN_ID}"
+    if plugins.get("enabled") is False:
+        return (
+            "plugins.enabled is false: no plugin loads",
+            "openclaw config set plugins.enabled true",
+        )
+    deny, allow = plugins.get("deny"), plugins.get("allow")
+    if isinstance(deny, list) and OPENCLAW_PLUGIN_ID in deny:
+        return f"plugins.deny names {OPENCLAW_PLUGIN_ID}", install
+    if isinstance(allow, list) and allow and OPENCLAW_PLUGIN_ID not in allow:
+        return f"plugins.allow does not name {OPENCLAW_PLUGIN_ID}", install
+    if entry.get("enabled") is False:
+        fix = f"openclaw plugins enable {OPENCLAW_PLUGIN_ID} --accept-capabilities"
+        return f"{entry_path}.enabled is false", fix
+    where = _installed_at(plugins, state, environ)
+    if where is None:
+        return "no folder OpenClaw loads plugins from holds it (moved, or not installed)", install
+    hooks = entry.get("hooks")
+    hooks = hooks if isinstance(hooks, dict) else {}
+    if hooks.get("allowConversationAccess") is not True:
+        why = f"{entry_path}.hooks.allowConversationAccess is not true: its prompt hook is blocked"
+        return why, install
+    if hooks.get("allowPromptInjection") is False:
+        why = f"{entry_path}.hooks.allowPromptInjection is false: what its hook adds is dropped"
+        return why, f"openclaw config unset {entry_path}.hooks.allowPromptInjection"
+    return None
+
+
+def _installed_at(
+    plugins: Mapping[str, Any], state: Path, environ: Mapping[str, str]
+) -> Path | None:
+    """Where OpenClaw finds the plugin: a folder of `plugins.load.paths` (a linked install), or
+    its copy in the state folder's extensions; None when neither holds it."""
+    load = plugins.get("load")
+    paths = load.get("paths") if isinstance(load, dict) else None
+    candidates = [
+        Path(_expand(item, environ)) for item in paths or [] if isinstance(item, str) and item
+    ] if isinstance(paths, list) else []  # fmt: skip
+    candidates.append(state / "extensions" / OPENCLAW_PLUGIN_ID)
+    for candidate in candidates:
+        folder = candidate if candidate.is_dir() else candidate.parent
+        if _manifest_id(folder / _MANIFEST) == OPENCLAW_PLUGIN_ID:
+            return folder
+    return None
+
+
+def _manifest_id(path: Path) -> str | None:
+    try:
+        data = read_regular(path, limit=_MANIFEST_MAX_BYTES, follow_links=True).data
+        manifest = load_json(data) if data is not None else None
+    except (AssemblerError, OSError, ValueError):
+        return None
+    found = manifest.get("id") if isinstance(manifest, dict) else None
+    return found if isinstance(found, str) else None

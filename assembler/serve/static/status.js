@@ -288,12 +288,30 @@
     $("obs-empty").hidden = data.entries.length > 0;
   }
 
+  // --- Deliveries --------------------------------------------------------------------------
+
+  const DELIVERY_MARKS = { delivered: "●", held: "○", missed: "✕" };
+
+  function drawDeliveries(data) {
+    const body = clear($("deliveries-table").querySelector("tbody"));
+    for (const session of data.sessions) {
+      const turns = el("td", { class: "mono" });
+      for (const turn of session.turns) {
+        turns.append(el("span", { class: `turn ${turn.mark}`, title: `${clock(turn.at)} ${turn.mark}` }, DELIVERY_MARKS[turn.mark] || "?"));
+      }
+      body.append(el("tr", { class: session.missed_last ? "bad" : "" },
+        el("td", {}, `${session.host} ${session.session.slice(0, 8)}`), turns, el("td", {}, session.line)));
+    }
+    $("deliveries-empty").hidden = data.sessions.length > 0;
+  }
+
   const pages = {
     now: ["/api/now", drawNow],
     mood: [() => `/api/mood?hours=${encodeURIComponent($("mood-hours").value)}` + (until ? `&until=${encodeURIComponent(until)}` : ""), drawMood],
     memory: ["/api/memory", drawMemory],
     sections: ["/api/sections", drawSections],
     observations: ["/api/observations", drawObservations],
+    deliveries: ["/api/deliveries", drawDeliveries],
   };
 
   let loading = Promise.resolve();

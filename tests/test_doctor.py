@@ -1,0 +1,116 @@
+"""`assemble doctor`: every link from the host's setup to the last delivery, in order; exit 0
+only when each holds, and a broken one names the command that fixes it."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+from fixtures.claude_code.session import ClaudeSession
+
+from assembler.assembly.pipeline import run_once
+from assembler.cli.main import main
+from assembler.config.files import load_config
+from assembler.daemon.service import Daemon
+from assembler.hosts.claude_code.setup import claude_code_setup
+from assembler.hosts.registry import HOSTS
+
+NOW = datetime.now().astimezone().replace(microsecond=0)
+
+
+@pytest.fixture
+def set_up(workspace: Path, isolated_home: Path) -> Path:
+    """A workspace with Claude Code's hooks in the user's settings, as setup prints them."""
+    (workspace / "assembler.toml").write_text('[memory]\nmodel = "none"\n')
+    (workspace / "MEMORY.md").write_text("# Notes\n\nThe deploy needs the staging key.\n")
+    settings = isolated_home / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    assemble = Path(__file__).resolve().parent.parent / ".venv" / "bin" / "assemble"
+    value = claude_code_setup(workspace.resolve(), assemble).settings
+    settings.write_text(json.dumps(value))
+    main(["index", "-w", str(workspace)])
+    run_once(load_config(workspace), hosts=HOSTS, now=NOW)
+    return workspace
+
+
+@pytest.fixture
+def daemon(set_up: Path) -> Iterator[Daemon]:
+    running = Daemon(load_config(set_up), hosts=HOSTS, notify=False)
+    thread = threading.Thread(target=running.run, daemon=True)
+    thread.start()
+    assert running.ready.wait(60)
+    yield running
+    running.stop()
+    thread.join(60)
+
+
+def _doctor(workspace: Path, capsys: pytest.CaptureFixture[str], *more: str) -> tuple[int, str]:
+    capsys.readouterr()
+    code = main(["doctor", "-w", str(workspace), "--now", NOW.isoformat(), *more])
+    return code, capsys.readouterr().out
+
+
+def test_every_link_holds_after_prompts_that_carried_the_block(
+    set_up: Path, daemon: Daemon, isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session = ClaudeSession(isolated_home, set_up)
+    session.prompt("why does the deploy fail", NOW)
+    session.prompt("and staging?", NOW + timedelta(seconds=30))
+    code, out = _doctor(set_up, capsys)
+    assert code == 0, out
+    names = [line.split(":")[0][5:] for line in out.splitlines() if line[:4] in ("ok  ", "--  ")]
+    assert names == [
+        "Claude Code hooks",
+        "the program the Claude Code hooks run",
+        "the daemon",
+        "the memory index",
+        "the file",
+        "the last delivery",
+    ]
+    assert "2/2 turns carried the block" in out and "every link holds" in out
+
+
+def test_a_removed_hook_is_the_broken_link_and_its_fix_is_printed(
+    set_up: Path, daemon: Daemon, isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session = ClaudeSession(isolated_home, set_up)
+    session.prompt("why does the deploy fail", NOW)
+    (isolated_home / ".claude" / "settings.json").write_text("{}")
+    session.prompt("hello?", NOW + timedelta(seconds=30), hook=False)
+    code, out = _doctor(set_up, capsys)
+    assert code == 1, out
+    assert "FAIL Claude Code hooks: no hook in" in out
+    assert f"assemble setup claude-code --workspace {set_up.resolve()}" in out
+    assert "FAIL the last delivery" in out
+    capsys.readouterr()
+    assert main(["check", "-w", str(set_up), "--now", NOW.isoformat()]) == 4
+    assert "missed delivery" in capsys.readouterr().out
+
+
+def test_without_a_daemon_and_with_notes_not_indexed_the_fixes_are_named(
+    set_up: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (set_up / "memory").mkdir()
+    (set_up / "memory" / "new.md").write_text("# New\n\nA note written since.\n")
+    code, out = _doctor(set_up, capsys, "--json")
+    assert code == 1
+    links = {link["name"]: link for link in json.loads(out)["links"]}
+    assert links["the daemon"]["holds"] is False
+    assert "systemd install --workspace" in links["the daemon"]["fix"]
+    assert links["the memory index"]["holds"] is False
+    assert "new memory/new.md" in links["the memory index"]["state"]
+    assert links["the last delivery"]["holds"] is None
+
+
+def test_a_workspace_no_host_is_set_up_for_says_how_to_set_one_up(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workspace / "assembler.toml").write_text("[memory]\nenabled = false\n")
+    code, out = _doctor(workspace, capsys)
+    assert code == 1
+    assert "FAIL a host set up for this workspace" in out
+    assert "setup HOST --workspace" in out
