@@ -19,32 +19,21 @@ from fixtures.codex.lines import (
     sessions_folder,
     user_message,
 )
+from fixtures.delivery import fresh_workspace, run_check
 from fixtures.transcript_lines import iso
 
-from assembler.assembly.pipeline import run_once
-from assembler.cli.main import main
 from assembler.config.files import load_config
 from assembler.delivery.report import describe
 from assembler.delivery.sent import SENT_NAME, Sent, read_sent, record_sent, text_digest
 from assembler.delivery.turns import Turn, session_deliveries
 from assembler.hosts.codex.hook import run_hook as codex_hook
-from assembler.hosts.registry import HOSTS
 
 NOW = datetime.fromisoformat("2026-03-02T12:00:00+00:00")
 
 
 @pytest.fixture
 def fresh(workspace: Path) -> Path:
-    (workspace / "assembler.toml").write_text("[memory]\nenabled = false\n")
-    (workspace / "MEMORY.md").write_text("# Notes\n")
-    run_once(load_config(workspace), hosts=HOSTS, now=NOW)
-    return workspace
-
-
-def _check(workspace: Path, capsys: pytest.CaptureFixture[str], at: datetime) -> tuple[int, str]:
-    capsys.readouterr()
-    code = main(["check", "-w", str(workspace), "--now", at.isoformat()])
-    return code, capsys.readouterr().out
+    return fresh_workspace(workspace, NOW)
 
 
 def _context(output: str) -> str:
@@ -61,7 +50,7 @@ def test_every_prompt_that_carried_the_block_counts_as_delivered(
     assert session.prompt("why does the deploy fail", NOW).startswith("[Session Scratchpad")
     # Nothing changed: the hook sends nothing, the session holds the block.
     assert session.prompt("and the staging one?", NOW + timedelta(minutes=1)) == ""
-    code, out = _check(fresh, capsys, NOW + timedelta(minutes=2))
+    code, out = run_check(fresh, capsys, NOW + timedelta(minutes=2))
     assert code == 0, out
     assert "2/2 turns carried the block" in out
     assert "missed" not in out
@@ -73,7 +62,7 @@ def test_a_prompt_after_the_hook_was_removed_is_a_missed_delivery(
     session = ClaudeSession(isolated_home, fresh)
     session.prompt("why does the deploy fail", NOW)
     session.prompt("is it the config?", NOW + timedelta(minutes=3), hook=False)
-    code, out = _check(fresh, capsys, NOW + timedelta(minutes=4))
+    code, out = run_check(fresh, capsys, NOW + timedelta(minutes=4))
     assert code == 4, out
     assert "1/2 turns carried the block" in out and "1 missed" in out
     assert "missed delivery" in out and "Claude Code" in out
@@ -85,7 +74,7 @@ def test_a_block_the_host_did_not_record_is_missed(
     # The hook printed it, but the host never added it (a renamed field, say).
     session = ClaudeSession(isolated_home, fresh)
     session.prompt("why does the deploy fail", NOW, recorded=False)
-    code, out = _check(fresh, capsys, NOW + timedelta(minutes=1))
+    code, out = run_check(fresh, capsys, NOW + timedelta(minutes=1))
     assert code == 4, out
     assert "0/1 turns carried the block" in out
 
@@ -100,7 +89,7 @@ def test_the_block_written_by_the_agent_is_no_receipt(
     session._add(cc_line("user", "t1", None, [{"type": "tool_result", "content": block}],
                          NOW + timedelta(seconds=6), session=SESSION, promptId="p1"))  # fmt: skip
     (fresh / "MEMORY.md").write_text(block)
-    code, out = _check(fresh, capsys, NOW + timedelta(minutes=1))
+    code, out = run_check(fresh, capsys, NOW + timedelta(minutes=1))
     assert code == 4, out
     assert "0/1 turns carried the block" in out
 
@@ -111,7 +100,7 @@ def test_a_stale_file_is_not_reported_as_a_missed_delivery(
     session = ClaudeSession(isolated_home, fresh)
     session.prompt("why does the deploy fail", NOW)
     session.prompt("hello?", NOW + timedelta(minutes=1), hook=False)
-    code, out = _check(fresh, capsys, NOW + timedelta(hours=2))
+    code, out = run_check(fresh, capsys, NOW + timedelta(hours=2))
     assert code == 1, out  # stale says stale; the missed turn is listed, not the exit code
     assert "1 missed" in out
 
@@ -119,7 +108,7 @@ def test_a_stale_file_is_not_reported_as_a_missed_delivery(
 def test_check_without_any_hook_run_prints_only_the_freshness(
     fresh: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out = _check(fresh, capsys, NOW + timedelta(minutes=1))
+    code, out = run_check(fresh, capsys, NOW + timedelta(minutes=1))
     assert code == 0
     assert len(out.strip().splitlines()) == 1 and "deliveries" not in out
 
@@ -156,7 +145,7 @@ def test_codex_turns_count_the_hook_context_codex_recorded_and_nothing_else(
     # The second prompt: the hook is gone; the agent's reply repeats the block.
     lines += [user_message("still failing", later), assistant_message(added, later)]
     rollout.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    code, out = _check(fresh, capsys, later + timedelta(minutes=1))
+    code, out = run_check(fresh, capsys, later + timedelta(minutes=1))
     assert code == 4, out
     assert "Codex session" in out and "1/2 turns carried the block" in out
 
@@ -265,13 +254,13 @@ def test_a_session_run_outside_the_workspace_is_missed_once_the_hooks_are_taken_
     project.mkdir()
     session = _ProjectSession(isolated_home, fresh, project)
     session.prompt("why does the deploy fail", NOW)
-    code, out = _check(fresh, capsys, NOW + timedelta(minutes=1))
+    code, out = run_check(fresh, capsys, NOW + timedelta(minutes=1))
     assert code == 0 and "1/1 turns carried the block" in out, out
     # The user deletes the hooks from their settings: the session no longer belongs to the
     # workspace by them, but the hook served it here, and its next prompt got nothing.
     settings.write_text(json.dumps({k: v for k, v in printed.items() if k != "hooks"}))
     session.prompt("is it the config?", NOW + timedelta(minutes=2), hook=False)
-    code, out = _check(fresh, capsys, NOW + timedelta(minutes=3))
+    code, out = run_check(fresh, capsys, NOW + timedelta(minutes=3))
     assert code == 4, out
     assert "1/2 turns carried the block" in out and "1 missed" in out
 

@@ -19,32 +19,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures.delivery import fresh_workspace, run_check
 from fixtures.openclaw.trace import BLOCK, MAIN, OpenClawSession, model_prompt, trace_event
 
-from assembler.assembly.pipeline import run_once
 from assembler.cli.main import main
 from assembler.config.files import load_config
 from assembler.delivery.sent import SENT_NAME, read_sent, text_digest
 from assembler.hosts.openclaw.host import HOST
 from assembler.hosts.openclaw.receipts import openclaw_turns, piece_digests
 from assembler.hosts.openclaw.setup import openclaw_plugin_dir
-from assembler.hosts.registry import HOSTS
 
 NOW = datetime.fromisoformat("2026-03-02T12:00:00+00:00")
 
 
 @pytest.fixture
 def fresh(workspace: Path) -> Path:
-    (workspace / "assembler.toml").write_text("[memory]\nenabled = false\n")
-    (workspace / "MEMORY.md").write_text("# Notes\n")
-    run_once(load_config(workspace), hosts=HOSTS, now=NOW)
-    return workspace
-
-
-def _check(workspace: Path, capsys: pytest.CaptureFixture[str], at: datetime) -> tuple[int, str]:
-    capsys.readouterr()
-    code = main(["check", "-w", str(workspace), "--now", at.isoformat()])
-    return code, capsys.readouterr().out
+    return fresh_workspace(workspace, NOW)
 
 
 def _minutes(n: float) -> datetime:
@@ -61,7 +51,7 @@ def test_every_prompt_that_carried_the_block_counts_as_delivered(
     session = OpenClawSession(isolated_home, fresh, layout=layout)
     session.prompt("why does the deploy fail", NOW)
     session.prompt("and the staging one?", _minutes(1))
-    code, out = _check(fresh, capsys, _minutes(2))
+    code, out = run_check(fresh, capsys, _minutes(2))
     assert code == 0, out
     assert f"OpenClaw session {MAIN[:8]}: 2/2 turns carried the block" in out
     assert "missed" not in out
@@ -73,7 +63,7 @@ def test_a_prompt_after_the_plugin_was_taken_out_is_a_missed_delivery(
     session = OpenClawSession(isolated_home, fresh)
     session.prompt("why does the deploy fail", NOW)
     session.prompt("is it the config?", _minutes(3), plugin=False)
-    code, out = _check(fresh, capsys, _minutes(4))
+    code, out = run_check(fresh, capsys, _minutes(4))
     assert code == 4, out
     assert "1/2 turns carried the block" in out and "1 missed" in out
 
@@ -84,7 +74,7 @@ def test_a_block_openclaw_did_not_submit_is_missed(
     # The plugin returned it, but the prompt went to the model without it.
     session = OpenClawSession(isolated_home, fresh)
     session.prompt("why does the deploy fail", NOW, recorded=False)
-    code, out = _check(fresh, capsys, _minutes(1))
+    code, out = run_check(fresh, capsys, _minutes(1))
     assert code == 4, out
     assert "0/1 turns carried the block" in out
 
@@ -95,7 +85,7 @@ def test_a_prompt_the_plugin_added_nothing_to_is_held_not_missed(
     session = OpenClawSession(isolated_home, fresh)
     session.prompt("why does the deploy fail", NOW)
     session.prompt("and now?", _minutes(1), block="")  # no block to send: the plugin says so
-    code, out = _check(fresh, capsys, _minutes(2))
+    code, out = run_check(fresh, capsys, _minutes(2))
     assert code == 0, out
     assert "2/2 turns carried the block" in out
     assert read_sent(fresh / ".scratchpad")[-1].sent is None
@@ -120,7 +110,7 @@ def test_the_block_written_by_the_agent_is_no_receipt(
     pasted = block.rstrip() + "\n\nwhat does this mean?"
     session.run([pasted], _minutes(2))
     session.user(pasted, _minutes(2))
-    code, out = _check(fresh, capsys, _minutes(3))
+    code, out = run_check(fresh, capsys, _minutes(3))
     assert code == 4, out
     assert "0/2 turns carried the block" in out
 

@@ -12,11 +12,35 @@ receipt.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 
 from assembler.delivery.sent import Sent
+from assembler.fsutil import open_regular
+
+# The most of a session file the readers read for its receipts: its newest part.
+READ_LIMIT = 16 * 1024 * 1024
+
+
+def read_tail(path: Path) -> bytes | None:
+    """Given a host's session file (a link followed: the host's own folder), return its newest
+    `READ_LIMIT` bytes, or None when it is no regular file or cannot be read (never blocking
+    on a named pipe)."""
+    try:
+        fd = open_regular(path, follow_links=True)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            size = handle.seek(0, 2)
+            handle.seek(max(size - READ_LIMIT, 0))
+            return handle.read(READ_LIMIT)
+        except OSError:
+            return None
+
 
 # A hook run belongs to the prompt it came before by this much at most.
 HOOK_WINDOW = timedelta(seconds=90)

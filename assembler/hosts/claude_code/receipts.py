@@ -11,20 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from assembler.delivery.sent import text_digest
-from assembler.delivery.turns import Turn
-
-# The most of a transcript read for its receipts: its newest part.
-READ_LIMIT = 16 * 1024 * 1024
-
-
-def _time(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return stamp if stamp.tzinfo is not None else None
+from assembler.delivery.turns import Turn, read_tail
+from assembler.transcripts.message import parse_time
 
 
 def _typed(line: dict[str, Any]) -> bool:
@@ -43,12 +31,8 @@ def _typed(line: dict[str, Any]) -> bool:
 def claude_code_turns(path: Path) -> tuple[str, list[Turn]] | None:
     """Given a Claude Code transcript, return its session's id and its turns, each with the
     digests of what hooks added to it; None when it cannot be read."""
-    try:
-        with path.open("rb") as handle:
-            size = handle.seek(0, 2)
-            handle.seek(max(size - READ_LIMIT, 0))
-            data = handle.read()
-    except OSError:
+    data = read_tail(path)
+    if data is None:
         return None
     session = path.stem
     turns: list[tuple[datetime, list[str], str | None]] = []
@@ -61,7 +45,7 @@ def claude_code_turns(path: Path) -> tuple[str, list[Turn]] | None:
             continue
         if isinstance(line.get("sessionId"), str):
             session = line["sessionId"]
-        at = _time(line.get("timestamp"))
+        at = parse_time(line.get("timestamp"))
         if line.get("type") == "user" and at is not None and _typed(line):
             version = line.get("version")
             turns.append((at, [], version if isinstance(version, str) else None))

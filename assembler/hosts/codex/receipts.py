@@ -11,20 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from assembler.delivery.sent import text_digest
-from assembler.delivery.turns import Turn
+from assembler.delivery.turns import Turn, read_tail
+from assembler.transcripts.message import parse_time
 
-READ_LIMIT = 16 * 1024 * 1024
 HOOK_KIND = "hooks.additional_context"
-
-
-def _time(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return stamp if stamp.tzinfo is not None else None
 
 
 def _meta(payload: dict[str, Any]) -> dict[str, Any]:
@@ -50,12 +40,8 @@ def _texts(payload: dict[str, Any]) -> list[str]:
 def codex_turns(path: Path) -> tuple[str, list[Turn]] | None:
     """Given a Codex rollout, return its session's id and its turns, each with the digests of
     what hooks added to it; None when it cannot be read."""
-    try:
-        with path.open("rb") as handle:
-            size = handle.seek(0, 2)
-            handle.seek(max(size - READ_LIMIT, 0))
-            data = handle.read()
-    except OSError:
+    data = read_tail(path)
+    if data is None:
         return None
     session = path.stem.rsplit("-", 5)[-5:]
     session_id = "-".join(session)
@@ -76,7 +62,7 @@ def codex_turns(path: Path) -> tuple[str, list[Turn]] | None:
             continue
         if line.get("type") != "response_item" or payload.get("type") != "message":
             continue
-        at = _time(line.get("timestamp"))
+        at = parse_time(line.get("timestamp"))
         role = payload.get("role")
         if role == "user" and at is not None and _typed(payload):
             turns.append((at, [], version))

@@ -38,7 +38,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from assembler.delivery.turns import Turn
+from assembler.delivery.turns import Turn, read_tail
 from assembler.fsutil import open_regular
 from assembler.hosts.openclaw.sessions import is_host_session_key, is_session_artifact
 from assembler.hosts.openclaw.store import SQLITE_SUFFIXES, _decode_event
@@ -47,7 +47,6 @@ from assembler.transcripts.message import parse_time, text_of
 from assembler.transcripts.reader import SQLITE_MAGIC
 
 # The most of a session file or its trace read for its receipts: its newest part.
-READ_LIMIT = 16 * 1024 * 1024
 # The newest events of a session's trace read from the store (OpenClaw keeps 10 MiB of them).
 MAX_TRACE_ROWS = 5000
 # A prompt is paired with the user message written nearest to it, within this long.
@@ -198,7 +197,7 @@ def _user_message(entry: object) -> _UserMessage | None:
 
 
 def _file_turns(path: Path) -> tuple[str, list[Turn]] | None:
-    data = _tail(path)
+    data = read_tail(path)
     if data is None:
         return None
     session = path.stem
@@ -212,7 +211,7 @@ def _file_turns(path: Path) -> tuple[str, list[Turn]] | None:
         user = _user_message(entry)
         if user is not None:
             users.append(user)
-    trace = _tail(_trace_file(path)) or b""
+    trace = read_tail(_trace_file(path)) or b""
     events = [e for e in map(_json, trace.splitlines()) if isinstance(e, dict)]
     events = [e for e in events if e.get("sessionId") in (None, session)]
     return session, session_turns(events, users)
@@ -223,26 +222,13 @@ def _trace_file(path: Path) -> Path:
     beside = path.with_name(path.name[: -len(".jsonl")] + ".trajectory.jsonl")
     if beside.exists():
         return beside
-    pointer = _json(_tail(path.with_name(path.name[: -len(".jsonl")] + ".trajectory-path.json")))
+    pointer = _json(
+        read_tail(path.with_name(path.name[: -len(".jsonl")] + ".trajectory-path.json"))
+    )
     target = pointer.get("runtimeFile") if isinstance(pointer, dict) else None
     if isinstance(target, str) and os.path.isabs(target) and target.endswith(".jsonl"):
         return Path(target)
     return beside
-
-
-def _tail(path: Path) -> bytes | None:
-    """The newest READ_LIMIT bytes of a regular file (never blocking), or None."""
-    try:
-        fd = open_regular(path, follow_links=True)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as handle:
-        size = handle.seek(0, 2)
-        handle.seek(max(size - READ_LIMIT, 0))
-        try:
-            return handle.read(READ_LIMIT)
-        except OSError:
-            return None
 
 
 def _json(raw: bytes | None) -> Any:
