@@ -66,6 +66,13 @@ def test_a_prompt_after_the_hook_was_removed_is_a_missed_delivery(
     assert code == 4, out
     assert "1/2 turns carried the block" in out and "1 missed" in out
     assert "missed delivery" in out and "Claude Code" in out
+    assert "  missed " not in out  # the turns themselves only with --explain
+
+    code, out = run_check(fresh, capsys, NOW + timedelta(minutes=4), "--explain")
+    assert code == 4, out
+    [why] = [line for line in out.splitlines() if line.startswith("  missed ")]
+    at = (NOW + timedelta(minutes=3)).astimezone()
+    assert why.startswith(f"  missed {at:%Y-%m-%d %H:%M:%S}: no hook ran for this prompt"), out
 
 
 def test_a_block_the_host_did_not_record_is_missed(
@@ -74,9 +81,10 @@ def test_a_block_the_host_did_not_record_is_missed(
     # The hook printed it, but the host never added it (a renamed field, say).
     session = ClaudeSession(isolated_home, fresh)
     session.prompt("why does the deploy fail", NOW, recorded=False)
-    code, out = run_check(fresh, capsys, NOW + timedelta(minutes=1))
+    code, out = run_check(fresh, capsys, NOW + timedelta(minutes=1), "--explain")
     assert code == 4, out
     assert "0/1 turns carried the block" in out
+    assert "the hook handed the block over, but the host's record of the turn holds nothing" in out
 
 
 def test_the_block_written_by_the_agent_is_no_receipt(
@@ -195,6 +203,8 @@ def test_an_upgrade_of_the_host_before_the_missed_turns_is_named() -> None:
     state = session_deliveries("Claude Code", "s", turns, [Sent(NOW, "x", "s", digest)])
     assert state.upgraded == ("2.1.331", "2.1.400") and state.missed_last == 2
     assert "went from 2.1.331 to 2.1.400" in describe(state)
+    assert [mark.at for mark in state.missed_marks] == [turn.at for turn in turns[1:]]
+    assert all("went from 2.1.331 to 2.1.400" in mark.why for mark in state.missed_marks)
     # No upgrade when the versions agree.
     same = [Turn(t.at, t.added, "2.1.331") for t in turns]
     assert (
@@ -218,6 +228,7 @@ def test_the_status_page_shows_each_session_with_a_mark_per_turn(
         status.close()
     [shown] = data["sessions"]
     assert [turn["mark"] for turn in shown["turns"]] == ["delivered", "missed"]
+    assert shown["turns"][0]["why"] == "" and "no hook ran" in shown["turns"][1]["why"]
     assert shown["missed_last"] == 1 and "1/2 turns carried the block" in shown["line"]
 
 
@@ -274,3 +285,37 @@ def test_a_hook_run_counts_for_the_prompt_nearest_to_it_only() -> None:
     # Its own run, a little after it, still counts for it.
     late = [Sent(NOW, "x", "s", None), Sent(NOW + timedelta(seconds=21), "x", "s", None)]
     assert session_deliveries("Host", "s", turns, late).held == 2
+
+
+def test_a_block_the_host_changed_on_the_way_is_missed_saying_so() -> None:
+    # The host recorded something a hook added, but not what ours handed over.
+    turns = [Turn(NOW, (text_digest("the block, cut short"),))]
+    state = session_deliveries("Host", "s", turns, [Sent(NOW, "x", "s", text_digest("block"))])
+    [mark] = state.missed_marks
+    assert mark.at == NOW and "what the host recorded as added differs from it" in mark.why
+
+
+def test_the_daemon_says_once_in_its_log_that_a_host_upgrade_stopped_the_block(
+    fresh: Path, isolated_home: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from assembler.daemon.service import Daemon
+    from assembler.hosts.registry import HOSTS
+
+    session = ClaudeSession(isolated_home, fresh)
+    session.prompt("why does the deploy fail", NOW, version="2.1.331")
+    # Claude Code was upgraded and no longer runs the hook.
+    session.prompt("is it the config?", NOW + timedelta(minutes=3), hook=False, version="2.1.400")
+    later = NOW + timedelta(minutes=4)
+    clock = [later]
+    daemon = Daemon(load_config(fresh), hosts=HOSTS, clock=lambda: clock[0])
+
+    with caplog.at_level("WARNING", logger="assembler"):
+        daemon._assemble("change")
+        clock[0] = later + timedelta(minutes=5)  # past the watch's pause between looks
+        daemon._assemble("change")
+    said = [
+        r.getMessage() for r in caplog.records if "went from 2.1.331 to 2.1.400" in r.getMessage()
+    ]
+    assert len(said) == 1, caplog.text
+    assert f"session {SESSION[:8]}" in said[0] and "newest 1 turn(s) got no scratchpad" in said[0]
+    assert "assemble doctor" in said[0]

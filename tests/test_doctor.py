@@ -66,12 +66,63 @@ def test_every_link_holds_after_prompts_that_carried_the_block(
     assert names == [
         "Claude Code hooks",
         "the program the Claude Code hooks run",
+        "the Claude Code MCP server",
         "the daemon",
         "the memory index",
         "the file",
         "the last delivery",
     ]
     assert "2/2 turns carried the block" in out and "every link holds" in out
+    # Not registered: said, with the command that adds it, and no broken link.
+    [server] = [line for line in out.splitlines() if "the Claude Code MCP server" in line]
+    assert server.startswith("--   the Claude Code MCP server: not registered"), out
+    assert "claude mcp add scratchpad -- " in server
+
+
+def _register(home: Path, workspace: Path, command: str) -> None:
+    """Register the workspace's MCP server with Claude Code, scope local, as `claude mcp add`
+    writes it into ~/.claude.json."""
+    entry = {"type": "stdio", "command": command, "args": ["mcp", "--workspace", str(workspace)]}
+    state = {"projects": {str(workspace.resolve()): {"mcpServers": {"scratchpad": entry}}}}
+    (home / ".claude.json").write_text(json.dumps(state))
+
+
+def test_a_registered_mcp_server_holds_and_one_whose_program_is_gone_is_broken(
+    set_up: Path, daemon: Daemon, isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session = ClaudeSession(isolated_home, set_up)
+    session.prompt("why does the deploy fail", NOW)
+    assemble = Path(__file__).resolve().parent.parent / ".venv" / "bin" / "assemble"
+    _register(isolated_home, set_up, str(assemble))
+    code, out = _doctor(set_up, capsys)
+    assert code == 0, out
+    assert f"ok   the Claude Code MCP server: registered in {isolated_home / '.claude.json'}" in out
+    assert "(scope local)" in out and f"runs {assemble}" in out
+
+    _register(isolated_home, set_up, str(isolated_home / "gone" / "assemble"))
+    code, out = _doctor(set_up, capsys)
+    assert code == 1, out
+    lines = out.splitlines()
+    broken = lines.index(next(line for line in lines if "MCP server" in line))
+    assert lines[broken].startswith("FAIL the Claude Code MCP server: ")
+    assert "is not an executable file" in lines[broken]
+    assert lines[broken + 1].startswith("     fix: claude mcp add scratchpad -- ")
+    assert f"(run in {set_up.resolve()})" in lines[broken + 1]
+
+
+def test_an_mcp_host_that_registers_the_server_is_checked_too(
+    set_up: Path, daemon: Daemon, isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    desktop = isolated_home / "xdg_config_home" / "Claude" / "claude_desktop_config.json"
+    desktop.parent.mkdir(parents=True)
+    entry = {"command": "/nowhere/assemble", "args": ["mcp", "--workspace", str(set_up)]}
+    desktop.write_text(json.dumps({"mcpServers": {"scratchpad": entry}}))
+    code, out = _doctor(set_up, capsys)
+    assert code == 1, out
+    assert (
+        f"FAIL the MCP server of Claude Desktop or Cursor: '/nowhere/assemble' in {desktop}" in out
+    )
+    assert "setup mcp --workspace" in out
 
 
 def test_a_removed_hook_is_the_broken_link_and_its_fix_is_printed(
@@ -114,3 +165,31 @@ def test_a_workspace_no_host_is_set_up_for_says_how_to_set_one_up(
     assert code == 1
     assert "FAIL a host set up for this workspace" in out
     assert "setup HOST --workspace" in out
+
+
+def test_codex_hooks_and_its_mcp_server_as_setup_prints_them_hold(
+    workspace: Path, tmp_path: Path
+) -> None:
+    from assembler.hosts.codex.setup import codex_setup
+    from assembler.hosts.codex.setup import setup_links as codex_links
+
+    (workspace / "assembler.toml").write_text("[memory]\nenabled = false\n")
+    config = load_config(workspace)
+    environ = {"CODEX_HOME": str(tmp_path / "codex"), "HOME": str(tmp_path)}
+    assemble = Path(__file__).resolve().parent.parent / ".venv" / "bin" / "assemble"
+    setup = codex_setup(config.workspace, assemble, environ)
+    setup.hooks_json.parent.mkdir()
+    setup.hooks_json.write_text(json.dumps(setup.hooks))
+    setup.config_toml.write_text("\n".join(setup.config_lines()) + "\n")
+
+    links = {link.name: link for link in codex_links(config, assemble, environ)}
+    assert links["Codex hooks"].holds is True
+    server = links["the Codex MCP server"]
+    assert server.holds is True and server.state.startswith(f"registered in {setup.config_toml}")
+
+    # The table gone from config.toml: said, with the command that prints it, not broken.
+    setup.config_toml.write_text("[features]\nhooks = true\n")
+    server = {link.name: link for link in codex_links(config, assemble, environ)}[
+        "the Codex MCP server"
+    ]
+    assert server.holds is None and "[mcp_servers.scratchpad]" in server.state

@@ -122,7 +122,7 @@ console.log(JSON.stringify(out));
 """
 
 
-def _setup(
+def setup_openclaw(
     hosts: Hosts,
     model: MockModel,
     root: Path,
@@ -185,7 +185,7 @@ def _stable_system(request: LoggedRequest) -> str:
 def test_openclaw_with_the_plugin_sends_the_fresh_scratchpad_runs_its_tool_and_drops_it_when_stale(
     hosts: Hosts, model: MockModel, tmp_path: Path, isolated_home: Path
 ) -> None:
-    setup = _setup(hosts, model, tmp_path, isolated_home)
+    setup = setup_openclaw(hosts, model, tmp_path, isolated_home)
     workspace, home = setup.workspace, setup.home
     setup.assemble("--once")
     rendered = setup.ready()
@@ -290,7 +290,7 @@ def _through_the_gateway(
     # keeps the file fresh, and the fallback (a real setup uses the plugin or the fallback;
     # here each shows in its own part of the one request).
     # The user's HOME, as `isolated_home` makes it.
-    setup = _setup(
+    setup = setup_openclaw(
         hosts, model, tmp_path, tmp_path / "user", output=OPENCLAW_FALLBACK_OUTPUT, environ=environ
     )
     workspace, home = setup.workspace, setup.home
@@ -414,7 +414,7 @@ def _forge_ready(setup: HostSetup, **fields: Any) -> dict[str, Any]:
 def test_a_forged_ready_block_writes_no_system_prompt_stays_fresh_no_longer_and_is_cut(
     hosts: Hosts, model: MockModel, tmp_path: Path, isolated_home: Path
 ) -> None:
-    setup = _setup(hosts, model, tmp_path, isolated_home)
+    setup = setup_openclaw(hosts, model, tmp_path, isolated_home)
     setup.assemble("--once")
     text = setup.assemble("setup", "openclaw", "--no-assemble").stdout
     install, configure, *_ = printed_openclaw_commands(text)
@@ -467,7 +467,7 @@ def _with_the_daemon(
     hosts: Hosts, model: MockModel, tmp_path: Path, environ: dict[str, str]
 ) -> None:
     # The user's HOME, as `isolated_home` makes it.
-    setup = _setup(hosts, model, tmp_path, tmp_path / "user", environ=environ)
+    setup = setup_openclaw(hosts, model, tmp_path, tmp_path / "user", environ=environ)
     workspace, home = setup.workspace, setup.home
     said = (datetime.now(UTC) - timedelta(minutes=3)).isoformat()
     line = {"role": "user", "content": "why does the deploy keep failing on staging"}

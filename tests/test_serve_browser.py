@@ -39,13 +39,27 @@ def browser() -> Iterator[Any]:
     executable = chromium_path()
     if executable is None:
         pytest.skip("no Chromium found: apt-get install chromium (make setup does, as root)")
+    from playwright.sync_api import Error as PlaywrightError
+
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=executable,
-            # --no-sandbox: CI containers run as root. The resolver rule sends a foreign name
-            # to our server, as a DNS rebinding attack would.
-            args=["--no-sandbox", "--host-resolver-rules=MAP evil.example 127.0.0.1"],
-        )
+        # --no-sandbox: CI containers run as root; --disable-gpu: there is no GPU, and the
+        # software GPU process is one more thing to crash. The resolver rule sends a foreign
+        # name to our server, as a DNS rebinding attack would.
+        options = {
+            "executable_path": executable,
+            "args": [
+                "--no-sandbox",
+                "--disable-gpu",
+                "--host-resolver-rules=MAP evil.example 127.0.0.1",
+            ],
+        }
+        # Chromium now and then dies at start on a loaded machine (SIGTRAP before the first
+        # page); that is the browser's start, not the page under test, so it gets one more try.
+        # A second failure fails the tests with the browser's own log.
+        try:
+            launched = playwright.chromium.launch(**options)
+        except PlaywrightError:
+            launched = playwright.chromium.launch(**options)
         yield launched
         launched.close()
 

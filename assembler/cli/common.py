@@ -34,8 +34,10 @@ def load(args: argparse.Namespace) -> Config:
     return load_config(args.workspace, args.config)
 
 
-def parse_now(value: str | None, config: Config) -> datetime:
-    tz = local_timezone(config.time.timezone)
+def parse_now(value: str | None, config: Config | None) -> datetime:
+    """Given --now (None: the clock) and the config (None: no workspace, the machine's zone),
+    return the time to run at; a time without a zone is in the config's."""
+    tz = local_timezone(config.time.timezone if config is not None else "")
     if value is None:
         return datetime.now(tz)
     try:

@@ -168,12 +168,16 @@ CHECK_DESCRIPTION = (
     "config is wrong). Where a host's hook ran, a line per session says how many of its\n"
     "turns carried the block, by the host's own record of what the hook added; exit 4\n"
     "when the file is fresh but the newest turn got no block (a missed delivery: is the\n"
-    "hook still in the host's settings? `assemble doctor` says which link broke)."
+    "hook still in the host's settings? `assemble doctor` says which link broke).\n"
+    "--explain adds a line per missed turn: when, and why, as far as the records tell."
 )
 
 
 def _check_arguments(check: argparse.ArgumentParser) -> None:
     _add_now(check, suppress=True)
+    check.add_argument(
+        "--explain", action="store_true", help="say which turns missed the block and why"
+    )
 
 
 PAD_DESCRIPTION = """\

@@ -224,10 +224,14 @@ class Fleet:
             self._leave_out(key, str(error).splitlines()[0], retry)
             return
         daemon = Daemon(config, hosts=self.hosts, notify=False)
-        served = _Served(wanted, daemon, threading.Thread(), datetime.now(UTC))
-        served.thread = threading.Thread(
-            target=self._run_one, args=(served,), name=f"workspace {key.name}", daemon=True
+        failed: list[str] = []
+        thread = threading.Thread(
+            target=self._run_one,
+            args=(daemon, wanted.folder, failed),
+            name=f"workspace {key.name}",
+            daemon=True,
         )
+        served = _Served(wanted, daemon, thread, datetime.now(UTC), failed)
         self.served[key] = served
         self.left_out.pop(key, None)
         served.thread.start()
@@ -239,14 +243,16 @@ class Fleet:
         self.left_out[key] = (why, retry)
 
     @staticmethod
-    def _run_one(served: _Served) -> None:
+    def _run_one(daemon: Daemon, folder: Path, failed: list[str]) -> None:
+        """Run one workspace's daemon until it stops; why it failed, if it did, goes into
+        `failed` (its record's)."""
         try:
-            served.daemon.run()
+            daemon.run()
         except AssemblerError as error:
-            served.failed.append(str(error).splitlines()[0])
+            failed.append(str(error).splitlines()[0])
         except Exception as error:
-            log.exception("the daemon of %s failed", served.wanted.folder)
-            served.failed.append(f"{type(error).__name__}: {error}")
+            log.exception("the daemon of %s failed", folder)
+            failed.append(f"{type(error).__name__}: {error}")
 
     def _stop_all(self) -> None:
         for served in self.served.values():

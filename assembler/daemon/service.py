@@ -54,6 +54,7 @@ from assembler.daemon.control import (
 )
 from assembler.daemon.lock import NUDGE_NAME, DaemonLock
 from assembler.daemon.output import LogLine, OnceOutput, once_output
+from assembler.delivery.upgrades import UpgradeWatch
 from assembler.errors import AssemblerError, Problem
 from assembler.memory.index import stopping_syncs
 from assembler.memory.lifecycle import WarmMemory
@@ -409,6 +410,7 @@ class Daemon:
         # workspaces rests one idle for long (`rest_if_idle`) until its next event.
         self._last_event = time.monotonic()
         self.resting = False
+        self._upgrades = UpgradeWatch()
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -723,7 +725,21 @@ class Daemon:
                 log.exception(
                     "assembly (%s) failed unexpectedly; the next one runs as planned", reason
                 )
+            self._say_upgrades(now)
         self._sync_watches()
+
+    def _say_upgrades(self, now: datetime) -> None:
+        """Say once in the log each host upgrade after which the block stopped reaching the
+        model (`delivery.upgrades`); reading the hosts' records never fails a run."""
+        try:
+            lines = self._upgrades.new_notices(
+                self.config.workspace, self.config.state_dir, self.hosts, os.environ, now
+            )
+        except Exception:
+            log.debug("the hosts' delivery records could not be read", exc_info=True)
+            return
+        for line in lines:
+            log.warning("%s", line)
 
     def serve_once(self, request: OnceRequest) -> OnceOutput:
         """Given an `assemble --once` request from the socket, run it as one of our cycles,

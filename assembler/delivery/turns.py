@@ -57,6 +57,16 @@ class Turn:
 
 
 @dataclass(frozen=True)
+class Mark:
+    """How one turn was served: when, "delivered", "held" or "missed", and for a missed one
+    why, as far as the records tell."""
+
+    at: datetime
+    state: str
+    why: str = ""
+
+
+@dataclass(frozen=True)
 class SessionDeliveries:
     """One session's turns as delivered: `delivered` got the block (or what changed in it),
     `held` ran the hook, which sent nothing (the session holds the current block, or there was
@@ -74,8 +84,13 @@ class SessionDeliveries:
     # The host's version at the last delivery and at the first of the newest missed turns,
     # when they differ: an upgrade that may have changed how hooks are run or recorded.
     upgraded: tuple[str, str] | None = None
-    # Each turn, oldest first: when, and "delivered", "held" or "missed".
-    marks: tuple[tuple[datetime, str], ...] = ()
+    # Each turn, oldest first.
+    marks: tuple[Mark, ...] = ()
+
+    @property
+    def missed_marks(self) -> list[Mark]:
+        """The missed turns, oldest first, each with why."""
+        return [mark for mark in self.marks if mark.state == "missed"]
 
     @property
     def carried(self) -> int:
@@ -97,13 +112,13 @@ def session_deliveries(
         own.setdefault(nearest, []).append(run)
     delivered = held = missed = streak = 0
     last: datetime | None = None
-    marks: list[tuple[datetime, str]] = []
+    marks: list[Mark] = []
     carried_by: str | None = None  # the host's version of the last turn that carried it
     missed_by: str | None = None  # and of the first of the newest missed ones
     for index, turn in enumerate(turns):
         if any(digest in sent for digest in turn.added):
             delivered, streak, last, carried_by = delivered + 1, 0, turn.at, turn.version
-            marks.append((turn.at, "delivered"))
+            marks.append(Mark(turn.at, "delivered"))
             continue
         # The prompt's own hook run: the one nearest to it, within the window.
         near = min(own.get(index, []), key=lambda run: abs(run.at - turn.at), default=None)
@@ -111,12 +126,12 @@ def session_deliveries(
             # The hook ran and rightly sent nothing: the session holds the block, or no
             # block was there to send.
             held, streak, carried_by = held + 1, 0, turn.version
-            marks.append((turn.at, "held"))
+            marks.append(Mark(turn.at, "held"))
             continue
         if streak == 0:
             missed_by = turn.version
         missed, streak = missed + 1, streak + 1
-        marks.append((turn.at, "missed"))
+        marks.append(Mark(turn.at, "missed", _why_missed(turn, near, carried_by)))
     upgraded = None
     if streak and carried_by and missed_by and carried_by != missed_by:
         upgraded = (carried_by, missed_by)
@@ -133,3 +148,26 @@ def session_deliveries(
         upgraded,
         tuple(marks),
     )
+
+
+def _why_missed(turn: Turn, near: Sent | None, carried_by: str | None) -> str:
+    """Given a missed turn, the hook run nearest to it (None: none) and the host's version of
+    the last turn that carried the block, return why it missed, as far as the records tell."""
+    if near is None or abs(near.at - turn.at) > HOOK_WINDOW:
+        why = (
+            "no hook ran for this prompt (the hook is not in the settings the host read, "
+            "or the host no longer calls it)"
+        )
+    elif not turn.added:
+        why = (
+            "the hook handed the block over, but the host's record of the turn holds nothing "
+            "a hook added (the host dropped what the hook printed)"
+        )
+    else:
+        why = (
+            "the hook handed the block over, but what the host recorded as added differs "
+            "from it (changed on the way: the host cut it, or hid text that looked secret)"
+        )
+    if carried_by and turn.version and turn.version != carried_by:
+        why += f"; the host went from {carried_by} to {turn.version} since it last carried one"
+    return why

@@ -679,7 +679,7 @@ def deliveries_data(status: Status, now: datetime) -> dict[str, Any]:
     since = now - timedelta(days=1)
     sessions = []
     for session in reversed(report.sessions):
-        marks = [(at, mark) for at, mark in session.marks if at >= since]
+        marks = [mark for mark in session.marks if mark.at >= since]
         if not marks:
             continue
         sessions.append(
@@ -687,7 +687,10 @@ def deliveries_data(status: Status, now: datetime) -> dict[str, Any]:
                 "host": session.host,
                 "session": session.session,
                 "line": describe(session),
-                "turns": [{"at": at.isoformat(), "mark": mark} for at, mark in marks],
+                "turns": [
+                    {"at": mark.at.isoformat(), "mark": mark.state, "why": mark.why}
+                    for mark in marks
+                ],
                 "missed_last": session.missed_last,
             }
         )

@@ -1,6 +1,7 @@
 """`assemble check`: whether SCRATCHPAD.md is fresh, as the exit code (0 fresh, 1 stale, 2 missing
 or unreadable), and whether it reached the model: a line per session a hook served, and exit 4
-when the newest turn of a fresh file's session got no block (a missed delivery)."""
+when the newest turn of a fresh file's session got no block (a missed delivery); with
+--explain, which turns missed and why."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from assembler.file.freshness import check_freshness
 EXIT_MISSED = 4
 # The sessions `check` names, the newest ones.
 SHOWN_SESSIONS = 3
+# The missed turns `check --explain` names in each, the newest ones.
+SHOWN_MISSED = 10
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,6 +38,9 @@ def run(args: argparse.Namespace) -> int:
     report = delivery_report(config.workspace, config.state_dir, HOSTS, os.environ)
     for session in report.sessions[-SHOWN_SESSIONS:]:
         print(describe(session))
+        if args.explain:
+            for mark in session.missed_marks[-SHOWN_MISSED:]:
+                print(f"  missed {mark.at.astimezone():%Y-%m-%d %H:%M:%S}: {mark.why}")
     newest = report.sessions[-1] if report.sessions else None
     if result.code == 0 and newest is not None and newest in report.missed:
         print(

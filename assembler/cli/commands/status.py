@@ -7,11 +7,10 @@ import argparse
 import json
 import os
 from dataclasses import asdict, dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from assembler.clock import local_timezone
+from assembler.cli.common import parse_now
 from assembler.config.files import load_config, user_state_dir
 from assembler.config.projects import (
     announced_projects,
@@ -36,20 +35,8 @@ class Known:
     code: int  # `assemble check`'s exit code: 0 fresh, 1 stale, 2 missing
 
 
-def _now(args: argparse.Namespace) -> datetime:
-    if getattr(args, "now", None):
-        try:
-            return datetime.fromisoformat(args.now).astimezone()
-        except ValueError as error:
-            raise AssemblerError(
-                f"--now {args.now!r} is not an ISO-8601 time; write it like "
-                "2026-03-02T23:25:00+11:00"
-            ) from error
-    return datetime.now(local_timezone(""))
-
-
 def _known(args: argparse.Namespace) -> tuple[list[Known], dict[str, Any] | None, list[Any]]:
-    now = _now(args)
+    now = parse_now(getattr(args, "now", None), None)
     fleet_pid = lock_holder(user_state_dir())
     record = read_fleet_record() if fleet_pid else None
     served: dict[str, dict[str, Any]] = {

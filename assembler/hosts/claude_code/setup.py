@@ -31,7 +31,12 @@ from assembler.hosts.command_hooks import (
 )
 from assembler.hosts.hook_links import hook_links
 from assembler.hosts.links import Link
-from assembler.hosts.mcp.setup import MCP_SERVER_NAME, names_workspace
+from assembler.hosts.mcp.setup import (
+    MCP_SERVER_NAME,
+    names_workspace,
+    registered_in,
+    server_link,
+)
 from assembler.hosts.removal import SETTINGS_MAX_BYTES, HostCommand, Removal, SettingsEdit, Step
 from assembler.hosts.setup import (
     all_projects_context,
@@ -331,7 +336,7 @@ def setup_links(config: Config, assemble: Path, environ: Mapping[str, str]) -> l
         config.workspace / ".claude" / "settings.json",
     ]
     how = ["--all-projects", "--apply"] if every else ["--workspace", str(config.workspace)]
-    return hook_links(
+    links = hook_links(
         "Claude Code",
         HOOK_HOST,
         files,
@@ -340,3 +345,31 @@ def setup_links(config: Config, assemble: Path, environ: Mapping[str, str]) -> l
         fix=shlex.join([str(assemble), "setup", HOOK_HOST, *how])
         + ("" if every else "  (merge the hooks it prints into ~/.claude/settings.json)"),
     )
+    if every or not links:
+        return links  # the all-projects hooks have no MCP server (a server serves one workspace)
+    add = shlex.join(claude_code_setup(config.workspace, assemble).mcp_add)
+    fix = f"{add}  (run in {config.workspace})"
+    return [*links, server_link("the Claude Code MCP server", _registrations(config, environ), fix)]
+
+
+def _registrations(config: Config, environ: Mapping[str, str]) -> list[tuple[str, Any]]:
+    """Where Claude Code registers this workspace's MCP server for its sessions there: scope
+    user and the workspace's scope local in its state file, scope project in `.mcp.json`."""
+    registry = _registry_path(environ)
+    known = _read_registry(registry) or {}
+    scopes: list[tuple[str, Any]] = [(f"{registry} (scope user)", known.get("mcpServers"))]
+    projects = known.get("projects")
+    here = os.path.realpath(config.workspace)
+    for folder, project in sorted(projects.items() if isinstance(projects, dict) else []):
+        if os.path.realpath(folder) == here and isinstance(project, dict):
+            scopes.append((f"{registry} (scope local)", project.get("mcpServers")))
+    found = [
+        (where, servers[MCP_SERVER_NAME])
+        for where, servers in scopes
+        if isinstance(servers, dict) and _serves(servers, config.workspace)
+    ]
+    shared = config.workspace / ".mcp.json"
+    entry = registered_in(shared, config.workspace)
+    if entry is not None:
+        found.append((f"{shared} (scope project)", entry))
+    return found

@@ -45,7 +45,7 @@ from assembler.hosts.command_hooks import (
 )
 from assembler.hosts.hook_links import hook_links
 from assembler.hosts.links import Link
-from assembler.hosts.mcp.setup import MCP_SERVER_NAME, names_workspace
+from assembler.hosts.mcp.setup import MCP_SERVER_NAME, names_workspace, server_link
 from assembler.hosts.removal import (
     SETTINGS_MAX_BYTES,
     Removal,
@@ -550,12 +550,24 @@ def setup_links(config: Config, assemble: Path, environ: Mapping[str, str]) -> l
     every = config.is_project
     ran = any(run.host == HOOK_HOST for run in read_sent(config.state_dir))
     how = ["--all-projects", "--apply"] if every else ["--workspace", str(config.workspace)]
-    return hook_links(
+    setup = shlex.join([str(assemble), "setup", HOOK_HOST, *how])
+    links = hook_links(
         "Codex",
         HOOK_HOST,
         [codex_home(environ) / "hooks.json"],
         None if every else config.workspace,
         ran_here=ran,
-        fix=shlex.join([str(assemble), "setup", HOOK_HOST, *how])
-        + ("" if every else "  (put the hooks and the trust it prints in place)"),
+        fix=setup + ("" if every else "  (put the hooks and the trust it prints in place)"),
     )
+    if every or not links:
+        return links  # the all-projects hooks have no MCP server (a server serves one workspace)
+    config_toml = codex_home(environ) / "config.toml"
+    try:
+        server = _table(
+            _table(tomllib.loads(_read_toml(config_toml)[1]), "mcp_servers"), MCP_SERVER_NAME
+        )
+    except (AssemblerError, tomllib.TOMLDecodeError, RecursionError):
+        server = {}
+    found = [(str(config_toml), server)] if names_workspace(server, config.workspace) else []
+    fix = f"{setup}  (the [mcp_servers.{MCP_SERVER_NAME}] table it prints, in {config_toml})"
+    return [*links, server_link("the Codex MCP server", found, fix)]

@@ -5,12 +5,16 @@ under `mcpServers`, and what removes it again.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import shlex
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assembler.errors import AssemblerError
+from assembler.fsutil import load_json, read_regular
 from assembler.hosts.host import user_home
-from assembler.hosts.removal import Removal, SettingsEdit
+from assembler.hosts.links import Link
+from assembler.hosts.removal import SETTINGS_MAX_BYTES, Removal, SettingsEdit
 from assembler.hosts.setup import common_context, indented, render_setup
 
 if TYPE_CHECKING:
@@ -33,6 +37,41 @@ def names_workspace(entry: Any, workspace: Path) -> bool:
         return False
     named = args[2]
     return isinstance(named, str) and os.path.realpath(named) == os.path.realpath(workspace)
+
+
+def server_link(name: str, found: Sequence[tuple[str, Any]], fix: str) -> Link:
+    """Given the link's name, each registration of this workspace's server found (where,
+    its entry) and the command that registers it, return `assemble doctor`'s link of it: the
+    server registered and the program it runs there. Not registered is said and does not
+    count: the hooks carry the block without it; the server gives the agent its tools."""
+    if not found:
+        return Link(name, None, f"not registered: the agent has no scratchpad tools ({fix})")
+    for where, entry in found:
+        command = entry.get("command") if isinstance(entry, dict) else None
+        if not (
+            isinstance(command, str)
+            and os.path.isabs(command)
+            and os.path.isfile(command)
+            and os.access(command, os.X_OK)
+        ):
+            state = f"{command!r} in {where} is not an executable file (moved, or gone)"
+            return Link(name, False, state, fix)
+    wheres = ", ".join(where for where, _ in found)
+    commands = ", ".join(sorted({str(entry["command"]) for _, entry in found}))
+    return Link(name, True, f"registered in {wheres}, runs {commands}")
+
+
+def registered_in(path: Path, workspace: Path) -> Any:
+    """Given an `mcpServers` file and the workspace, return our server's entry there when it
+    serves the workspace, else None (no file, not JSON, another workspace's)."""
+    try:
+        data = read_regular(path, limit=SETTINGS_MAX_BYTES, follow_links=True).data
+        value = load_json(data) if data is not None else None
+    except (AssemblerError, OSError, ValueError):
+        return None
+    servers = value.get("mcpServers") if isinstance(value, dict) else None
+    entry = servers.get(MCP_SERVER_NAME) if isinstance(servers, dict) else None
+    return entry if names_workspace(entry, workspace) else None
 
 
 def mcp_config_files(environ: Mapping[str, str]) -> list[Path]:
@@ -78,3 +117,24 @@ def removal(config: Config, assemble: Path, environ: Mapping[str, str]) -> Remov
     """Given the config, this install's `assemble` and the environment, return what
     `assemble setup mcp --remove` undoes (`mcp_removal`)."""
     return mcp_removal(config.workspace, environ)
+
+
+def setup_links(config: Config, assemble: Path, environ: Mapping[str, str]) -> list[Link]:
+    """Given the config, this install's `assemble` and the environment, return what `assemble
+    doctor` checks of the MCP hosts whose place is known: the server registered there for this
+    workspace and the program it runs; none where no such host registers it."""
+    found = [
+        (str(path), entry)
+        for path in mcp_config_files(environ)
+        if (entry := registered_in(path, config.workspace)) is not None
+    ]
+    if not found:
+        return []
+    command = shlex.join([str(assemble), "setup", "mcp", "--workspace", str(config.workspace)])
+    return [
+        server_link(
+            "the MCP server of Claude Desktop or Cursor",
+            found,
+            f"{command} (put the entry it prints in place)",
+        )
+    ]

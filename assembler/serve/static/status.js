@@ -297,7 +297,7 @@
     for (const session of data.sessions) {
       const turns = el("td", { class: "mono" });
       for (const turn of session.turns) {
-        turns.append(el("span", { class: `turn ${turn.mark}`, title: `${clock(turn.at)} ${turn.mark}` }, DELIVERY_MARKS[turn.mark] || "?"));
+        turns.append(el("span", { class: `turn ${turn.mark}`, title: turn.why ? `${clock(turn.at)} ${turn.mark}: ${turn.why}` : `${clock(turn.at)} ${turn.mark}` }, DELIVERY_MARKS[turn.mark] || "?"));
       }
       body.append(el("tr", { class: session.missed_last ? "bad" : "" },
         el("td", {}, `${session.host} ${session.session.slice(0, 8)}`), turns, el("td", {}, session.line)));
