@@ -39,6 +39,23 @@ def format_duration(delta: timedelta) -> str:
     return f"{minutes}m"
 
 
+# How far a record's own `updated` may be ahead of the clock: its seconds, rounded.
+CLOCK_SLACK = timedelta(seconds=5)
+
+
+def fresh_until(
+    updated: datetime, expires: datetime, ttl: timedelta, now: datetime
+) -> datetime | None:
+    """Given a record's `updated` and `expires` (a file, a ready block, an answer: all of them
+    the agent can write), the TTL configured and the clock, return until when it is fresh: its
+    `expires`, but never later than `updated` + the TTL; None when `updated` is later than the
+    clock, which no record of ours can be (a time the agent wrote, or a run told another
+    `--now`)."""
+    if updated > now + CLOCK_SLACK:
+        return None
+    return min(expires, updated + ttl)
+
+
 def local_timezone(configured: str | None) -> tzinfo:
     """Given the configured time zone's name (`time.timezone`, None or "" when unset), return
     that zone, else this machine's."""

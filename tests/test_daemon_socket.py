@@ -25,6 +25,7 @@ import pytest
 from e2e.daemon import RunningDaemon
 
 import assembler.daemon.control as control
+import assembler.daemon.lock as lock_module
 import assembler.daemon.service as service
 from assembler.assembly.draft import with_prompt
 from assembler.cli.main import main
@@ -40,7 +41,7 @@ from assembler.daemon.control import (
     captured_log,
     options_digest,
 )
-from assembler.daemon.lock import DaemonLock, DaemonRunningError
+from assembler.daemon.lock import PROC_LOCKS, DaemonLock, DaemonRunningError, lock_holder
 from assembler.daemon.output import OnceOutput
 from assembler.daemon.service import Daemon
 from assembler.hosts.registry import HOSTS
@@ -366,6 +367,96 @@ def test_a_listener_in_another_process_than_the_lock_holder_is_not_asked(
     finally:
         listener.close()
     assert listener.requests == [b""]  # connected, and closed without a word
+
+
+# -- what the agent can do to the lock and the socket -------------------------------------
+
+
+# Holds a workspace's daemon lock in a process of its own (as a daemon does) until stdin closes:
+# python -c LOCK_HOLDER STATE_DIR; says "held" once it holds it.
+LOCK_HOLDER = """
+import sys
+from pathlib import Path
+from assembler.daemon.lock import DaemonLock
+lock = DaemonLock.acquire(Path(sys.argv[1]))
+print("held", flush=True)
+sys.stdin.read()
+lock.release()
+"""
+
+
+@contextlib.contextmanager
+def lock_held_elsewhere(state_dir: Path) -> Iterator[int]:
+    """The workspace's lock held by another process; yield its pid."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", LOCK_HOLDER, str(state_dir)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        yield holder.pid
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(WAIT)
+
+
+@pytest.mark.skipif(not PROC_LOCKS.is_file(), reason="the kernel's lock table is Linux's")
+@pytest.mark.parametrize("written", ["not a pid\n", "", "1\n", f"{2**40}\n"])
+def test_the_lock_holder_is_the_kernels_not_what_the_agent_writes_in_the_lock(
+    ws: Path, written: str
+) -> None:
+    state = ws / ".scratchpad"
+    with lock_held_elsewhere(state) as pid:
+        (state / "daemon.lock").write_text(written)  # the agent overwrites the daemon's pid
+        assert lock_holder(state) == pid
+    assert lock_holder(state) is None
+
+
+def test_without_the_kernels_table_a_lock_that_holds_no_pid_means_no_daemon(
+    ws: Path, held_lock: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(lock_module, "PROC_LOCKS", tmp_path / "no-such-table")
+    assert lock_holder(held_lock) == os.getpid()  # the daemon's own pid, as it wrote it
+    (held_lock / "daemon.lock").write_text("garbage\n")
+    assert lock_holder(held_lock) is None  # then the hook and --once assemble themselves
+
+
+def test_a_listener_the_agent_puts_beside_a_running_daemon_is_refused(
+    ws: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    state = ws / ".scratchpad"
+    with lock_held_elsewhere(state) as pid:
+        # The agent's listener, in a process that is not the lock's holder, with the
+        # lock file saying it is.
+        listener = FakeListener(state, lambda request: b'{"ok": true, "stdout": "forged"}\n')
+        (state / "daemon.lock").write_text(f"{os.getpid()}\n")
+        caplog.set_level(logging.DEBUG, logger="assembler")
+        try:
+            with pytest.raises(NotServed, match=rf"not {pid}$"):
+                ask_prompt(state, _prompt(), budget=WAIT, pid=lock_holder(state))
+            code, out = once(capsys, ws)
+        finally:
+            listener.close()
+    assert code == 0 and out.startswith("wrote ") and "forged" not in out
+    assert f"the socket is served by pid {os.getpid()}, not {pid}" in debug_lines(caplog)
+
+
+def test_a_hard_link_to_another_workspaces_socket_is_refused(
+    ws: Path, held_lock: Path, tmp_path: Path
+) -> None:
+    other = make_workspace(tmp_path / "other") / ".scratchpad"
+    other.mkdir(exist_ok=True)
+    listener = FakeListener(other, lambda request: b"{}\n")
+    try:
+        os.link(other / SOCKET_NAME, held_lock / SOCKET_NAME)
+        with pytest.raises(NotServed, match=r"refused: daemon\.sock has 2 links, not 1"):
+            ask_prompt(held_lock, _prompt(), budget=WAIT, pid=os.getpid())
+    finally:
+        listener.close()
+    assert listener.requests == []  # nothing of this session's reached the other daemon
 
 
 def test_other_options_assemble_cold_and_say_so_at_verbose(

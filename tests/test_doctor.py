@@ -19,11 +19,15 @@ from assembler.daemon.service import Daemon
 from assembler.hosts.claude_code.setup import claude_code_setup
 from assembler.hosts.registry import HOSTS
 
-NOW = datetime.now().astimezone().replace(microsecond=0)
+
+@pytest.fixture
+def now() -> datetime:
+    """The clock at the test's start: the daemon these tests run assembles by the real one."""
+    return datetime.now().astimezone().replace(microsecond=0)
 
 
 @pytest.fixture
-def set_up(workspace: Path, isolated_home: Path) -> Path:
+def set_up(workspace: Path, isolated_home: Path, now: datetime) -> Path:
     """A workspace with Claude Code's hooks in the user's settings, as setup prints them."""
     (workspace / "assembler.toml").write_text('[memory]\nmodel = "none"\n')
     (workspace / "MEMORY.md").write_text("# Notes\n\nThe deploy needs the staging key.\n")
@@ -33,7 +37,7 @@ def set_up(workspace: Path, isolated_home: Path) -> Path:
     value = claude_code_setup(workspace.resolve(), assemble).settings
     settings.write_text(json.dumps(value))
     main(["index", "-w", str(workspace)])
-    run_once(load_config(workspace), hosts=HOSTS, now=NOW)
+    run_once(load_config(workspace), hosts=HOSTS, now=now)
     return workspace
 
 
@@ -50,16 +54,20 @@ def daemon(set_up: Path) -> Iterator[Daemon]:
 
 def _doctor(workspace: Path, capsys: pytest.CaptureFixture[str], *more: str) -> tuple[int, str]:
     capsys.readouterr()
-    code = main(["doctor", "-w", str(workspace), "--now", NOW.isoformat(), *more])
+    code = main(["doctor", "-w", str(workspace), *more])  # by the real clock, as the daemon
     return code, capsys.readouterr().out
 
 
 def test_every_link_holds_after_prompts_that_carried_the_block(
-    set_up: Path, daemon: Daemon, isolated_home: Path, capsys: pytest.CaptureFixture[str]
+    set_up: Path,
+    daemon: Daemon,
+    isolated_home: Path,
+    capsys: pytest.CaptureFixture[str],
+    now: datetime,
 ) -> None:
     session = ClaudeSession(isolated_home, set_up)
-    session.prompt("why does the deploy fail", NOW)
-    session.prompt("and staging?", NOW + timedelta(seconds=30))
+    session.prompt("why does the deploy fail", now)
+    session.prompt("and staging?", now + timedelta(seconds=30))
     code, out = _doctor(set_up, capsys)
     assert code == 0, out
     names = [line.split(":")[0][5:] for line in out.splitlines() if line[:4] in ("ok  ", "--  ")]
@@ -88,10 +96,14 @@ def _register(home: Path, workspace: Path, command: str) -> None:
 
 
 def test_a_registered_mcp_server_holds_and_one_whose_program_is_gone_is_broken(
-    set_up: Path, daemon: Daemon, isolated_home: Path, capsys: pytest.CaptureFixture[str]
+    set_up: Path,
+    daemon: Daemon,
+    isolated_home: Path,
+    capsys: pytest.CaptureFixture[str],
+    now: datetime,
 ) -> None:
     session = ClaudeSession(isolated_home, set_up)
-    session.prompt("why does the deploy fail", NOW)
+    session.prompt("why does the deploy fail", now)
     assemble = Path(__file__).resolve().parent.parent / ".venv" / "bin" / "assemble"
     _register(isolated_home, set_up, str(assemble))
     code, out = _doctor(set_up, capsys)
@@ -126,19 +138,23 @@ def test_an_mcp_host_that_registers_the_server_is_checked_too(
 
 
 def test_a_removed_hook_is_the_broken_link_and_its_fix_is_printed(
-    set_up: Path, daemon: Daemon, isolated_home: Path, capsys: pytest.CaptureFixture[str]
+    set_up: Path,
+    daemon: Daemon,
+    isolated_home: Path,
+    capsys: pytest.CaptureFixture[str],
+    now: datetime,
 ) -> None:
     session = ClaudeSession(isolated_home, set_up)
-    session.prompt("why does the deploy fail", NOW)
+    session.prompt("why does the deploy fail", now)
     (isolated_home / ".claude" / "settings.json").write_text("{}")
-    session.prompt("hello?", NOW + timedelta(seconds=30), hook=False)
+    session.prompt("hello?", now + timedelta(seconds=30), hook=False)
     code, out = _doctor(set_up, capsys)
     assert code == 1, out
     assert "FAIL Claude Code hooks: no hook in" in out
     assert f"assemble setup claude-code --workspace {set_up.resolve()}" in out
     assert "FAIL the last delivery" in out
     capsys.readouterr()
-    assert main(["check", "-w", str(set_up), "--now", NOW.isoformat()]) == 4
+    assert main(["check", "-w", str(set_up)]) == 4
     assert "missed delivery" in capsys.readouterr().out
 
 

@@ -236,9 +236,10 @@ def test_a_resumed_session_with_an_unchanged_scratchpad_gets_no_second_copy(
     setup = claude_code()
     first = setup.turn("first prompt (e2e)", Text("First answer."))
     before = setup.ready()
-    # The daemon renders again with nothing new: the clock lines move, the content does not.
-    later = datetime.now(UTC) + timedelta(minutes=3)
-    setup.assemble("--once", "--now", later.isoformat())
+    # A render again with nothing new: the clock lines move, the content does not. Earlier,
+    # not later: a file made later than the clock is stale.
+    earlier = datetime.fromisoformat(before["updated"]) - timedelta(minutes=3)
+    setup.assemble("--once", "--now", earlier.isoformat())
     after = setup.ready()
     assert after["block"] != before["block"] and after["digest"] == before["digest"]
     args = ("--resume", first["session_id"]) if continue_with == "--resume" else ("--continue",)
@@ -253,6 +254,7 @@ def test_a_resumed_session_with_an_unchanged_scratchpad_gets_no_second_copy(
     assert _count(request, setup.goal) == 1, _occurrences(request, setup.goal)
     assert _count(request, HEADER) == 1
     assert _count(request, before["block"].strip()) == 1
+    assert "Scratchpad stale" not in request.dump()  # the file was fresh: held, not dropped
 
 
 def test_a_stale_scratchpad_is_not_sent_only_one_line_saying_so(

@@ -236,8 +236,10 @@ def test_a_resumed_session_gets_no_second_copy_then_only_what_changed(codex: Mak
         setup.assemble("pad", "append", "--section", "notes", note)
     session = setup.turn("first prompt (e2e)", Text("First answer."))
     before = setup.ready()
-    # An assembly with nothing new: the clock lines move, the content does not.
-    setup.assemble("--once", "--now", (datetime.now(UTC) + timedelta(minutes=3)).isoformat())
+    # An assembly with nothing new: the clock lines move, the content does not. Earlier, not
+    # later: a file made later than the clock is stale.
+    earlier = datetime.fromisoformat(before["updated"]) - timedelta(minutes=3)
+    setup.assemble("--once", "--now", earlier.isoformat())
     assert setup.ready()["block"] != before["block"]
     assert setup.ready()["digest"] == before["digest"]
 
@@ -248,6 +250,7 @@ def test_a_resumed_session_gets_no_second_copy_then_only_what_changed(codex: Mak
     assert _count(second, HEADER) == 1  # the first turn's copy, and no other
     assert _count(second, setup.goal) == 1
     assert _count(second, UPDATE) == 0
+    assert "Scratchpad stale" not in second.dump()  # the file was fresh: held, not dropped
 
     finding = unique("finding: staging uses port 8443")
     setup.assemble("pad", "append", "--section", "findings", finding)

@@ -27,6 +27,8 @@ tests/e2e/hosts.py).
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import subprocess
 from collections.abc import Iterator
@@ -529,7 +531,7 @@ def test_with_the_daemon_running_the_plugin_sends_the_block_with_the_prompt_coun
 # socket_probe.mjs <plugin entry> <scratch folder>; prints what promptBuild returned for each.
 SOCKET_PROBE = """
 import net from "node:net";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { linkSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -563,8 +565,8 @@ async function probe(name, setup) {
     currentUserMessage: "what the human typed" }, { sessionId: "s1" }, (m) => logged.push(m));
   out[name] = { context: result.prependContext, heard, logged };
 }
-for (const [name, reply] of Object.entries(replies)) {
-  await probe(name, (state, heard) => new Promise((resolve) => {
+function listen(state, heard, reply) {
+  return new Promise((resolve) => {
     const server = net.createServer((conn) => {
       conn.on("data", (chunk) => {
         heard.push(JSON.parse(chunk.toString().trim()));
@@ -573,14 +575,26 @@ for (const [name, reply] of Object.entries(replies)) {
     });
     servers.push(server);
     server.listen(path.join(state, "daemon.sock"), resolve);
-  }));
+  });
+}
+for (const [name, reply] of Object.entries(replies)) {
+  await probe(name, (state, heard) => listen(state, heard, reply));
 }
 await probe("no_socket", async () => {});
 await probe("planted_file", async (state) => writeFileSync(path.join(state, "daemon.sock"), "x"));
+// A listener that answers, but no process holds the daemon's lock: no daemon serves here.
+await probe("no_lock", (state, heard) => listen(state, heard, replies.answers));
+// A hard link to the socket of the workspace "answers" (whose daemon would answer).
+const answering = path.join(root, "answers", ".scratchpad", "daemon.sock");
+await probe("hard_link", async (state) => linkSync(answering, path.join(state, "daemon.sock")));
 for (const server of servers) server.close();
 console.log(JSON.stringify(out));
 process.exit(0);
 """
+
+
+# The probe's workspaces whose listener replies (or stays silent), "answers" first.
+SERVED = ("answers", "stale_answer", "garbage", "refuses", "silent")
 
 
 def test_the_plugin_sends_the_daemons_answer_only_when_it_is_one_else_the_file(
@@ -592,14 +606,21 @@ def test_the_plugin_sends_the_daemons_answer_only_when_it_is_one_else_the_file(
     script.write_text(SOCKET_PROBE, encoding="utf-8")
     scratch = tmp_path / "c"  # short: the listeners bind their socket's path itself
     scratch.mkdir()
-
-    done = subprocess.run(
-        [str(hosts.node_bin / "node"), str(script), str(entry), str(scratch)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+    # A daemon holds each workspace's lock, as the real one does, but in the "no_lock" one.
+    names = (*SERVED, "no_socket", "planted_file", "hard_link")
+    with contextlib.ExitStack() as locks:
+        for name in names:
+            state = scratch / name / ".scratchpad"
+            state.mkdir(parents=True)
+            lock = locks.enter_context(open(state / "daemon.lock", "w"))
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        done = subprocess.run(
+            [str(hosts.node_bin / "node"), str(script), str(entry), str(scratch)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
 
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
@@ -615,7 +636,10 @@ def test_the_plugin_sends_the_daemons_answer_only_when_it_is_one_else_the_file(
             "wait_ms": 300,  # the plugin's budget: the daemon waits no longer for an assembly
         }
     ]
-    for name in ("stale_answer", "garbage", "refuses", "silent", "no_socket", "planted_file"):
+    for name in (*SERVED[1:], "no_socket", "planted_file", "no_lock", "hard_link"):
         assert out[name]["context"] == "FILE-BLOCK\n", name
         assert out[name]["logged"] == [], name
-    assert out["no_socket"]["heard"] == [] and out["planted_file"]["heard"] == []
+    for name in ("no_socket", "planted_file", "no_lock"):
+        assert out[name]["heard"] == [], name
+    # The hard link's prompt never reached the other workspace's daemon.
+    assert [heard["prompt"] for heard in out["answers"]["heard"]] == ["what the human typed"]

@@ -32,6 +32,7 @@ from assembler.hosts.handoff import (
 from assembler.hosts.registry import HOSTS
 
 NOW = datetime(2026, 3, 2, 23, 25, tzinfo=UTC)
+TTL = timedelta(minutes=30)  # the default output.ttl_minutes
 BODY = "# SCRATCHPAD.md\n\n## Emotional Context\n- **Primary:** frustrated (0.71)\n"
 
 
@@ -106,8 +107,9 @@ def test_the_fast_reader_agrees_with_the_full_parser_on_an_assembled_file(
     config = validate({"memory": {"enabled": False}}, source=None, workspace=workspace)
     assembly = run_once(config, now=NOW, hosts=HOSTS)
     pad = read_scratchpad(assembly.path)
-    assert fresh_context(assembly.path, NOW) == prefix_block(pad, NOW) != ""
-    assert fresh_context(assembly.path, pad.expires) == prefix_block(pad, pad.expires) == ""
+    assert fresh_context(assembly.path, NOW, TTL) == prefix_block(pad, NOW, TTL) != ""
+    stale = pad.expires
+    assert fresh_context(assembly.path, stale, TTL) == prefix_block(pad, stale, TTL) == ""
 
 
 def test_the_hook_gives_the_same_block_as_show_prefix_without_the_section_markers(
@@ -121,7 +123,7 @@ def test_the_hook_gives_the_same_block_as_show_prefix_without_the_section_marker
     config = validate({"memory": {"enabled": False}}, source=None, workspace=workspace)
     scratchpad_for(config, now=lambda: NOW).write("Ship 1.14.4 tonight", section="goal")
     assembly = run_once(config, now=NOW, hosts=HOSTS)
-    block = fresh_context(assembly.path, NOW)
+    block = fresh_context(assembly.path, NOW, TTL)
     assert block == prefix_for(config, NOW, fresh_only=True)
     assert "Ship 1.14.4 tonight" in block
     assert "scratchpad:" not in block  # no markers: a message cannot be edited
@@ -131,7 +133,7 @@ def test_a_hand_edited_frontmatter_falls_back_to_the_full_parser(workspace: Path
     expires = (NOW + timedelta(minutes=10)).isoformat()
     path = workspace / "SCRATCHPAD.md"
     path.write_text(f"---\nupdated: {NOW.isoformat()}\nexpires:\n  {expires}\n---\nhello\n")
-    assert "hello" in fresh_context(path, NOW)
+    assert "hello" in fresh_context(path, NOW, TTL)
 
 
 def test_the_workspace_is_the_sessions_cwd_unless_given(workspace: Path, tmp_path: Path) -> None:
@@ -425,6 +427,11 @@ def test_a_forged_ready_block_is_never_fresher_than_the_ttl_nor_larger_than_the_
     text = current_block(config, now).text
     assert 0 < len(text) <= block_limit(config) + 200
     assert text.endswith("]\n") and "scratchpad cut" in text
+    # Written, it says, in 2999 (or by a run told `--now 2999`): never fresh.
+    forged["updated"] = "2999-01-01T00:00:00+00:00"
+    (config.state_dir / "prefix.json").write_text(json.dumps(forged))
+    later = current_block(config, now)
+    assert later.text.startswith("[Scratchpad stale since") and later.valid_until is None
 
 
 # --- After the first copy, what changed -----------------------------------------------------------

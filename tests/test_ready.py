@@ -35,8 +35,8 @@ def test_a_render_writes_the_block_hosts_prepend_with_the_files_expiry(rendered:
     ready = read_ready(rendered / ".scratchpad")
     page = read_scratchpad(rendered / "SCRATCHPAD.md")
     assert ready is not None and ready.block == body_prefix(page.body)
-    assert ready.expires == page.expires and ready.is_fresh(NOW)
-    assert not ready.is_fresh(page.expires)
+    assert ready.expires == page.expires
+    assert ready.fresh_until(timedelta(minutes=30), NOW) == page.expires
     assert ready.matches_file(rendered / "SCRATCHPAD.md")
     assert "## Session Scratchpad" in ready.guidance
     data = json.loads(ready_path(rendered / ".scratchpad").read_text())

@@ -57,6 +57,7 @@ from assembler.pad.hand_edits import file_edits
 from assembler.pad.sections import Scratchpad
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
+TTL = timedelta(minutes=30)  # the default output.ttl_minutes
 
 
 def write_pad(
@@ -184,16 +185,43 @@ def test_a_frontmatter_of_another_form_is_still_read_as_yaml(tmp_path: Path) -> 
 
 def test_check_reports_fresh_stale_and_missing(tmp_path: Path) -> None:
     path = tmp_path / "SCRATCHPAD.md"
-    missing = check_freshness(path, NOW)
+    missing = check_freshness(path, NOW, TTL)
     assert missing.code == 2
     assert "does not exist; run 'assemble --once'" in missing.message
     write_pad(path, updated=NOW)
-    fresh = check_freshness(path, NOW + timedelta(minutes=10))
+    fresh = check_freshness(path, NOW + timedelta(minutes=10), TTL)
     assert (fresh.code, fresh.message.split(":")[0]) == (0, "fresh")
     assert "20m left" in fresh.message
-    stale = check_freshness(path, NOW + timedelta(minutes=45))
+    stale = check_freshness(path, NOW + timedelta(minutes=45), TTL)
     assert (stale.code, stale.message.split(":")[0]) == (1, "stale")
     assert "15m ago" in stale.message
+
+
+@pytest.mark.parametrize(
+    ("updated", "expires", "fresh"),
+    [
+        (NOW - timedelta(minutes=5), NOW + timedelta(minutes=25), True),
+        # The agent's frontmatter: an `expires` far past the TTL counts as updated + TTL...
+        (NOW - timedelta(minutes=40), datetime(2999, 1, 1, tzinfo=UTC), False),
+        (NOW - timedelta(minutes=5), datetime(2999, 1, 1, tzinfo=UTC), True),
+        # ...and a file updated later than the clock is never fresh (as `--once --now 2999`).
+        (datetime(2999, 1, 1, tzinfo=UTC), datetime(2999, 1, 1, 0, 30, tzinfo=UTC), False),
+        (NOW + timedelta(minutes=2), NOW + timedelta(minutes=32), False),
+    ],
+)
+def test_freshness_is_bounded_by_the_clock_and_the_ttl_whatever_the_file_says(
+    tmp_path: Path, updated: datetime, expires: datetime, fresh: bool
+) -> None:
+    path = tmp_path / "SCRATCHPAD.md"
+    path.write_text(compose({"updated": updated.isoformat(), "expires": expires.isoformat()}, "x"))
+    pad = read_scratchpad(path)
+    result = check_freshness(path, NOW, TTL)
+    assert (result.code == 0) is fresh and pad.is_fresh(NOW, TTL) is fresh, result.message
+    assert (prefix_block(pad, NOW, TTL) != "") is fresh
+    if fresh:
+        assert "2999" not in result.message  # the time it is fresh until: updated + TTL at most
+    if updated > NOW:
+        assert "later than the clock" in result.message
 
 
 @pytest.mark.parametrize(
@@ -210,19 +238,19 @@ def test_unusable_files_are_reported_as_unreadable(tmp_path: Path, text: str) ->
     path.write_text(text)
     with pytest.raises(ScratchpadError, match="run 'assemble --once' to rewrite it"):
         read_scratchpad(path)
-    assert check_freshness(path, NOW).code == 2
+    assert check_freshness(path, NOW, TTL).code == 2
 
 
 def test_prefix_block_wraps_a_fresh_body_and_is_empty_when_stale(tmp_path: Path) -> None:
     path = tmp_path / "SCRATCHPAD.md"
     write_pad(path, updated=NOW, body="# Pad\nremember X\n")
     pad = read_scratchpad(path)
-    block = prefix_block(pad, NOW)
+    block = prefix_block(pad, NOW, TTL)
     assert block == (
         "[Session Scratchpad - your persistent working memory]\n# Pad\nremember X\n"
         "[End Scratchpad]\n"
     )
-    assert prefix_block(pad, NOW + timedelta(hours=1)) == ""
+    assert prefix_block(pad, NOW + timedelta(hours=1), TTL) == ""
 
 
 @settings(max_examples=300, deadline=None)

@@ -30,6 +30,7 @@ def publish(config: Config, assembly: Assembly) -> None:
     rendered = Rendered(
         auto=auto_part(body),
         auto_digest=assembly.auto_digest,
+        updated=assembly.measured.frontmatter.updated,
         expires=assembly.measured.frontmatter.expires,
         guidance=guidance_for(config),
     )

@@ -171,6 +171,11 @@ class OutputConfig:
     # `path`) too; by default it stays in the project's state folder, outside the work tree.
     in_tree: bool = False
 
+    @property
+    def ttl(self) -> timedelta:
+        """How long a file stays fresh after it was made."""
+        return timedelta(minutes=self.ttl_minutes)
+
 
 @dataclass
 class TranscriptsConfig:

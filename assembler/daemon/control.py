@@ -688,7 +688,7 @@ def _exchange(
     peer_pid, peer_uid = _peer(sock)
     if peer_uid != os.geteuid():
         raise NotServed("refused", f"the socket is served by uid {peer_uid}")
-    if pid and peer_pid != pid:
+    if pid is not None and peer_pid != pid:
         raise NotServed("refused", f"the socket is served by pid {peer_pid}, not {pid}")
     waited = f"{max(deadline - time.monotonic(), 0.0):.3g} s"
     try:
@@ -723,6 +723,9 @@ def _connect(state_dir: Path, timeout: float) -> socket.socket:
             raise NotServed("absent", f"{SOCKET_NAME} is not a socket")
         if info.st_uid != os.geteuid():
             raise NotServed("refused", f"{SOCKET_NAME} belongs to uid {info.st_uid}")
+        if info.st_nlink != 1:
+            # A hard link to another workspace's socket would send this prompt there.
+            raise NotServed("refused", f"{SOCKET_NAME} has {info.st_nlink} links, not 1")
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
         try:
             sock.settimeout(timeout)

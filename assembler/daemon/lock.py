@@ -1,6 +1,12 @@
 """One daemon per workspace: the lock it holds (`.scratchpad/daemon.lock`, with its pid), who
 holds it, and the nudge a hook sends it. A hook imports this before every prompt: the standard
 library and the path rules only.
+
+Who holds the lock is what the kernel says (Linux's `/proc/locks`: the pid that took the flock
+on the file's device and inode), not what the file says: the agent can write the file, and a
+pid it chose there would make the socket's peer check trust its own listener. Where the kernel
+does not say (no `/proc`), the file's pid is taken, and a file that does not hold one means no
+daemon can be told: the callers then assemble themselves.
 """
 
 from __future__ import annotations
@@ -81,21 +87,47 @@ def _read_pid(path: Path) -> int | None:
     return int(text) if text.isdigit() else None
 
 
+# The kernel's table of file locks, and the most of it read.
+PROC_LOCKS = Path("/proc/locks")
+_PROC_LOCKS_MAX = 8 * 1024 * 1024
+
+
 def lock_holder(state_dir: Path) -> int | None:
-    """Given the state folder, return the pid of the daemon that holds its lock (0 if its pid
-    is not written yet), or None when no daemon runs."""
+    """Given the state folder, return the pid of the process that holds its lock, as the kernel
+    records it (see the module's docstring), or None when no daemon runs or none can be told."""
     path = state_dir / LOCK_NAME
     try:
         fd = open_regular(path)  # not blocking: a named pipe there would stop the caller
     except OSError:
         return None
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        return _read_pid(path) or 0
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            info = os.fstat(fd)
+        else:
+            return None  # nobody holds it
     finally:
         os.close(fd)  # also drops our shared lock, if we got it
-    return None
+    known, holder = flock_holder(info.st_dev, info.st_ino, PROC_LOCKS)
+    return holder if known else _read_pid(path)
+
+
+def flock_holder(device: int, inode: int, table: Path = PROC_LOCKS) -> tuple[bool, int | None]:
+    """Given a file's device and inode (and the kernel's lock table), return whether the table
+    could be read, and the pid of the process holding a flock on that file (None: nobody)."""
+    try:
+        with open(table, "rb") as handle:
+            data = handle.read(_PROC_LOCKS_MAX)
+    except OSError:
+        return False, None
+    wanted = f"{os.major(device):02x}:{os.minor(device):02x}:{inode}".encode()
+    for line in data.splitlines():
+        # "1: FLOCK  ADVISORY  WRITE 3013 fe:00:2146480 0 EOF"; a waiter's line has "->"
+        fields = line.split()
+        if len(fields) >= 6 and fields[1] == b"FLOCK" and fields[5] == wanted:
+            return True, int(fields[4]) if fields[4].isdigit() else None
+    return True, None
 
 
 def nudge(state_dir: Path, reason: str = "hook") -> bool:

@@ -42,10 +42,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Final
 
+from assembler.clock import fresh_until
 from assembler.errors import FileTooLargeError, ScratchpadError, UnsafePathError
 from assembler.fsutil import read_regular, read_state_file
 
@@ -113,18 +114,38 @@ def parse_loosely(data: bytes) -> tuple[str | None, dict[str, Any] | None, str]:
 
 
 _EXPIRES = re.compile(r"^expires:\s*['\"]?([^'\"\n]+?)['\"]?\s*$", re.MULTILINE)
+_UPDATED = re.compile(r"^updated:\s*['\"]?([^'\"\n]+?)['\"]?\s*$", re.MULTILINE)
 
 
-def quick_read(text: str) -> tuple[datetime, str, str] | None:
-    """Given the file's text, return its `expires`, body and frontmatter, or None if they
-    cannot be found without a YAML parser (a regular expression finds `expires`: right only
+@dataclass(frozen=True)
+class Page:
+    """What the hosts' block is made from: the file's `updated` and `expires`, and its body."""
+
+    updated: datetime
+    expires: datetime
+    body: str
+
+    def fresh_until(self, ttl: timedelta, now: datetime) -> datetime | None:
+        """Until when the page is fresh (`clock.fresh_until`); None: never."""
+        return fresh_until(self.updated, self.expires, ttl, now)
+
+    def is_fresh(self, now: datetime, ttl: timedelta) -> bool:
+        until = self.fresh_until(ttl, now)
+        return until is not None and now < until
+
+
+def quick_read(text: str) -> tuple[Page, str] | None:
+    """Given the file's text, return its page and its frontmatter, or None if they cannot be
+    found without a YAML parser (regular expressions find `updated` and `expires`: right only
     for a frontmatter this program wrote, see `rendered_frontmatter`)."""
     frontmatter, body = split_frontmatter(text)
-    match = _EXPIRES.search(frontmatter) if frontmatter is not None else None
-    if frontmatter is None or match is None:
+    if frontmatter is None:
         return None
-    expires = parse_time(match.group(1))
-    return None if expires is None else (expires, body, frontmatter)
+    expires, updated = _EXPIRES.search(frontmatter), _UPDATED.search(frontmatter)
+    if expires is None or updated is None:
+        return None
+    until, made = parse_time(expires.group(1)), parse_time(updated.group(1))
+    return None if until is None or made is None else (Page(made, until, body), frontmatter)
 
 
 # --------------------------------------------------------------------------------------------
@@ -413,8 +434,12 @@ class ScratchpadFile:
     updated: datetime
     expires: datetime
 
-    def is_fresh(self, now: datetime) -> bool:
-        return now < self.expires
+    @property
+    def page(self) -> Page:
+        return Page(self.updated, self.expires, self.body)
+
+    def is_fresh(self, now: datetime, ttl: timedelta) -> bool:
+        return self.page.is_fresh(now, ttl)
 
 
 def read_scratchpad(path: Path) -> ScratchpadFile:
@@ -530,11 +555,11 @@ def body_prefix(body: str) -> str:
     return prefix_text([auto_part(body), plain_region(region) if region is not None else ""])
 
 
-def prefix_block(pad: ScratchpadFile, now: datetime) -> str:
-    """Given a parsed SCRATCHPAD.md, return the block hosts prepend to each message, or ''
-    when it is not fresh (a stale scratchpad is worse than none).
+def prefix_block(pad: ScratchpadFile, now: datetime, ttl: timedelta) -> str:
+    """Given a parsed SCRATCHPAD.md, the clock and the TTL configured, return the block hosts
+    prepend to each message, or '' when it is not fresh (a stale scratchpad is worse than none).
     """
-    return body_prefix(pad.body) if pad.is_fresh(now) else ""
+    return body_prefix(pad.body) if pad.is_fresh(now, ttl) else ""
 
 
 # --------------------------------------------------------------------------------------------
@@ -561,9 +586,9 @@ def rendered_frontmatter(state: Path) -> str | None:
     return split_frontmatter(copy)[0]
 
 
-def read_page(path: Path, state_dir: Path | None) -> tuple[datetime, str] | None:
+def read_page(path: Path, state_dir: Path | None) -> Page | None:
     """Given the path of SCRATCHPAD.md and the state folder (None: not known), return the
-    file's expiry and body, or None when it is missing, unreadable or broken. A frontmatter
+    file's page, or None when it is missing, unreadable or broken. A frontmatter
     exactly as the last render wrote it is read with a regular expression (see `quick_read`);
     any other (an edit touched it) is parsed in full, as `check` parses it."""
     try:
@@ -574,11 +599,10 @@ def read_page(path: Path, state_dir: Path | None) -> tuple[datetime, str] | None
     if text is None:
         return None
     found = quick_read(text)
-    if found is not None and state_dir is not None and found[2] == rendered_frontmatter(state_dir):
-        expires, body, _ = found
-        return expires, body
+    if found is not None and state_dir is not None and found[1] == rendered_frontmatter(state_dir):
+        return found[0]
     try:
-        page = read_scratchpad(path)
+        pad = read_scratchpad(path)
     except ScratchpadError:
         return None
-    return page.expires, page.body
+    return pad.page

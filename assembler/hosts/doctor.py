@@ -46,7 +46,7 @@ def chain(
     links = _host_links(config, assemble, environ)
     links.append(_daemon_link(config, assemble))
     links += _memory_links(config, assemble)
-    result = check_freshness(config.output_path, now)
+    result = check_freshness(config.output_path, now, config.output.ttl)
     links.append(
         Link(
             "the file",
@@ -96,7 +96,7 @@ def _daemon_link(config: Config, assemble: Path) -> Link:
         return Link("the daemon", False, "no daemon serves this workspace", start)
     request = PromptRequest("doctor", None, "are you there", 13, round(ANSWER_WAIT_S * 1000))
     try:
-        ask_prompt(config.state_dir, request, budget=ANSWER_WAIT_S, pid=pid or None)
+        ask_prompt(config.state_dir, request, budget=ANSWER_WAIT_S, pid=pid)
     except NotServed as error:
         return Link(
             "the daemon",

@@ -34,6 +34,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assembler.clock import fresh_until
 from assembler.config.files import load_config
 from assembler.config.projects import ProjectNotServed, announce, project_config, project_root
 from assembler.daemon.lock import LOCK_NAME, lock_holder, nudge
@@ -42,6 +43,7 @@ from assembler.errors import AssemblerError
 from assembler.file.codec import body_prefix, read_page
 from assembler.file.delta import Copy, HeldCopies, plan_copy
 from assembler.pad.ready import read_ready
+from assembler.valid_text import valid_text
 
 if TYPE_CHECKING:
     from assembler.config.schema import Config
@@ -94,7 +96,7 @@ def parse_hook_event(text: str, command: str, run_from: str) -> HookEvent:
 
     def text_field(key: str) -> str | None:
         value = data.get(key)
-        return value if isinstance(value, str) and value else None
+        return valid_text(value) if isinstance(value, str) and value else None
 
     return HookEvent(
         name,
@@ -178,28 +180,31 @@ def current_block(config: Config, now: datetime) -> Block:
     limit = block_limit(config)
     if ready is not None and ready.matches_file(config.output_path):
         # The agent can write the ready block: its freshness is never more than the TTL the
-        # user configured after it was written, whatever its `expires` says.
-        until = min(ready.expires, ready.updated + timedelta(minutes=config.output.ttl_minutes))
-        if now < until:
+        # user configured after it was written, whatever its `expires` says, and none when it
+        # says it was written later than now.
+        until = ready.fresh_until(config.output.ttl, now)
+        if until is not None and now < until:
             return Block(capped(ready.block, limit), ready.digest, until)
         # Silence would read as "nothing new": say once that the scratchpad is out of date.
-        line = stale_line(until, now, daemon_running=daemon_running(config))
+        line = stale_line(until or now, now, daemon_running=daemon_running(config))
         digest = hashlib.sha256(line.encode()).hexdigest()
         return Block(line, digest, None)
-    text = capped(fresh_context(config.output_path, now, config.state_dir), limit)
+    text = capped(
+        fresh_context(config.output_path, now, config.output.ttl, config.state_dir), limit
+    )
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     return Block(text, digest, None)
 
 
-def fresh_context(path: Path, now: datetime, state_dir: Path | None = None) -> str:
-    """Given the path of SCRATCHPAD.md, the clock and the state folder (which keeps the copy of
-    the last render), return the block to add to the context, or "" when the file is missing,
-    unreadable, broken or stale: exactly when `assemble check` does not call it fresh (see
-    `codec.read_page`)."""
+def fresh_context(path: Path, now: datetime, ttl: timedelta, state_dir: Path | None = None) -> str:
+    """Given the path of SCRATCHPAD.md, the clock, the TTL configured and the state folder
+    (which keeps the copy of the last render), return the block to add to the context, or ""
+    when the file is missing, unreadable, broken or stale: exactly when `assemble check` does
+    not call it fresh (see `codec.read_page`)."""
     page = read_page(path, state_dir)
-    if page is None or now >= page[0]:
+    if page is None or not page.is_fresh(now, ttl):
         return ""
-    return body_prefix(page[1])
+    return body_prefix(page.body)
 
 
 # The wait for the daemon's answer to a prompt, in ms (see `daemon.control.PROMPT_BUDGET`).
@@ -252,12 +257,12 @@ def answered_block(
     wait_ms = min(round(budget * 1000), MAX_WAIT_MS)
     request = PromptRequest(host, event.session_id, text, length, wait_ms)
     try:
-        answer = ask_prompt(config.state_dir, request, budget=budget, pid=pid or None)
+        answer = ask_prompt(config.state_dir, request, budget=budget, pid=pid)
     except NotServed:
         return None
     # As for the ready block: never fresher than the configured TTL after it was made.
-    until = min(answer.expires, answer.updated + timedelta(minutes=config.output.ttl_minutes))
-    if not answer.block or now >= until:
+    until = fresh_until(answer.updated, answer.expires, config.output.ttl, now)
+    if not answer.block or until is None or now >= until:
         return None
     return Block(capped(answer.block, block_limit(config)), answer.digest, until)
 

@@ -45,10 +45,12 @@ log = logging.getLogger(__name__)
 class Rendered:
     """What the ready block takes from a render of SCRATCHPAD.md: the file's auto part ('' when
     the file is stale), the digest of what the auto part says (see `Assembly.auto_digest`),
-    when the file expires, and the guidance for the agent's system prompt."""
+    when the file was made and when it expires (the block is fresh as long as the file), and
+    the guidance for the agent's system prompt."""
 
     auto: str
     auto_digest: str
+    updated: datetime
     expires: datetime
     guidance: str
 
@@ -73,7 +75,7 @@ def publish_ready(
         if rendered is None:
             return None
     text = agent if isinstance(agent, str) else agent_text(config, agent, now, rendered.auto)
-    return _write(config, now, rendered, text)
+    return _write(config, rendered, text)
 
 
 def last_render(config: Config, now: datetime) -> Rendered | None:
@@ -85,13 +87,13 @@ def last_render(config: Config, now: datetime) -> Rendered | None:
     page = read_page(config.output_path, config.state_dir)
     if page is None:
         return None
-    expires, body = page
-    auto = auto_part(body).strip() if now < expires else ""
+    expires, body = page.expires, page.body
+    auto = auto_part(body).strip() if page.is_fresh(now, config.output.ttl) else ""
     previous = read_ready(config.state_dir)
     if previous is not None:
         # The auto part did not change since the render: its digest is the one the render wrote.
-        return Rendered(auto, previous.auto_digest, expires, previous.guidance)
-    return Rendered(auto, sha256_text(auto), expires, guidance_for(config))
+        return Rendered(auto, previous.auto_digest, page.updated, expires, previous.guidance)
+    return Rendered(auto, sha256_text(auto), page.updated, expires, guidance_for(config))
 
 
 def agent_text(config: Config, states: Mapping[str, SectionState], now: datetime, auto: str) -> str:
@@ -127,10 +129,9 @@ def _session_start(config: Config) -> datetime | None:
         return None
 
 
-def _write(config: Config, now: datetime, rendered: Rendered, agent: str) -> Ready:
-    """Given a config, the clock, the render and its agent sections as the block shows them,
-    write the ready block atomically and return it. Raise OSError if the state folder cannot be
-    written.
+def _write(config: Config, rendered: Rendered, agent: str) -> Ready:
+    """Given a config, the render and its agent sections as the block shows them, write the
+    ready block atomically and return it. Raise OSError if the state folder cannot be written.
     """
     try:
         info = os.lstat(config.output_path)
@@ -139,7 +140,7 @@ def _write(config: Config, now: datetime, rendered: Rendered, agent: str) -> Rea
         mtime_ns, size = 0, -1
     block = prefix_text([rendered.auto, agent])
     ready = Ready(
-        updated=now,
+        updated=rendered.updated,
         expires=rendered.expires,
         block=block,
         digest=digest_of(rendered.auto_digest, agent),
@@ -151,7 +152,7 @@ def _write(config: Config, now: datetime, rendered: Rendered, agent: str) -> Rea
     )
     data = {
         "version": READY_VERSION,
-        "updated": now.isoformat(timespec="seconds"),
+        "updated": ready.updated.isoformat(timespec="seconds"),
         "expires": ready.expires.isoformat(timespec="seconds"),
         "expires_ms": int(ready.expires.timestamp() * 1000),
         "block": block,
@@ -209,7 +210,7 @@ def prefix_parts(config: Config, now: datetime) -> PrefixParts:
     """
     try:
         page = read_scratchpad(config.output_path)
-        fresh = page.is_fresh(now)
+        fresh = page.is_fresh(now, config.output.ttl)
     except ScratchpadError:
         page, fresh = None, False
     auto = auto_part(page.body).strip() if page is not None and fresh else ""

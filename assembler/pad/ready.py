@@ -29,10 +29,11 @@ import logging
 import os
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from assembler.clock import fresh_until
 from assembler.fsutil import load_json, read_state_file
 
 log = logging.getLogger(__name__)
@@ -58,8 +59,10 @@ class Ready:
     file_mtime_ns: int
     file_size: int
 
-    def is_fresh(self, now: datetime) -> bool:
-        return now < self.expires
+    def fresh_until(self, ttl: timedelta, now: datetime) -> datetime | None:
+        """Until when the block is fresh, bounded by the clock and the TTL configured (the
+        agent can write it: `clock.fresh_until`); None: never."""
+        return fresh_until(self.updated, self.expires, ttl, now)
 
     def matches_file(self, path: Path) -> bool:
         """Whether SCRATCHPAD.md is still the file the block was made from (not edited)."""

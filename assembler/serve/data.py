@@ -300,8 +300,9 @@ def now_data(
     except ScratchpadError as error:
         data["file"] = {"error": str(error)}
     else:
-        fresh = pad.is_fresh(now)
-        left = pad.expires - now
+        until = pad.page.fresh_until(config.output.ttl, now) or pad.updated
+        fresh = now < until
+        left = until - now
         block = body_prefix(pad.body)
         meta, current = last_diagnostics(config.state_dir, pad.body)
         shown, cut = bounded_markdown(block)
@@ -313,7 +314,7 @@ def now_data(
         data["file"] = {
             "fresh": fresh,
             "updated": _iso(pad.updated),
-            "expires": _iso(pad.expires),
+            "expires": _iso(until),
             "left": format_duration(left) if fresh else None,
             "expired_ago": None if fresh else format_duration(-left),
             "tokens": meta.get("tokens"),
@@ -333,7 +334,7 @@ def now_data(
     data["runs"] = runs
     data["runs_next"] = following
     holder = lock_holder(config.state_dir)
-    data["daemon"] = {"running": holder is not None, "pid": holder or None}
+    data["daemon"] = {"running": holder is not None, "pid": holder}
     return data
 
 

@@ -14,6 +14,7 @@ from typing import Final, Literal
 from zoneinfo import ZoneInfo
 
 from assembler.redact import REDACTION_MARKER, redact
+from assembler.valid_text import valid_text
 
 Role = Literal["user", "assistant"]
 
@@ -47,6 +48,13 @@ class Message:
     # offset from UTC and the zone's name as written; None when the host stamps no local time.
     utc_offset: timedelta | None = None
     zone: str | None = None
+
+    def __post_init__(self) -> None:
+        # Whatever the reader: its text is valid Unicode from here on (`valid_text`).
+        for name in ("text", "speaker", "session_id", "cwd"):
+            value = getattr(self, name)
+            if value is not None and valid_text(value) is not value:
+                object.__setattr__(self, name, valid_text(value))
 
     @property
     def length(self) -> int:

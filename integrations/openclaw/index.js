@@ -68,6 +68,9 @@ const TOOL_TIMEOUT_MS = 30_000;
 const MAX_TOOL_OUTPUT = 1024 * 1024;
 const MAX_LOGGED = 50; // distinct problems logged; after that, silence
 export const SOCKET_NAME = "daemon.sock";
+// The daemon's lock (assembler/daemon/lock.py): a process holds a flock on it while it serves.
+export const LOCK_NAME = "daemon.lock";
+const PROC_LOCKS = "/proc/locks";
 // The wait for the daemon's answer to a prompt, in all; `promptBudgetMs` in the config.
 export const PROMPT_BUDGET_MS = 150;
 const MAX_PROMPT_BUDGET_MS = 10_000;
@@ -276,6 +279,38 @@ export function checkedAnswer(answer, nowMs) {
 }
 
 /**
+ * Given the state folder, return whether a process holds the daemon's lock, as the kernel's
+ * table of locks says (Linux's /proc/locks: a flock on the lock file's device and inode); true
+ * where there is no such table, the socket's own checks then standing alone.
+ */
+export function lockHeld(folder, table = PROC_LOCKS) {
+  let info;
+  try {
+    info = lstatSync(path.join(folder, LOCK_NAME), { bigint: true });
+  } catch {
+    return false;
+  }
+  if (!info.isFile()) return false;
+  let text;
+  try {
+    text = readFileSync(table, "latin1");
+  } catch {
+    return true;
+  }
+  // glibc's dev_t: the major number in bits 8-19 and 32-63, the minor in bits 0-7 and 20-31.
+  const dev = info.dev;
+  const major = ((dev >> 8n) & 0xfffn) | ((dev >> 32n) & ~0xfffn);
+  const minor = (dev & 0xffn) | ((dev >> 12n) & ~0xffn);
+  const hex = (n) => n.toString(16).padStart(2, "0");
+  const wanted = `${hex(major)}:${hex(minor)}:${info.ino}`;
+  // "1: FLOCK  ADVISORY  WRITE 3013 fe:00:2146480 0 EOF"; a waiter's line has "->"
+  return text.split("\n").some((line) => {
+    const fields = line.trim().split(/\s+/);
+    return fields[1] === "FLOCK" && fields[5] === wanted;
+  });
+}
+
+/**
  * Given a workspace (absolute), a prompt request ({host, session, prompt, length}) and a
  * budget in ms, resolve to the daemon's answer (see `checkedAnswer`), or to null: no socket
  * (at once), not a socket of this user, no connection or no answer within the budget, an
@@ -287,7 +322,9 @@ export function askDaemon(workspace, request, budgetMs) {
   try {
     const info = lstatSync(path.join(folder, SOCKET_NAME));
     const uid = typeof process.getuid === "function" ? process.getuid() : info.uid;
-    if (!info.isSocket() || info.uid !== uid) return Promise.resolve(null);
+    // One link only: a hard link to another workspace's socket would send the prompt there.
+    if (!info.isSocket() || info.uid !== uid || info.nlink !== 1) return Promise.resolve(null);
+    if (!lockHeld(folder)) return Promise.resolve(null); // a listener, but no daemon
     // Through a descriptor of the folder: never through a link, and a socket's address holds
     // at most 107 bytes, which a workspace's path may not.
     dirFd = openSync(folder, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);

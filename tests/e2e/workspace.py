@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 QUESTION = "why does the deploy keep failing on staging"
@@ -19,10 +19,12 @@ def unique(what: str) -> str:
 
 def write_workspace(workspace: Path, *, transcript: bool) -> None:
     """Given a new workspace folder, write its assembler.toml and, with `transcript`, its
-    chat.jsonl holding QUESTION, asked now."""
+    chat.jsonl holding QUESTION, asked ten minutes ago (so that a render a few minutes
+    earlier than the clock reads it too)."""
     config = '[memory]\nmodel = "none"\n'
     if transcript:
         config = '[transcripts]\nsources = ["chat.jsonl"]\n' + config
-        message = {"role": "user", "content": QUESTION, "timestamp": datetime.now(UTC).isoformat()}
+        asked = datetime.now(UTC) - timedelta(minutes=10)
+        message = {"role": "user", "content": QUESTION, "timestamp": asked.isoformat()}
         (workspace / "chat.jsonl").write_text(json.dumps(message) + "\n")
     (workspace / "assembler.toml").write_text(config)

@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
         lines = str(error).splitlines()
         print(f"missing or unreadable: {' '.join(line.strip() for line in lines)}")
         return 2
-    result = check_freshness(config.output_path, parse_now(args.now, config))
+    result = check_freshness(config.output_path, parse_now(args.now, config), config.output.ttl)
     print(result.message)
     if not has_record(config.state_dir):  # no hook ran here: nothing more to read
         return result.code

@@ -72,7 +72,7 @@ def _served(args: argparse.Namespace, config: Config, globs: list[str] | None) -
         log_level=logging.getLogger().getEffectiveLevel(),
     )
     try:
-        output = ask_daemon(config.state_dir, request, pid=holder or None)
+        output = ask_daemon(config.state_dir, request, pid=holder)
     except NotServed as why:
         # Other options are the user's doing (another --config, --transcripts): said at -v.
         level = logging.INFO if why.reason == "options" else logging.DEBUG

@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(block)
         return 0
     pad = read_scratchpad(config.output_path)
-    fresh = pad.is_fresh(now)
+    fresh = pad.is_fresh(now, config.output.ttl)
     if args.fresh_only and not fresh:
         return 1
     if args.format == "json":

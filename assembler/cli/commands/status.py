@@ -69,7 +69,7 @@ def _known(args: argparse.Namespace) -> tuple[list[Known], dict[str, Any] | None
             by = f"daemon (pid {pid})"
         else:
             by = "no daemon"
-        result = check_freshness(config.output_path, now)
+        result = check_freshness(config.output_path, now, config.output.ttl)
         resting = bool(entry and entry.get("resting"))
         known.append(Known(str(folder), kind, by, resting, result.message, result.code))
     left_out = (record or {}).get("left_out", [])
